@@ -1,0 +1,148 @@
+# bpfprof - top-level Makefile.
+#
+#   make              build build/bpfprof, its plugins and the test workloads
+#   make demo         install dependencies, build, profile the bundled demo
+#   make check        install dependencies, build, run every test
+#   make asan         the same build with AddressSanitizer + UBSan in build-asan/
+#   make bench        benchmarks against perf record (tests/bench/)
+#   make install      PREFIX=/usr/local DESTDIR=
+#
+# Layout of the build tree ($(B)):
+#   vmlinux.h, profile.bpf.o, profile.skel.h   BPF object and its skeleton
+#   bpfprof                                     the collector
+#   plugins/NAME.so                             one per plugins/NAME/ directory
+#   workloads/NAME                              test workloads (tests/workloads)
+#   tests/unit/COMPONENT/test_*                 cmocka unit tests
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+PLUGINDIR ?= $(LIBDIR)/bpfprof/plugins
+INCDIR    ?= $(PREFIX)/include
+B         ?= build
+
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+SAN_FLAGS ?=
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
+	     -fno-omit-frame-pointer $(SAN_FLAGS)
+CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
+	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
+LDFLAGS   += $(SAN_FLAGS)
+LIBS      := -lbpf -ldw -lelf -lz -ldl -lm
+
+# --- BPF object and skeleton -------------------------------------------------
+BPF_SRC   := $(wildcard bpf/*.bpf.c)
+BPF_OBJ   := $(patsubst bpf/%.bpf.c,$(B)/%.bpf.o,$(BPF_SRC))
+BPF_SKEL  := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
+
+# --- collector ---------------------------------------------------------------
+USER_SRC  := $(wildcard user/*.c)
+USER_OBJ  := $(patsubst user/%.c,$(B)/obj/user/%.o,$(USER_SRC))
+CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ))
+CORE_LIB  := $(B)/libbpfprof-core.a
+
+# --- plugins: every directory plugins/NAME/ becomes $(B)/plugins/NAME.so ------
+PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/*.c))))
+PLUGINS   := $(sort $(PLUGINS))
+PLUGIN_SO := $(patsubst %,$(B)/plugins/%.so,$(PLUGINS))
+
+# --- workloads ---------------------------------------------------------------
+WL_SRC    := $(wildcard tests/workloads/*.c)
+WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC))
+# Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
+WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	     -fno-optimize-sibling-calls -pthread
+# Workloads whose name starts with nofp_ are built the way distributions build.
+WL_NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
+
+# --- unit tests: tests/unit/COMPONENT/test_*.c --------------------------------
+UT_SRC    := $(wildcard tests/unit/*/test_*.c)
+UT_BIN    := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UT_SRC))
+UT_LIBS   := -lcmocka
+
+.PHONY: all demo check test asan asan-check bench install deps clean
+all: $(B)/bpfprof $(PLUGIN_SO) $(WL_BIN) $(UT_BIN)
+
+deps:
+	bash .ci/install-deps
+
+$(B)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(B)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf -c $< -o $@
+
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/user/%.o: user/%.c $(BPF_SKEL) $(wildcard user/*.h) include/bpfprof/plugin.h bpf/bpfprof.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bpfprof: $(B)/obj/user/main.o $(CORE_LIB)
+	$(CC) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
+
+# Plugin objects: position independent, one archive per plugin for unit tests.
+$(B)/obj/plugins/%.o: plugins/%.c include/bpfprof/plugin.h $(wildcard plugins/*/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+.SECONDARY: $(BPF_OBJ)
+.SECONDEXPANSION:
+plugin_objs = $(foreach f,$(wildcard plugins/$(1)/*.c),$(B)/obj/$(f:.c=.o))
+$(B)/plugins/%.so: $$(call plugin_objs,$$*)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared $^ -lz -lm -o $@
+
+$(B)/obj/plugins/%.a: $$(call plugin_objs,$$*)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/workloads/nofp_%: tests/workloads/nofp_%.c
+	@mkdir -p $(@D)
+	$(CC) $(WL_NOFP_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) $< -o $@ -lm
+
+# A unit test of component C links the core library and, when C is a
+# plugin, that plugin's objects.
+$(B)/tests/unit/%: tests/unit/%.c $(CORE_LIB) $$(if $$(filter $$(firstword $$(subst /, ,$$*)),$(PLUGINS)),$(B)/obj/plugins/$$(firstword $$(subst /, ,$$*)).a)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) $(LDFLAGS) $(filter %.c %.a,$^) $(CORE_LIB) $(UT_LIBS) $(LIBS) -o $@
+
+demo: deps all
+	bash tests/demo.sh $(B)
+
+check test: deps all
+	bash tests/run $(B)
+
+ASAN_MAKE = $(MAKE) B=build-asan SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+asan:
+	$(ASAN_MAKE) all
+
+asan-check: deps
+	$(ASAN_MAKE) all
+	bash tests/run build-asan
+
+bench: deps all
+	bash tests/bench/run $(B)
+
+install: $(B)/bpfprof $(PLUGIN_SO)
+	install -D -m 0755 $(B)/bpfprof $(DESTDIR)$(BINDIR)/bpfprof
+	install -d -m 0755 $(DESTDIR)$(PLUGINDIR)
+	install -m 0755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
+	install -D -m 0644 include/bpfprof/plugin.h $(DESTDIR)$(INCDIR)/bpfprof/plugin.h
+
+clean:
+	rm -rf build build-asan

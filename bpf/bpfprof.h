@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * bpfprof.h - records shared by the BPF program (profile.bpf.c) and the
+ * collector (user/sampler.c): map keys and values, ring buffer events,
+ * drop reasons.  Plain fixed-width types only, so both sides agree on the
+ * layout; the BPF side includes vmlinux.h first, userspace <stdint.h>.
+ */
+#ifndef BPFPROF_PROFILE_H
+#define BPFPROF_PROFILE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Frames kept per stack (kernel and user each); kernel.perf_event_max_stack
+ * caps what the kernel walks (127 by default). */
+#define BPFPROF_MAX_STACK_DEPTH 127
+#define BPFPROF_TASK_COMM_LEN 16
+
+/* Why a sample was lost; values equal enum bpfprof_drop_reason (plugin.h). */
+enum drop_reason {
+	DROP_USER_STACK = 0,
+	DROP_KERNEL_STACK = 1,
+	DROP_STACK_MAP_FULL = 2,
+	DROP_COUNT_MAP_FULL = 3,
+	DROP_RINGBUF_FULL = 4,
+	DROP_NR = 5,
+};
+
+/* Slots of the per-CPU "stats" array. */
+enum stat_slot {
+	STAT_SEEN = 0,			/* samples of targets the program saw */
+	STAT_KEPT = 1,			/* counted in "counts" or emitted to "samples" */
+	STAT_DROP_BASE = 2,		/* + enum drop_reason */
+	STAT_EVENTS_LOST = STAT_DROP_BASE + DROP_NR, /* lifecycle events lost */
+	STAT_NR,
+};
+
+/* Errno histogram of failed bpf_get_stack() calls: slot = -err (capped). */
+#define STACK_ERRNO_SLOTS 64
+
+/*
+ * A stack as stored in the "stacks" map under its 64-bit id, which is a
+ * hash of its frames (never 0; 0 means "no stack").  Only the first nr
+ * entries of ips are meaningful.
+ */
+struct stack_trace {
+	__u32 nr;
+	__u32 kernel;			/* 1 for kernel addresses */
+	__u64 ips[BPFPROF_MAX_STACK_DEPTH];
+};
+
+/* Key of the in-kernel "counts" map: samples per thread and stack pair. */
+struct count_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 user_stack;		/* stack id, 0 = none */
+	__u64 kernel_stack;		/* stack id, 0 = none */
+};
+
+/* One sample of the timestamped stream ("samples" ring buffer). */
+struct sample_event {
+	__u64 time_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 cpu;
+	__u32 tgid;
+	__u32 tid;
+	__u32 pad;
+	__u64 user_stack;
+	__u64 kernel_stack;
+	__u64 period;			/* ns of CPU time this sample stands for */
+};
+
+/* Kinds of struct task_event ("events" ring buffer). */
+enum task_event_type {
+	TASK_EVENT_FORK = 1,		/* new task: tgid/tid child, ptgid/ptid parent */
+	TASK_EVENT_EXEC = 2,		/* tgid executed a new image; comm is the new name */
+	TASK_EVENT_EXIT = 3,		/* tid exited; group_dead set when the process ended */
+	TASK_EVENT_NEW_STACK = 4,	/* first sample of a new user stack (stack id) of tgid */
+	TASK_EVENT_NEW_THREAD = 5,	/* first sample of a thread: comm */
+};
+
+/* A process lifecycle event. */
+struct task_event {
+	__u32 type;
+	__u32 cpu;
+	__u64 time_ns;
+	__u32 tgid, tid;
+	__u32 ptgid, ptid;
+	__u32 group_dead;
+	__s32 exit_code;
+	__u64 stack_id;
+	char comm[BPFPROF_TASK_COMM_LEN];
+};
+
+#endif /* BPFPROF_PROFILE_H */

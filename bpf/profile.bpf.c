@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Dual BSD/GPL
+/*
+ * profile.bpf.c - the in-kernel half of bpfprof.
+ *
+ * Owns: what happens on each sample of the perf event (one cpu-clock event
+ * per CPU): target filtering, capturing the kernel and user stacks into the
+ * "stacks" map under ids of our own (a 64-bit hash of the frames, see
+ * docs/ARCHITECTURE.md for why not BPF_MAP_TYPE_STACK_TRACE), and either
+ * counting the sample per (tgid, tid, user stack, kernel stack) in the
+ * "counts" map or emitting it with its timestamp to the "samples" ring
+ * buffer.  Also follows process lifecycle (fork, exec, exit) for the
+ * collector through the "events" ring buffer.  Every sample of a target is
+ * counted as seen, and then as kept or as dropped for exactly one reason.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bpfprof.h"
+
+#define EEXIST 17
+
+/* Target selection, set by the collector before load. */
+enum target_mode { TARGET_ALL = 0, TARGET_TGIDS = 1, TARGET_TIDS = 2 };
+
+const volatile __u32 target_mode = TARGET_ALL;
+const volatile bool include_idle = false;	/* --all: also sample pid 0 */
+const volatile bool follow_forks = true;	/* children of targets become targets */
+const volatile bool stream_samples = false;	/* ring buffer instead of counts */
+const volatile bool want_user_stack = true;
+const volatile bool want_kernel_stack = true;
+const volatile __u32 max_depth = BPFPROF_MAX_STACK_DEPTH; /* 1..BPFPROF_MAX_STACK_DEPTH */
+const volatile __u64 wakeup_bytes = 256 * 1024;	/* wake the collector past this backlog */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);			/* tgid (TARGET_TGIDS) or tid (TARGET_TIDS) */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);		/* --stack-map-size */
+	__type(key, __u64);			/* stack id: hash of the frames */
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);		/* --count-map-size */
+	__type(key, struct count_key);
+	__type(value, __u64);			/* samples */
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);			/* tid */
+	__type(value, __u32);			/* tgid */
+} threads_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);			/* 0: user, 1: kernel */
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * STACK_ERRNO_SLOTS); /* user errnos, then kernel */
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_errors SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);	/* --ringbuf-size */
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} events SEC(".maps");
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;		/* per-CPU: no other writer */
+}
+
+static __always_inline void drop(enum drop_reason reason)
+{
+	stat_inc(STAT_DROP_BASE + reason);
+}
+
+static __always_inline bool is_target(__u32 tgid, __u32 tid)
+{
+	if (target_mode == TARGET_ALL)
+		return tgid != 0 || include_idle;
+	if (target_mode == TARGET_TIDS)
+		return bpf_map_lookup_elem(&targets, &tid) != NULL;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* 64-bit hash of a stack's frames (murmur3-style mixing), never 0. */
+static __always_inline __u64 hash_stack(const struct stack_trace *st)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ st->nr;
+
+	for (int i = 0; i < BPFPROF_MAX_STACK_DEPTH; i++) {
+		__u64 k;
+
+		if (i >= st->nr)
+			break;
+		k = st->ips[i] * 0x87c37b91114253d5ULL;
+		k = (k << 31) | (k >> 33);
+		h ^= k * 0x4cf5ad432745937fULL;
+		h = ((h << 27) | (h >> 37)) * 5 + 0x52dce729;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+static __always_inline void count_stack_error(int kernel, long err)
+{
+	__u32 slot = (__u32)(-err);
+
+	if (slot >= STACK_ERRNO_SLOTS)
+		slot = STACK_ERRNO_SLOTS - 1;
+	slot += kernel ? STACK_ERRNO_SLOTS : 0;
+	__u64 *v = bpf_map_lookup_elem(&stack_errors, &slot);
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
+{
+	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = TASK_EVENT_NEW_STACK;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->tid = tid;
+	e->stack_id = id;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
+ * stack), or -1 after counting the drop.
+ */
+static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
+					 __u32 tgid, __u32 tid, __u64 *id)
+{
+	__u32 slot = kernel;
+	struct stack_trace *st = bpf_map_lookup_elem(&scratch, &slot);
+	__u32 depth = max_depth;
+	long n;
+
+	*id = 0;
+	if (!st)
+		return 0;
+	if (depth < 1 || depth > BPFPROF_MAX_STACK_DEPTH)
+		depth = BPFPROF_MAX_STACK_DEPTH;
+	n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64), kernel ? 0 : BPF_F_USER_STACK);
+	if (n < 0) {
+		count_stack_error(kernel, n);
+		drop(kernel ? DROP_KERNEL_STACK : DROP_USER_STACK);
+		return -1;
+	}
+	st->nr = n / sizeof(__u64);
+	st->kernel = kernel;
+	if (st->nr == 0)
+		return 0;
+	*id = hash_stack(st);
+	if (bpf_map_lookup_elem(&stacks, id))
+		return 0;
+	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
+	if (n == -EEXIST)
+		return 0;		/* another CPU stored it meanwhile */
+	if (n) {
+		drop(DROP_STACK_MAP_FULL);
+		return -1;
+	}
+	if (!kernel)
+		emit_new_stack(tgid, tid, *id);
+	return 0;
+}
+
+static __always_inline void note_thread(__u32 tgid, __u32 tid)
+{
+	struct task_event *e;
+
+	if (bpf_map_lookup_elem(&threads_seen, &tid))
+		return;
+	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = TASK_EVENT_NEW_THREAD;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->tid = tid;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int count_sample(struct count_key *key)
+{
+	__u64 one = 1, *v;
+	long err;
+
+	v = bpf_map_lookup_elem(&counts, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(&counts, key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		v = bpf_map_lookup_elem(&counts, key);
+		if (v) {
+			__sync_fetch_and_add(v, 1);
+			return 0;
+		}
+	}
+	if (err) {
+		drop(DROP_COUNT_MAP_FULL);
+		return -1;
+	}
+	return 0;
+}
+
+static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct count_key *key)
+{
+	struct sample_event *e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (!e) {
+		drop(DROP_RINGBUF_FULL);
+		return -1;
+	}
+	e->time_ns = bpf_ktime_get_ns();
+	e->cpu = bpf_get_smp_processor_id();
+	e->tgid = key->tgid;
+	e->tid = key->tid;
+	e->pad = 0;
+	e->user_stack = key->user_stack;
+	e->kernel_stack = key->kernel_stack;
+	e->period = ctx->sample_period;
+	/* Batch wake-ups: only when the backlog is worth a read. */
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct count_key key = {
+		.tgid = pid_tgid >> 32,
+		.tid = (__u32)pid_tgid,
+	};
+
+	if (!is_target(key.tgid, key.tid))
+		return 0;
+	stat_inc(STAT_SEEN);
+	if (want_kernel_stack && capture_stack(ctx, 1, key.tgid, key.tid, &key.kernel_stack))
+		return 0;
+	if (want_user_stack && capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack))
+		return 0;
+	note_thread(key.tgid, key.tid);
+	if (stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
+		return 0;
+	stat_inc(STAT_KEPT);
+	return 0;
+}
+
+static __always_inline struct task_event *task_event_new(__u32 type, struct task_struct *p)
+{
+	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = BPF_CORE_READ(p, tgid);
+	e->tid = BPF_CORE_READ(p, pid);
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ptid = BPF_CORE_READ(parent, pid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct task_event *e;
+
+	if (!is_target(ptgid, ptid))
+		return 0;
+	if (target_mode == TARGET_TGIDS && follow_forks && ctgid != ptgid) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	}
+	e = task_event_new(TASK_EVENT_FORK, child);
+	if (!e)
+		return 0;
+	e->ptgid = ptgid;
+	e->ptid = ptid;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
+{
+	struct task_event *e;
+
+	if (!is_target(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid)))
+		return 0;
+	e = task_event_new(TASK_EVENT_EXEC, p);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	struct task_event *e;
+
+	if (!is_target(tgid, tid))
+		return 0;
+	e = task_event_new(TASK_EVENT_EXIT, p);
+	if (!e)
+		return 0;
+	e->group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

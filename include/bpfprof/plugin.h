@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfprof/plugin.h - the output plugin ABI (version 1).
+ *
+ * An output plugin is a shared object that exports one function,
+ * bpfprof_plugin_entry(), returning a static struct bpfprof_plugin.  The
+ * host (the bpfprof collector) loads it with dlopen(), checks abi_version,
+ * and drives it through this sequence, all on one thread:
+ *
+ *   entry() -> open() -> event()* -> write() -> close()
+ *
+ * event() is only called for plugins with BPFPROF_PLUGIN_STREAM, once per
+ * timestamped record (samples, comm, fork, exec, exit, mmap, lost), in
+ * the order the collector receives them (per-CPU time order; across CPUs
+ * the order is approximately by time).  write() is called once, with the
+ * whole aggregated profile, after sampling ended.  close() is always
+ * called after a successful open(), also when event() or write() failed.
+ *
+ * Plugins with BPFPROF_PLUGIN_PER_PROCESS (single-process formats such as
+ * the gperftools CPU profile) get one open/write/close cycle per profiled
+ * process, each with a profile view holding that process only.
+ *
+ * Ownership: everything the host passes is owned by the host and read-only
+ * for the plugin.  The run, output, process, thread, mapping and stack objects and
+ * the strings of a struct bpfprof_symbol stay valid from the moment the
+ * plugin receives them until close() returns; a struct bpfprof_event and
+ * the profile arrays passed to write() stay valid until close() returns.
+ *
+ * Errors: functions returning int return 0 on success or a negative errno
+ * value.  A plugin explains a failure with host->error(), which keeps the
+ * first message; bpfprof prints it, exits non-zero and removes the
+ * temporary output, so no partial file is left at the output path.
+ *
+ * Versioning: within one BPFPROF_PLUGIN_ABI_VERSION, fields are only ever
+ * appended at the end of structs the host allocates (run, profile, ...)
+ * and enum values only appended; plugins must not depend on sizeof() of
+ * host structs.  Any other change bumps the version, and the host refuses
+ * plugins built for another version.
+ *
+ * Units: times are nanoseconds of CLOCK_MONOTONIC unless a name says
+ * otherwise; frequencies are Hz; sizes are bytes.
+ */
+#ifndef BPFPROF_PLUGIN_H
+#define BPFPROF_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version this header describes. */
+#define BPFPROF_PLUGIN_ABI_VERSION 1u
+
+/* Name of the function every plugin exports (see bpfprof_plugin_entry_fn). */
+#define BPFPROF_PLUGIN_ENTRY "bpfprof_plugin_entry"
+
+/*
+ * Why a sample was lost.  Every sample the BPF program saw is either kept
+ * (counted in the profile) or counted under exactly one of these reasons.
+ */
+enum bpfprof_drop_reason {
+	BPFPROF_DROP_USER_STACK = 0,	/* bpf_get_stack() failed on the user stack */
+	BPFPROF_DROP_KERNEL_STACK = 1,	/* bpf_get_stack() failed on the kernel stack */
+	BPFPROF_DROP_STACK_MAP_FULL = 2, /* no room for a new stack in the stack map */
+	BPFPROF_DROP_COUNT_MAP_FULL = 3, /* no room for a new (tgid, tid, stacks) count */
+	BPFPROF_DROP_RINGBUF_FULL = 4,	/* sample ring buffer full (timestamped stream) */
+	BPFPROF_DROP_NR = 5,
+};
+
+/* Bit flags of struct bpfprof_plugin.flags. */
+enum bpfprof_plugin_flags {
+	/* Wants every sample with its timestamp through event(). */
+	BPFPROF_PLUGIN_STREAM = 1u << 0,
+	/* Output is a directory (given as bpfprof_output.dir_fd), not a file. */
+	BPFPROF_PLUGIN_DIRECTORY = 1u << 1,
+	/* Format holds one process: one open/write/close per process, and with
+	 * several processes the outputs are named PATH.<pid>. */
+	BPFPROF_PLUGIN_PER_PROCESS = 1u << 2,
+};
+
+/*
+ * Facts about the whole run.  At open() the counters (samples_*, drops,
+ * end_ns) are still zero; the host fills them in before write().
+ */
+struct bpfprof_run {
+	const char *version;		/* bpfprof version, e.g. "0.1.0" */
+	const char *event;		/* sampling event name, e.g. "cpu-clock" */
+	uint64_t sample_freq;		/* Hz in frequency mode (-F); 0 in period mode */
+	uint64_t sample_period;		/* ns of CPU time one sample stands for */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC when sampling began */
+	uint64_t end_ns;		/* CLOCK_MONOTONIC when sampling ended */
+	uint64_t realtime_anchor_ns;	/* CLOCK_REALTIME at start_ns (ns since the epoch):
+					 * wall time of t = t - start_ns + anchor */
+	const char *hostname;
+	const char *os_release;		/* uname -r */
+	const char *arch;		/* uname -m, e.g. "x86_64" */
+	uint32_t nr_cpus_online;
+	uint32_t nr_cpus_available;
+	int argc;			/* bpfprof's own command line */
+	const char *const *argv;
+	const char *target;		/* human description: "pid 42", "system-wide", ... */
+	uint32_t max_stack_depth;	/* frames captured per stack (kernel and user each) */
+	uint64_t samples_seen;		/* samples the BPF program saw for the targets */
+	uint64_t samples_kept;		/* samples in the profile */
+	uint64_t drops[BPFPROF_DROP_NR]; /* samples lost, by enum bpfprof_drop_reason */
+};
+
+/* Protection bits of struct bpfprof_mapping.prot (as in mmap(2)). */
+#define BPFPROF_PROT_READ 0x1u
+#define BPFPROF_PROT_WRITE 0x2u
+#define BPFPROF_PROT_EXEC 0x4u
+
+/* One line of /proc/PID/maps, with the mapped file's build-id if known. */
+struct bpfprof_mapping {
+	uint64_t start;			/* first address of the mapping */
+	uint64_t end;			/* one past the last address */
+	uint64_t pgoff;			/* file offset of start, bytes */
+	uint32_t prot;			/* BPFPROF_PROT_* */
+	uint32_t shared;		/* 1 for MAP_SHARED ('s'), 0 for private ('p') */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	const char *path;		/* file path, "[vdso]", "[heap]", or "" (anonymous) */
+	const uint8_t *build_id;	/* GNU build-id bytes, NULL if unknown */
+	uint32_t build_id_size;		/* bytes at build_id, 0 if unknown */
+};
+
+/* A thread (task) that was sampled. */
+struct bpfprof_thread {
+	uint32_t tid;
+	uint32_t pid;			/* thread group id (tgid) of its process */
+	uint32_t process;		/* index into bpfprof_profile.processes */
+	const char *comm;		/* thread name (task comm) */
+	uint64_t samples;		/* samples kept for this thread */
+};
+
+/* A process (thread group) that was sampled. */
+struct bpfprof_process {
+	uint32_t pid;			/* tgid */
+	uint32_t ppid;			/* parent tgid, 0 if unknown */
+	const char *comm;		/* process name (comm of the main thread) */
+	const char *exe;		/* executable path, "" if unknown (kernel thread) */
+	const char *cmdline;		/* arguments joined by spaces, "" if unknown */
+	const struct bpfprof_mapping *mappings; /* sorted by start, non-overlapping */
+	size_t nr_mappings;
+	uint32_t first_thread;		/* its threads: threads[first_thread ..] */
+	uint32_t nr_threads;		/*   .. [first_thread + nr_threads - 1] */
+	uint64_t samples;		/* samples kept for this process */
+	int exited;			/* 1 if it exited before sampling ended */
+};
+
+/* A call stack: return addresses, leaf (most recent call) first. */
+struct bpfprof_stack {
+	const uint64_t *ips;
+	uint32_t nr;			/* number of frames; 0 for the empty stack */
+	uint32_t kernel;		/* 1: kernel addresses, 0: user addresses */
+};
+
+/*
+ * Samples of one thread with one (user stack, kernel stack) pair.  The
+ * full callchain of such a sample is the kernel stack (leaf first)
+ * followed by the user stack (leaf first).
+ */
+struct bpfprof_count {
+	uint32_t thread;		/* index into bpfprof_profile.threads */
+	uint32_t user_stack;		/* index into stacks; 0 = no user frames */
+	uint32_t kernel_stack;		/* index into stacks; 0 = no kernel frames */
+	uint64_t samples;		/* >= 1; CPU time = samples * run->sample_period ns */
+};
+
+/*
+ * The aggregated profile handed to write().  Threads are grouped by
+ * process (see bpfprof_process.first_thread); counts are sorted by thread
+ * and each (thread, user_stack, kernel_stack) appears once.  stacks[0] is
+ * always the empty stack.
+ */
+struct bpfprof_profile {
+	const struct bpfprof_run *run;
+	const struct bpfprof_process *processes;
+	size_t nr_processes;
+	const struct bpfprof_thread *threads;
+	size_t nr_threads;
+	const struct bpfprof_stack *stacks;
+	size_t nr_stacks;
+	const struct bpfprof_count *counts;
+	size_t nr_counts;
+};
+
+/* Kinds of struct bpfprof_event. */
+enum bpfprof_event_type {
+	BPFPROF_EVENT_SAMPLE = 0,	/* one sample (see sample) */
+	BPFPROF_EVENT_COMM = 1,		/* a thread is first seen or renamed (comm) */
+	BPFPROF_EVENT_EXEC = 2,		/* the process executed a new image (comm) */
+	BPFPROF_EVENT_FORK = 3,		/* new thread or process (ppid, ptid) */
+	BPFPROF_EVENT_EXIT = 4,		/* thread exited; process too when tid == pid */
+	BPFPROF_EVENT_MMAP = 5,		/* an executable mapping became known (mapping) */
+	BPFPROF_EVENT_LOST = 6,		/* lost samples (lost, reason) */
+};
+
+/* One timestamped record of the stream (BPFPROF_PLUGIN_STREAM plugins). */
+struct bpfprof_event {
+	uint32_t type;			/* enum bpfprof_event_type */
+	uint32_t cpu;			/* CPU it happened on, or UINT32_MAX if unknown */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	uint32_t pid, tid;		/* the task concerned (tgid, tid) */
+	union {
+		struct {		/* SAMPLE */
+			uint32_t user_stack;	/* index, resolve with host->stack() */
+			uint32_t kernel_stack;	/* index, resolve with host->stack() */
+			uint64_t period;	/* ns of CPU time this sample stands for */
+		} sample;
+		const char *comm;	/* COMM, EXEC: new name */
+		struct {		/* FORK: pid/tid are the child */
+			uint32_t ppid, ptid;
+		} fork;
+		const struct bpfprof_mapping *mapping; /* MMAP */
+		struct {		/* LOST */
+			uint64_t lost;		/* samples lost */
+			uint32_t reason;	/* enum bpfprof_drop_reason */
+		} lost;
+	};
+};
+
+/*
+ * What an address resolves to.  Strings are owned by the host and stay
+ * valid until close(); fields that are not known are NULL or 0.
+ */
+struct bpfprof_symbol {
+	const char *module;		/* load module path, or "[kernel.kallsyms]", "[vdso]" */
+	uint64_t module_offset;		/* address as in the module's ELF file (vaddr);
+					 * for the kernel, the address itself */
+	const struct bpfprof_mapping *mapping; /* mapping holding the ip (user only) */
+	const char *function;		/* symbol name, NULL if unresolved */
+	uint64_t function_start;	/* symbol's address in module terms (like module_offset) */
+	const char *file;		/* source file (DWARF), NULL if unknown */
+	uint32_t line;			/* source line (DWARF), 0 if unknown */
+};
+
+/* Services the host offers plugins. */
+struct bpfprof_host {
+	uint32_t abi_version;		/* BPFPROF_PLUGIN_ABI_VERSION of the host */
+	/*
+	 * Resolve @ip of process @pid (kernel != 0: a kernel address).  Fills
+	 * @sym and returns 0; -ENOENT if the address is in no known mapping
+	 * or module (sym->module is then NULL), other negative errno on error.
+	 * Results are cached by the host; calling it repeatedly is cheap.
+	 */
+	int (*symbolize)(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
+			 int kernel, struct bpfprof_symbol *sym);
+	/* The stack with index @index (valid from the event that named it
+	 * until close()), or NULL if there is no such stack. */
+	const struct bpfprof_stack *(*stack)(const struct bpfprof_host *host, uint32_t index);
+	/* Record why the plugin failed (printf format); the first message wins. */
+	void (*error)(const struct bpfprof_host *host, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	/* Print a warning to the user (printf format); the run goes on. */
+	void (*warn)(const struct bpfprof_host *host, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	void *priv;			/* the host's, do not touch */
+};
+
+/*
+ * Where the plugin writes.  The host creates a temporary file or directory
+ * next to the final path and renames it there only if write() and close()
+ * succeeded and the data reached the disk.
+ */
+struct bpfprof_output {
+	FILE *file;			/* file plugins: open for "w+b", seekable; the host
+					 * flushes and closes it. NULL for directory plugins */
+	int dir_fd;			/* BPFPROF_PLUGIN_DIRECTORY: an open empty directory;
+					 * -1 for file plugins. The host closes it. */
+	const char *path;		/* the final path the user asked for (for messages) */
+	uint32_t pid;			/* BPFPROF_PLUGIN_PER_PROCESS: the process; else 0 */
+};
+
+/* What a plugin exports (through bpfprof_plugin_entry). */
+struct bpfprof_plugin {
+	uint32_t abi_version;		/* must be BPFPROF_PLUGIN_ABI_VERSION */
+	uint32_t flags;			/* enum bpfprof_plugin_flags */
+	const char *name;		/* --format NAME, e.g. "gperftools" */
+	const char *description;	/* one line, for --list-formats */
+	const char *default_output;	/* output path when -o is not given */
+	/* Start an output.  Sets *state to the plugin's own state. */
+	int (*open)(const struct bpfprof_host *host, const struct bpfprof_run *run,
+		    const struct bpfprof_output *out, void **state);
+	/* One stream record (only with BPFPROF_PLUGIN_STREAM; else NULL). */
+	int (*event)(void *state, const struct bpfprof_event *ev);
+	/* The aggregated profile, once, after sampling ended. */
+	int (*write)(void *state, const struct bpfprof_profile *profile);
+	/* Free the state; the host then finishes or discards the output. */
+	void (*close)(void *state);
+};
+
+/*
+ * The exported entry point: return the plugin's description for a host
+ * speaking @host_abi_version, or NULL if the plugin cannot serve it.
+ */
+typedef const struct bpfprof_plugin *(*bpfprof_plugin_entry_fn)(uint32_t host_abi_version);
+
+/* Declaration for plugins; define it with BPFPROF_PLUGIN_EXPORT. */
+#define BPFPROF_PLUGIN_EXPORT __attribute__((visibility("default")))
+BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BPFPROF_PLUGIN_H */

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * host.c - implements struct bpfprof_host (see host.h and plugin.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "profile.h"
+#include "symbolize.h"
+
+static struct host *host_of(const struct bpfprof_host *api)
+{
+	return (struct host *)api->priv;
+}
+
+static int host_symbolize(const struct bpfprof_host *api, uint32_t pid, uint64_t ip, int kernel,
+			  struct bpfprof_symbol *sym)
+{
+	struct host *h = host_of(api);
+	const struct proc *proc;
+
+	memset(sym, 0, sizeof(*sym));
+	if (kernel)
+		return symbolizer_kernel(h->symbolizer, ip, sym);
+	proc = profile_find_proc(h->profile, pid);
+	if (!proc)
+		return -ENOENT;
+	return symbolizer_user(h->symbolizer, pid, proc->maps, proc->nr_maps, ip, sym);
+}
+
+static const struct bpfprof_stack *host_stack(const struct bpfprof_host *api, uint32_t index)
+{
+	return profile_stack(host_of(api)->profile, index);
+}
+
+static void host_error(const struct bpfprof_host *api, const char *fmt, ...)
+{
+	struct host *h = host_of(api);
+	va_list ap;
+
+	if (h->error)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&h->error, fmt, ap) < 0)
+		h->error = NULL;
+	va_end(ap);
+}
+
+static void host_warn(const struct bpfprof_host *api, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bpfprof: warning: %s: ", host_of(api)->plugin_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
+	       const char *plugin_name)
+{
+	memset(h, 0, sizeof(*h));
+	h->api.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
+	h->api.symbolize = host_symbolize;
+	h->api.stack = host_stack;
+	h->api.error = host_error;
+	h->api.warn = host_warn;
+	h->api.priv = h;
+	h->profile = profile;
+	h->symbolizer = sym;
+	h->plugin_name = plugin_name;
+}
+
+void host_fini(struct host *h)
+{
+	free(h->error);
+	h->error = NULL;
+}
+
+void host_report_failure(struct host *h, const char *what, int err)
+{
+	fprintf(stderr, "bpfprof: %s plugin failed to %s: %s\n", h->plugin_name, what,
+		h->error ? h->error : strerror(err < 0 ? -err : EIO));
+	free(h->error);
+	h->error = NULL;
+}

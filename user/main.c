@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * main.c - bpfprof's entry point: parse the command line, answer --help,
+ * --version and --list-formats, else run the collector.
+ */
+#include <stdio.h>
+
+#include "collector.h"
+#include "options.h"
+#include "plugin_loader.h"
+
+int main(int argc, char **argv)
+{
+	struct options opts;
+	int status;
+
+	if (options_parse(argc, argv, &opts)) {
+		options_free(&opts);
+		return 2;
+	}
+	if (opts.help) {
+		options_usage();
+		status = 0;
+	} else if (opts.version) {
+		printf("bpfprof %s\n", BPFPROF_VERSION);
+		status = 0;
+	} else if (opts.list_formats) {
+		plugin_list_formats(stdout, opts.allow_untrusted_plugin);
+		status = 0;
+	} else {
+		status = collector_run(&opts);
+	}
+	options_free(&opts);
+	return status;
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * options.c - parses bpfprof's command line (getopt_long), in the style of
+ * `perf record`: -F, -c, -p, -t, -a, -C, -o, -d, --format, -- COMMAND.
+ * Every mistake gets one line that says what was wrong and what to do.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum long_only {
+	OPT_FORMAT = 256,
+	OPT_PLUGIN,
+	OPT_LIST_FORMATS,
+	OPT_VERSION,
+	OPT_IDLE,
+	OPT_MAX_STACK,
+	OPT_STACK_MAP_SIZE,
+	OPT_COUNT_MAP_SIZE,
+	OPT_RINGBUF_SIZE,
+	OPT_ALLOW_UNTRUSTED,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "plugin", required_argument, NULL, OPT_PLUGIN },
+	{ "list-formats", no_argument, NULL, OPT_LIST_FORMATS },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "stack-map-size", required_argument, NULL, OPT_STACK_MAP_SIZE },
+	{ "count-map-size", required_argument, NULL, OPT_COUNT_MAP_SIZE },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "allow-untrusted-plugin", no_argument, NULL, OPT_ALLOW_UNTRUSTED },
+	{ NULL, 0, NULL, 0 },
+};
+
+void options_usage(void)
+{
+	printf("Usage: bpfprof [OPTIONS] {-p PID[,PID] | -t TID[,TID] | -a | -- COMMAND [ARGS]}\n"
+	       "\n"
+	       "Sample where CPU time goes with eBPF and write a profile.\n"
+	       "\n"
+	       "Targets:\n"
+	       "  -p, --pid PID[,PID]     profile these processes (their threads and children)\n"
+	       "  -t, --tid TID[,TID]     profile these threads only\n"
+	       "  -a, --all               profile every process on every CPU\n"
+	       "  -C, --cpu LIST          sample only on these CPUs (e.g. 0-3,6)\n"
+	       "      --idle              with --all, keep samples of the idle task\n"
+	       "  -- COMMAND [ARGS]       run COMMAND, profile it and its children until it exits\n"
+	       "\n"
+	       "Sampling:\n"
+	       "  -F, --freq HZ           samples per second per CPU (default %d)\n"
+	       "  -c, --count PERIOD      sample every PERIOD ns of cpu-clock instead of -F\n"
+	       "  -d, --duration SECONDS  stop after SECONDS (default: Ctrl-C or target exit)\n"
+	       "      --max-stack N       frames kept per stack, 1..127 (default 127)\n"
+	       "      --stack-map-size N  distinct stacks the kernel map holds (default %d)\n"
+	       "      --count-map-size N  distinct (thread, stack) counts (default %d)\n"
+	       "      --ringbuf-size B    bytes of the sample ring buffer (default %u)\n"
+	       "\n"
+	       "Output:\n"
+	       "  -o, --output PATH       where to write (default: the format's own name)\n"
+	       "      --format NAME       output format (default %s); see --list-formats\n"
+	       "      --plugin PATH.so    load an output plugin from a file\n"
+	       "      --list-formats      list the output formats and exit\n"
+	       "      --allow-untrusted-plugin  load plugins not owned by root or writable by others\n"
+	       "  -q, --quiet             no summary on stderr\n"
+	       "  -h, --help              this help\n"
+	       "      --version           print the version\n",
+	       OPT_DEFAULT_FREQ, OPT_DEFAULT_STACK_MAP_SIZE, OPT_DEFAULT_COUNT_MAP_SIZE,
+	       OPT_DEFAULT_RINGBUF_SIZE, OPT_DEFAULT_FORMAT);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("bpfprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nUsage: bpfprof [OPTIONS] {-p PID[,PID] | -t TID[,TID] | -a | -- COMMAND [ARGS]}"
+	      " (see bpfprof --help)\n", stderr);
+	return -EINVAL;
+}
+
+/* A whole decimal number in [min, max]; 0 or -EINVAL. */
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		uint32_t *grown;
+
+		if (parse_u64(tok, 1, INT_MAX, &v)) {
+			err = -EINVAL;
+			break;
+		}
+		grown = realloc(*ids, (*nr + 1) * sizeof(**ids));
+		if (!grown) {
+			err = -ENOMEM;
+			break;
+		}
+		*ids = grown;
+		(*ids)[(*nr)++] = (uint32_t)v;
+	}
+	if (!err && *nr == 0)
+		err = -EINVAL;
+	free(copy);
+	return err;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int parse_cpu_list(const char *s, int **cpus, size_t *nr)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int *list = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = '\0';
+		if (parse_u64(tok, 0, 65535, &lo) || parse_u64(dash ? dash + 1 : tok, 0, 65535, &hi) ||
+		    hi < lo) {
+			err = -EINVAL;
+			break;
+		}
+		for (uint64_t c = lo; c <= hi; c++) {
+			int *grown = realloc(list, (n + 1) * sizeof(*list));
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			list = grown;
+			list[n++] = (int)c;
+		}
+	}
+	free(copy);
+	if (!err && n == 0)
+		err = -EINVAL;
+	if (err) {
+		free(list);
+		return err;
+	}
+	qsort(list, n, sizeof(*list), cmp_int);
+	*cpus = list;
+	*nr = n;
+	return 0;
+}
+
+static int set_targets(struct options *o, enum target_kind kind, const char *flag)
+{
+	if (o->targets != TARGETS_NONE && o->targets != kind)
+		return usage_error("%s conflicts with another target option; choose one of "
+				   "-p, -t, --all or -- COMMAND", flag);
+	o->targets = kind;
+	return 0;
+}
+
+static int parse_one(struct options *o, int c, const char *arg)
+{
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case 'p':
+	case 't':
+		if (set_targets(o, c == 'p' ? TARGETS_PIDS : TARGETS_TIDS, c == 'p' ? "-p" : "-t"))
+			return -EINVAL;
+		if (parse_id_list(arg, &o->ids, &o->nr_ids))
+			return usage_error("invalid %s '%s': expected positive numeric %s, comma-separated",
+					   c == 'p' ? "PID list" : "TID list", arg,
+					   c == 'p' ? "process ids" : "thread ids");
+		return 0;
+	case 'a':
+		return set_targets(o, TARGETS_ALL, "--all");
+	case 'C':
+		if (parse_cpu_list(arg, &o->cpus, &o->nr_cpus))
+			return usage_error("invalid CPU list '%s': expected numbers and ranges like 0-3,6",
+					   arg);
+		return 0;
+	case 'F':
+		if (parse_u64(arg, 1, 1000000, &v))
+			return usage_error("invalid frequency '%s': expected a whole number of Hz from 1 "
+					   "(e.g. -F 99)", arg);
+		o->freq = v;
+		o->period = 0;
+		return 0;
+	case 'c':
+		if (parse_u64(arg, 10000, UINT64_MAX / 2, &v))
+			return usage_error("invalid period '%s': expected nanoseconds of cpu-clock, at "
+					   "least 10000 (e.g. -c 1000000)", arg);
+		o->period = v;
+		o->freq = 0;
+		return 0;
+	case 'd':
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(o->duration) || o->duration <= 0)
+			return usage_error("invalid duration '%s': expected seconds greater than 0 "
+					   "(e.g. -d 10 or -d 0.5)", arg);
+		return 0;
+	case 'o':
+		if (!*arg)
+			return usage_error("empty output path: give -o a file name");
+		o->output = arg;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'h':
+		o->help = true;
+		return 0;
+	case OPT_FORMAT:
+		o->format = arg;
+		return 0;
+	case OPT_PLUGIN:
+		o->plugin_path = arg;
+		return 0;
+	case OPT_LIST_FORMATS:
+		o->list_formats = true;
+		return 0;
+	case OPT_VERSION:
+		o->version = true;
+		return 0;
+	case OPT_IDLE:
+		o->idle = true;
+		return 0;
+	case OPT_MAX_STACK:
+		if (parse_u64(arg, 1, 127, &v))
+			return usage_error("invalid --max-stack '%s': expected 1 to 127 frames", arg);
+		o->max_stack = (uint32_t)v;
+		return 0;
+	case OPT_STACK_MAP_SIZE:
+	case OPT_COUNT_MAP_SIZE:
+		if (parse_u64(arg, 64, 1u << 24, &v))
+			return usage_error("invalid %s '%s': expected 64 to 16777216 entries",
+					   c == OPT_STACK_MAP_SIZE ? "--stack-map-size" : "--count-map-size",
+					   arg);
+		*(c == OPT_STACK_MAP_SIZE ? &o->stack_map_size : &o->count_map_size) = (uint32_t)v;
+		return 0;
+	case OPT_RINGBUF_SIZE:
+		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
+			return usage_error("invalid --ringbuf-size '%s': expected a power of two from "
+					   "4096 to 1073741824 bytes", arg);
+		o->ringbuf_size = (uint32_t)v;
+		return 0;
+	case OPT_ALLOW_UNTRUSTED:
+		o->allow_untrusted_plugin = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int options_parse(int argc, char **argv, struct options *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = OPT_DEFAULT_FREQ;
+	o->format = OPT_DEFAULT_FORMAT;
+	o->max_stack = 127;
+	o->stack_map_size = OPT_DEFAULT_STACK_MAP_SIZE;
+	o->count_map_size = OPT_DEFAULT_COUNT_MAP_SIZE;
+	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
+	o->argc = argc;
+	o->argv = argv;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, which starts the COMMAND. */
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qh", long_options, NULL)) != -1) {
+		if (c == '?') {
+			if (optopt && optopt < 256)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if (c == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		if (parse_one(o, c, optarg))
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		if (set_targets(o, TARGETS_COMMAND, "-- COMMAND"))
+			return -EINVAL;
+		o->command = &argv[optind];
+	}
+	if (o->help || o->version || o->list_formats)
+		return 0;
+	if (o->targets == TARGETS_NONE)
+		return usage_error("no target: give -p PID, -t TID, --all, or -- COMMAND");
+	if (o->idle && o->targets != TARGETS_ALL)
+		return usage_error("--idle only makes sense with --all");
+	return 0;
+}
+
+void options_free(struct options *o)
+{
+	free(o->ids);
+	free(o->cpus);
+	o->ids = NULL;
+	o->cpus = NULL;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * options.h - bpfprof's command line, parsed into struct options.
+ */
+#ifndef BPFPROF_OPTIONS_H
+#define BPFPROF_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* Which tasks are profiled. */
+enum target_kind {
+	TARGETS_NONE = 0,	/* nothing chosen: an error unless --list-formats etc. */
+	TARGETS_PIDS,		/* -p: processes (and the children they fork) */
+	TARGETS_TIDS,		/* -t: threads */
+	TARGETS_ALL,		/* -a/--all: every process on every CPU */
+	TARGETS_COMMAND,	/* -- COMMAND ARGS: a command we start */
+};
+
+/* What the user asked for.  Arrays are owned by the struct (options_free). */
+struct options {
+	enum target_kind targets;
+	uint32_t *ids;			/* -p PIDs or -t TIDs */
+	size_t nr_ids;
+	char **command;			/* TARGETS_COMMAND: argv, NULL-terminated (points into argv) */
+	int *cpus;			/* -C: CPUs to sample on; NULL = all online */
+	size_t nr_cpus;
+	uint64_t freq;			/* -F: Hz; 0 when -c is given */
+	uint64_t period;		/* -c: ns of cpu-clock per sample; 0 with -F */
+	double duration;		/* -d: seconds, 0 = until stopped */
+	const char *output;		/* -o: NULL = the format's default */
+	const char *format;		/* --format NAME */
+	const char *plugin_path;	/* --plugin PATH.so */
+	bool list_formats;
+	bool help;
+	bool version;
+	bool idle;			/* --idle: keep the idle task in --all */
+	bool quiet;			/* -q: no summary */
+	bool allow_untrusted_plugin;
+	uint32_t max_stack;		/* --max-stack: frames per stack */
+	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots) */
+	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs */
+	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer */
+	int argc;			/* the whole command line, for the output's metadata */
+	char **argv;
+};
+
+/* Defaults of struct options. */
+#define OPT_DEFAULT_FREQ 99
+#define OPT_DEFAULT_FORMAT "gperftools"
+#define OPT_DEFAULT_STACK_MAP_SIZE 16384
+#define OPT_DEFAULT_COUNT_MAP_SIZE 65536
+#define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
+
+/*
+ * Parse argv into *opts.  Returns 0, or -EINVAL after printing one line
+ * "bpfprof: WHAT IS WRONG; WHAT TO DO" and a usage hint to stderr.
+ */
+int options_parse(int argc, char **argv, struct options *opts);
+
+/* Free what options_parse() allocated. */
+void options_free(struct options *opts);
+
+/* Print the full --help text to stdout. */
+void options_usage(void);
+
+/* Parse "0-3,5" into a sorted CPU list (malloc'd).  0 or -EINVAL. */
+int parse_cpu_list(const char *s, int **cpus, size_t *nr);
+
+#endif /* BPFPROF_OPTIONS_H */

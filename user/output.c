@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * output.c - owns the temporary-file-and-rename discipline of every output
+ * (see output.h), and handing results to the sudo user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output.h"
+
+static char *dir_of(const char *path)
+{
+	char *copy = strdup(path), *d;
+
+	if (!copy)
+		return NULL;
+	d = strdup(dirname(copy));
+	free(copy);
+	return d;
+}
+
+static char *base_of(const char *path)
+{
+	char *copy = strdup(path), *b;
+
+	if (!copy)
+		return NULL;
+	b = strdup(basename(copy));
+	free(copy);
+	return b;
+}
+
+int output_preflight(const char *path, bool is_dir)
+{
+	char *dir = dir_of(path);
+	struct stat st, dst;
+	int err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	if (stat(dir, &dst) || !S_ISDIR(dst.st_mode)) {
+		fprintf(stderr, "bpfprof: cannot write '%s': directory '%s' does not exist; create it "
+			"or choose another -o\n", path, dir);
+		err = -ENOENT;
+	} else if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "bpfprof: cannot write '%s': no write permission in '%s'; choose "
+			"another -o\n", path, dir);
+		err = -EACCES;
+	} else if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode) && geteuid() == 0 && (dst.st_mode & S_ISVTX) &&
+		    (dst.st_mode & S_IWOTH)) {
+			fprintf(stderr, "bpfprof: refusing to write '%s': it is a symlink in the "
+				"world-writable sticky directory '%s'; remove it or choose another -o\n",
+				path, dir);
+			err = -EPERM;
+		} else if (!is_dir && S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "bpfprof: cannot write '%s': it is a directory; give -o a file "
+				"name\n", path);
+			err = -EISDIR;
+		} else if (is_dir && !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "bpfprof: cannot write '%s': it exists and is not a directory; "
+				"this format writes a directory, choose another -o\n", path);
+			err = -ENOTDIR;
+		} else if (is_dir && rmdir(path) && errno != ENOENT) {
+			/* rmdir succeeds only on an empty directory, which rename replaces anyway */
+			fprintf(stderr, "bpfprof: cannot write '%s': the directory exists and is not "
+				"empty; remove it or choose another -o\n", path);
+			err = -ENOTEMPTY;
+		}
+	}
+	free(dir);
+	return err;
+}
+
+int output_begin(struct output *o, const char *path, bool is_dir)
+{
+	char *dir = dir_of(path), *base = base_of(path);
+	int err = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->dir_fd = -1;
+	o->is_dir = is_dir;
+	o->final_path = strdup(path);
+	if (!dir || !base || !o->final_path ||
+	    asprintf(&o->tmp_path, "%s/.%s.tmp.XXXXXX", dir, base) < 0) {
+		o->tmp_path = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	/* mkstemp/mkdtemp create 0600/0700; outputs get the usual umask'd modes. */
+	mode_t mask = umask(0);
+
+	umask(mask);
+	if (is_dir) {
+		if (!mkdtemp(o->tmp_path) ||
+		    (o->dir_fd = open(o->tmp_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+		    fchmod(o->dir_fd, 0777 & ~mask))
+			err = -errno;
+	} else {
+		int fd = mkostemp(o->tmp_path, O_CLOEXEC);
+
+		if (fd < 0 || fchmod(fd, 0666 & ~mask))
+			err = -errno;
+		else if (!(o->file = fdopen(fd, "w+b"))) {
+			err = -errno;
+			close(fd);
+			unlink(o->tmp_path);
+		}
+	}
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot create a temporary output beside '%s': %s\n", path,
+			strerror(-err));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+	}
+out:
+	free(dir);
+	free(base);
+	return err;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static uid_t sudo_uid, sudo_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return lchown(path, sudo_uid, sudo_gid);
+}
+
+/* Under sudo, give the output to the user who ran sudo. */
+static void give_to_sudo_user(const char *path)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+
+	if (geteuid() != 0 || !u || !g)
+		return;
+	sudo_uid = (uid_t)strtoul(u, NULL, 10);
+	sudo_gid = (gid_t)strtoul(g, NULL, 10);
+	nftw(path, chown_entry, 16, FTW_PHYS);
+}
+
+static int finish_file(struct output *o)
+{
+	int err = 0;
+
+	if (fflush(o->file) || ferror(o->file) || fsync(fileno(o->file)))
+		err = errno ? -errno : -EIO;
+	if (fclose(o->file) && !err)
+		err = -errno;
+	o->file = NULL;
+	return err;
+}
+
+static int finish_dir(struct output *o)
+{
+	int err = syncfs(o->dir_fd) ? -errno : 0;
+
+	close(o->dir_fd);
+	o->dir_fd = -1;
+	return err;
+}
+
+int output_commit(struct output *o)
+{
+	int err = o->is_dir ? finish_dir(o) : finish_file(o);
+
+	if (!err) {
+		give_to_sudo_user(o->tmp_path);
+		if (rename(o->tmp_path, o->final_path))
+			err = -errno;
+	}
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
+			o->final_path, strerror(-err));
+		output_abort(o);
+		return err;
+	}
+	free(o->tmp_path);
+	free(o->final_path);
+	o->tmp_path = NULL;
+	o->final_path = NULL;
+	return 0;
+}
+
+void output_abort(struct output *o)
+{
+	if (o->file)
+		fclose(o->file);
+	if (o->dir_fd >= 0)
+		close(o->dir_fd);
+	if (o->tmp_path) {
+		if (o->is_dir)
+			nftw(o->tmp_path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		else
+			unlink(o->tmp_path);
+	}
+	free(o->tmp_path);
+	free(o->final_path);
+	memset(o, 0, sizeof(*o));
+	o->dir_fd = -1;
+}
+
+void output_abort_signal_safe(const struct output *o)
+{
+	if (o->tmp_path && !o->is_dir)
+		unlink(o->tmp_path);
+	else if (o->tmp_path)
+		rmdir(o->tmp_path);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * output.h - safe output files: a plugin writes into a temporary file or
+ * directory created beside the final path, which is renamed into place only
+ * when everything was written and synced.  Nothing partial is ever left at
+ * the final path.
+ */
+#ifndef BPFPROF_OUTPUT_H
+#define BPFPROF_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct output {
+	char *final_path;		/* what the user asked for */
+	char *tmp_path;			/* the temporary file or directory */
+	bool is_dir;
+	FILE *file;			/* file outputs */
+	int dir_fd;			/* directory outputs, else -1 */
+};
+
+/*
+ * Check, before sampling starts, that @path can be written: its directory
+ * exists and is writable, it is not an existing directory (for a file) or
+ * an existing non-empty directory (for a directory), and (as root) not a
+ * symlink in a sticky world-writable directory.  Prints one line and
+ * returns -errno when not.
+ */
+int output_preflight(const char *path, bool is_dir);
+
+/* Create the temporary beside @path. 0 or -errno (message printed). */
+int output_begin(struct output *o, const char *path, bool is_dir);
+
+/* Flush, sync, close and rename into place; under sudo the result belongs
+ * to the invoking user.  On failure removes the temporary. 0 or -errno
+ * (message printed). */
+int output_commit(struct output *o);
+
+/* Remove the temporary and free.  Safe on a zeroed or committed output. */
+void output_abort(struct output *o);
+
+/* Async-signal-safe best effort removal of a temporary file or an empty
+ * directory, for a second Ctrl-C. */
+void output_abort_signal_safe(const struct output *o);
+
+#endif /* BPFPROF_OUTPUT_H */

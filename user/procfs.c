@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * procfs.c - reads per-process facts from /proc (see procfs.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+#define PF_KTHREAD_FLAG 0x00200000u
+
+/* Read a small /proc file into buf (NUL-terminated). Bytes read or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+int procfs_comm(uint32_t pid, uint32_t tid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	n = read_small(path, buf, size);
+	if (n < 0)
+		return (int)n;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int procfs_exe(uint32_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	n = readlink(path, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+int procfs_cmdline(uint32_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	n = read_small(path, buf, size);
+	if (n < 0)
+		return (int)n;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}
+
+int procfs_stat(uint32_t pid, uint32_t *ppid, bool *kthread)
+{
+	char path[64], buf[1024], *p;
+	unsigned int parent = 0, flags = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* comm may hold spaces and ')': fields resume after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %u %*d %*d %*d %*d %u", &parent, &flags) != 2)
+		return -EINVAL;
+	*ppid = parent;
+	*kthread = flags & PF_KTHREAD_FLAG;
+	return 0;
+}
+
+int procfs_tgid(uint32_t tid, uint32_t *tgid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	p = strstr(buf, "\nTgid:");
+	if (!p || sscanf(p + 6, "%u", tgid) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), void *ctx)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!err && (de = readdir(dir))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (*end || end == de->d_name)
+			continue;
+		err = fn(ctx, (uint32_t)tid);
+	}
+	closedir(dir);
+	return err;
+}
+
+bool procfs_alive(uint32_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}

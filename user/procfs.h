@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * procfs.h - small readers of /proc/PID: comm, exe, cmdline, parent,
+ * kernel-thread flag and the thread list.  Mappings are in procmaps.h.
+ */
+#ifndef BPFPROF_PROCFS_H
+#define BPFPROF_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* /proc/PID/task/TID/comm without the newline into buf (size >= 16).
+ * 0 or -errno (-ENOENT when the task is gone). */
+int procfs_comm(uint32_t pid, uint32_t tid, char *buf, size_t size);
+
+/* readlink /proc/PID/exe into buf. 0 or -errno (-ENOENT: gone or kernel thread). */
+int procfs_exe(uint32_t pid, char *buf, size_t size);
+
+/* /proc/PID/cmdline with NULs turned into spaces. 0 or -errno. */
+int procfs_cmdline(uint32_t pid, char *buf, size_t size);
+
+/* Parent tgid and whether the task is a kernel thread (PF_KTHREAD), from
+ * /proc/PID/stat. 0 or -errno. */
+int procfs_stat(uint32_t pid, uint32_t *ppid, bool *kthread);
+
+/* Thread group id of task @tid (from /proc/TID/status). 0 or -errno. */
+int procfs_tgid(uint32_t tid, uint32_t *tgid);
+
+/* Call fn(ctx, tid) for every thread of @pid. 0 or -errno. */
+int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), void *ctx);
+
+/* True if process @pid exists and is not a zombie. */
+bool procfs_alive(uint32_t pid);
+
+#endif /* BPFPROF_PROCFS_H */

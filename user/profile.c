@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * profile.c - owns the collector's profile model (see profile.h): hash
+ * tables of processes, threads, stacks and counts (uthash), the merge of
+ * mapping snapshots, and the sorted arrays of the plugin view.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "profile.h"
+
+struct proc_entry {
+	struct proc proc;		/* first: a struct proc * is a struct proc_entry * */
+	UT_hash_handle hh;
+};
+
+struct thread_entry {
+	uint32_t tid;
+	uint32_t pid;
+	char *comm;
+	uint64_t samples;
+	UT_hash_handle hh;
+};
+
+struct stack_entry {
+	uint64_t id;
+	uint32_t index;
+	UT_hash_handle hh;
+};
+
+struct count_id {
+	uint32_t tid;
+	uint32_t user_stack;
+	uint32_t kernel_stack;
+};
+
+struct count_entry {
+	struct count_id key;
+	uint32_t pid;
+	uint64_t samples;
+	UT_hash_handle hh;
+};
+
+struct profile {
+	struct proc_entry *procs;
+	struct thread_entry *threads;
+	struct stack_entry *stack_ids;
+	struct count_entry *counts;
+	struct bpfprof_stack *stacks;	/* stacks[0]: the empty stack */
+	size_t nr_stacks, cap_stacks;
+	/* the last view's arrays */
+	struct bpfprof_process *v_procs;
+	struct bpfprof_thread *v_threads;
+	struct bpfprof_count *v_counts;
+};
+
+struct profile *profile_new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cap_stacks = 1024;
+	p->stacks = calloc(p->cap_stacks, sizeof(*p->stacks));
+	if (!p->stacks) {
+		free(p);
+		return NULL;
+	}
+	p->nr_stacks = 1;
+	return p;
+}
+
+static void free_maps(struct bpfprof_mapping *maps, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free((char *)maps[i].path);
+		free((uint8_t *)maps[i].build_id);
+	}
+	free(maps);
+}
+
+static void free_view(struct profile *p)
+{
+	free(p->v_procs);
+	free(p->v_threads);
+	free(p->v_counts);
+	p->v_procs = NULL;
+	p->v_threads = NULL;
+	p->v_counts = NULL;
+}
+
+void profile_free(struct profile *p)
+{
+	struct proc_entry *pe, *ptmp;
+	struct thread_entry *te, *ttmp;
+	struct stack_entry *se, *stmp;
+	struct count_entry *ce, *ctmp;
+
+	if (!p)
+		return;
+	HASH_ITER(hh, p->procs, pe, ptmp) {
+		HASH_DEL(p->procs, pe);
+		free(pe->proc.comm);
+		free(pe->proc.exe);
+		free(pe->proc.cmdline);
+		free_maps(pe->proc.maps, pe->proc.nr_maps);
+		free(pe);
+	}
+	HASH_ITER(hh, p->threads, te, ttmp) {
+		HASH_DEL(p->threads, te);
+		free(te->comm);
+		free(te);
+	}
+	HASH_ITER(hh, p->stack_ids, se, stmp) {
+		HASH_DEL(p->stack_ids, se);
+		free(se);
+	}
+	HASH_ITER(hh, p->counts, ce, ctmp) {
+		HASH_DEL(p->counts, ce);
+		free(ce);
+	}
+	for (size_t i = 1; i < p->nr_stacks; i++)
+		free((uint64_t *)p->stacks[i].ips);
+	free(p->stacks);
+	free_view(p);
+	free(p);
+}
+
+struct proc *profile_find_proc(const struct profile *p, uint32_t pid)
+{
+	struct proc_entry *pe;
+
+	HASH_FIND(hh, p->procs, &pid, sizeof(pid), pe);
+	return pe ? &pe->proc : NULL;
+}
+
+struct proc *profile_proc(struct profile *p, uint32_t pid)
+{
+	struct proc_entry *pe;
+	struct proc *found = profile_find_proc(p, pid);
+
+	if (found)
+		return found;
+	pe = calloc(1, sizeof(*pe));
+	if (!pe)
+		return NULL;
+	pe->proc.pid = pid;
+	HASH_ADD(hh, p->procs, proc.pid, sizeof(pid), pe);
+	return &pe->proc;
+}
+
+int proc_set_str(char **field, const char *value)
+{
+	char *copy = strdup(value ? value : "");
+
+	if (!copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int copy_mapping(struct bpfprof_mapping *dst, const struct bpfprof_mapping *src)
+{
+	*dst = *src;
+	dst->path = strdup(src->path ? src->path : "");
+	dst->build_id = NULL;
+	if (src->build_id && src->build_id_size) {
+		uint8_t *id = malloc(src->build_id_size);
+
+		if (id)
+			memcpy(id, src->build_id, src->build_id_size);
+		dst->build_id = id;
+	}
+	if (!dst->path || (src->build_id_size && !dst->build_id)) {
+		free((char *)dst->path);
+		free((uint8_t *)dst->build_id);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct bpfprof_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool overlaps_any(const struct bpfprof_mapping *m, const struct bpfprof_mapping *maps,
+			 size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (m->start < maps[i].end && maps[i].start < m->end)
+			return true;
+	return false;
+}
+
+int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_t nr)
+{
+	struct bpfprof_mapping *merged = calloc(proc->nr_maps + nr + 1, sizeof(*merged));
+	size_t n = 0;
+
+	if (!merged)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		if (copy_mapping(&merged[n], &maps[i])) {
+			free_maps(merged, n);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	/* Old mappings survive unless a new one covers part of them. */
+	for (size_t i = 0; i < proc->nr_maps; i++) {
+		if (overlaps_any(&proc->maps[i], maps, nr)) {
+			free((char *)proc->maps[i].path);
+			free((uint8_t *)proc->maps[i].build_id);
+		} else {
+			merged[n++] = proc->maps[i];
+		}
+	}
+	free(proc->maps);
+	qsort(merged, n, sizeof(*merged), cmp_mapping);
+	proc->maps = merged;
+	proc->nr_maps = n;
+	proc->maps_read = true;
+	return 0;
+}
+
+void proc_clear_maps(struct proc *proc)
+{
+	free_maps(proc->maps, proc->nr_maps);
+	proc->maps = NULL;
+	proc->nr_maps = 0;
+}
+
+const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t addr)
+{
+	size_t lo = 0, hi = proc->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct bpfprof_mapping *m = &proc->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+int profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct thread_entry *te;
+
+	if (!profile_proc(p, pid))
+		return -ENOMEM;
+	HASH_FIND(hh, p->threads, &tid, sizeof(tid), te);
+	if (!te) {
+		te = calloc(1, sizeof(*te));
+		if (!te)
+			return -ENOMEM;
+		te->tid = tid;
+		HASH_ADD(hh, p->threads, tid, sizeof(tid), te);
+	}
+	te->pid = pid;
+	if (comm && *comm)
+		return proc_set_str(&te->comm, comm);
+	return 0;
+}
+
+const char *profile_thread_comm(const struct profile *p, uint32_t tid)
+{
+	struct thread_entry *te;
+
+	HASH_FIND(hh, p->threads, &tid, sizeof(tid), te);
+	return te ? te->comm : NULL;
+}
+
+int profile_find_stack(const struct profile *p, uint64_t id, uint32_t *index)
+{
+	struct stack_entry *se;
+
+	if (id == 0) {
+		*index = 0;
+		return 0;
+	}
+	HASH_FIND(hh, p->stack_ids, &id, sizeof(id), se);
+	if (!se)
+		return -ENOENT;
+	*index = se->index;
+	return 0;
+}
+
+int profile_intern_stack(struct profile *p, uint64_t id, const uint64_t *ips, uint32_t nr,
+			 int kernel, uint32_t *index)
+{
+	struct stack_entry *se;
+	uint64_t *copy;
+
+	if (nr == 0 || id == 0) {
+		*index = 0;
+		return 0;
+	}
+	if (profile_find_stack(p, id, index) == 0)
+		return 0;
+	if (p->nr_stacks == p->cap_stacks) {
+		struct bpfprof_stack *grown = realloc(p->stacks, 2 * p->cap_stacks * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->stacks = grown;
+		p->cap_stacks *= 2;
+	}
+	se = malloc(sizeof(*se));
+	copy = malloc(nr * sizeof(*copy));
+	if (!se || !copy) {
+		free(se);
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, ips, nr * sizeof(*copy));
+	se->id = id;
+	se->index = (uint32_t)p->nr_stacks;
+	p->stacks[p->nr_stacks++] = (struct bpfprof_stack){ .ips = copy, .nr = nr, .kernel = !!kernel };
+	HASH_ADD(hh, p->stack_ids, id, sizeof(id), se);
+	*index = se->index;
+	return 0;
+}
+
+const struct bpfprof_stack *profile_stack(const struct profile *p, uint32_t index)
+{
+	return index < p->nr_stacks ? &p->stacks[index] : NULL;
+}
+
+size_t profile_nr_stacks(const struct profile *p)
+{
+	return p->nr_stacks;
+}
+
+int profile_add_samples(struct profile *p, uint32_t pid, uint32_t tid, uint32_t user_stack,
+			uint32_t kernel_stack, uint64_t samples)
+{
+	struct count_id key = { .tid = tid, .user_stack = user_stack, .kernel_stack = kernel_stack };
+	struct count_entry *ce;
+	struct thread_entry *te;
+	struct proc *proc;
+	int err;
+
+	if ((err = profile_thread(p, pid, tid, NULL)))
+		return err;
+	HASH_FIND(hh, p->counts, &key, sizeof(key), ce);
+	if (!ce) {
+		ce = calloc(1, sizeof(*ce));
+		if (!ce)
+			return -ENOMEM;
+		ce->key = key;
+		HASH_ADD(hh, p->counts, key, sizeof(key), ce);
+	}
+	ce->pid = pid;
+	ce->samples += samples;
+	HASH_FIND(hh, p->threads, &tid, sizeof(tid), te);
+	te->samples += samples;
+	proc = profile_find_proc(p, pid);
+	proc->samples += samples;
+	return 0;
+}
+
+void profile_for_each_proc(struct profile *p, void (*fn)(void *ctx, struct proc *proc), void *ctx)
+{
+	struct proc_entry *pe, *tmp;
+
+	HASH_ITER(hh, p->procs, pe, tmp)
+		fn(ctx, &pe->proc);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct bpfprof_thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_process(const void *a, const void *b)
+{
+	const struct bpfprof_process *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct bpfprof_count *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->user_stack != y->user_stack)
+		return x->user_stack < y->user_stack ? -1 : 1;
+	return x->kernel_stack < y->kernel_stack ? -1 : x->kernel_stack > y->kernel_stack;
+}
+
+/* Index of thread @tid in the sorted view threads, or -1. */
+static long find_view_thread(const struct bpfprof_thread *threads, size_t nr, uint32_t pid,
+			     uint32_t tid)
+{
+	struct bpfprof_thread key = { .pid = pid, .tid = tid };
+	const struct bpfprof_thread *t = bsearch(&key, threads, nr, sizeof(*threads), cmp_thread);
+
+	return t ? t - threads : -1;
+}
+
+static int build_view_procs(struct profile *p, uint32_t pid, size_t *nr)
+{
+	struct proc_entry *pe, *tmp;
+	size_t n = 0;
+
+	p->v_procs = calloc(HASH_COUNT(p->procs) + 1, sizeof(*p->v_procs));
+	if (!p->v_procs)
+		return -ENOMEM;
+	HASH_ITER(hh, p->procs, pe, tmp) {
+		struct proc *pr = &pe->proc;
+
+		if (!pr->samples || (pid && pr->pid != pid))
+			continue;
+		p->v_procs[n++] = (struct bpfprof_process){
+			.pid = pr->pid, .ppid = pr->ppid,
+			.comm = pr->comm ? pr->comm : "",
+			.exe = pr->exe ? pr->exe : "",
+			.cmdline = pr->cmdline ? pr->cmdline : "",
+			.mappings = pr->maps, .nr_mappings = pr->nr_maps,
+			.samples = pr->samples, .exited = pr->exited,
+		};
+	}
+	qsort(p->v_procs, n, sizeof(*p->v_procs), cmp_process);
+	*nr = n;
+	return 0;
+}
+
+static int build_view_threads(struct profile *p, size_t nr_procs, size_t *nr)
+{
+	struct thread_entry *te, *tmp;
+	size_t n = 0;
+
+	p->v_threads = calloc(HASH_COUNT(p->threads) + 1, sizeof(*p->v_threads));
+	if (!p->v_threads)
+		return -ENOMEM;
+	HASH_ITER(hh, p->threads, te, tmp) {
+		struct bpfprof_process key = { .pid = te->pid };
+		struct bpfprof_process *pr;
+
+		if (!te->samples)
+			continue;
+		pr = bsearch(&key, p->v_procs, nr_procs, sizeof(*pr), cmp_process);
+		if (!pr)
+			continue;
+		p->v_threads[n++] = (struct bpfprof_thread){
+			.tid = te->tid, .pid = te->pid, .process = (uint32_t)(pr - p->v_procs),
+			.comm = te->comm ? te->comm : (pr->comm ? pr->comm : ""),
+			.samples = te->samples,
+		};
+	}
+	qsort(p->v_threads, n, sizeof(*p->v_threads), cmp_thread);
+	for (size_t i = n; i-- > 0;) {
+		struct bpfprof_process *pr = &p->v_procs[p->v_threads[i].process];
+
+		pr->first_thread = (uint32_t)i;
+		pr->nr_threads++;
+	}
+	*nr = n;
+	return 0;
+}
+
+static int build_view_counts(struct profile *p, size_t nr_threads, size_t *nr)
+{
+	struct count_entry *ce, *tmp;
+	size_t n = 0;
+
+	p->v_counts = calloc(HASH_COUNT(p->counts) + 1, sizeof(*p->v_counts));
+	if (!p->v_counts)
+		return -ENOMEM;
+	HASH_ITER(hh, p->counts, ce, tmp) {
+		long t = find_view_thread(p->v_threads, nr_threads, ce->pid, ce->key.tid);
+
+		if (t < 0 || !ce->samples)
+			continue;
+		p->v_counts[n++] = (struct bpfprof_count){
+			.thread = (uint32_t)t, .user_stack = ce->key.user_stack,
+			.kernel_stack = ce->key.kernel_stack, .samples = ce->samples,
+		};
+	}
+	qsort(p->v_counts, n, sizeof(*p->v_counts), cmp_count);
+	*nr = n;
+	return 0;
+}
+
+int profile_view(struct profile *p, const struct bpfprof_run *run, uint32_t pid,
+		 struct bpfprof_profile *view)
+{
+	int err;
+
+	free_view(p);
+	memset(view, 0, sizeof(*view));
+	view->run = run;
+	err = build_view_procs(p, pid, &view->nr_processes);
+	err = err ?: build_view_threads(p, view->nr_processes, &view->nr_threads);
+	err = err ?: build_view_counts(p, view->nr_threads, &view->nr_counts);
+	if (err) {
+		free_view(p);
+		return err;
+	}
+	view->processes = p->v_procs;
+	view->threads = p->v_threads;
+	view->counts = p->v_counts;
+	view->stacks = p->stacks;
+	view->nr_stacks = p->nr_stacks;
+	return 0;
+}

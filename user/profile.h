@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * profile.h - the collector's in-memory profile: processes with their
+ * metadata and mappings, threads, deduplicated stacks and sample counts per
+ * (thread, user stack, kernel stack).  It is filled while sampling and at
+ * the end, then exposed to plugins as the read-only struct bpfprof_profile
+ * of plugin.h (profile_view).
+ */
+#ifndef BPFPROF_PROFILE_MODEL_H
+#define BPFPROF_PROFILE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpfprof/plugin.h"
+
+struct profile;
+
+/* A process as the collector tracks it (owned by the profile). */
+struct proc {
+	uint32_t pid;
+	uint32_t ppid;
+	char *comm;
+	char *exe;
+	char *cmdline;
+	struct bpfprof_mapping *maps;	/* sorted by start, non-overlapping */
+	size_t nr_maps;
+	bool exited;
+	bool maps_read;			/* maps were read at least once */
+	uint64_t maps_time_ns;		/* CLOCK_MONOTONIC of the last maps read */
+	uint64_t samples;
+};
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* The process @pid, created (empty) when missing; NULL on ENOMEM. */
+struct proc *profile_proc(struct profile *p, uint32_t pid);
+/* The process @pid or NULL. */
+struct proc *profile_find_proc(const struct profile *p, uint32_t pid);
+/* Replace a string field of a process (comm, exe, cmdline). 0 or -ENOMEM. */
+int proc_set_str(char **field, const char *value);
+
+/*
+ * Merge a fresh mapping list (e.g. a /proc/PID/maps snapshot) into the
+ * process: new mappings replace the ones they overlap, others are kept
+ * (the process may have unmapped them since it was sampled).  Copies
+ * everything.  0 or -ENOMEM.
+ */
+int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_t nr);
+/* Forget all mappings (after an exec). */
+void proc_clear_maps(struct proc *proc);
+/* The mapping holding @addr, or NULL. */
+const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t addr);
+
+/* Record a thread (creating its process) and its name (may be NULL). */
+int profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm);
+/* Name of thread @tid, or NULL if unknown. */
+const char *profile_thread_comm(const struct profile *p, uint32_t tid);
+
+/*
+ * Intern a stack under the BPF program's 64-bit stack @id and return its
+ * index (0 for an empty stack) in *index.  0 or -ENOMEM.
+ */
+int profile_intern_stack(struct profile *p, uint64_t id, const uint64_t *ips, uint32_t nr,
+			 int kernel, uint32_t *index);
+/* Index of the stack interned under @id. 0 or -ENOENT. */
+int profile_find_stack(const struct profile *p, uint64_t id, uint32_t *index);
+/* The stack at @index, or NULL. */
+const struct bpfprof_stack *profile_stack(const struct profile *p, uint32_t index);
+size_t profile_nr_stacks(const struct profile *p);
+
+/* Add @samples samples of thread (pid, tid) with these stack indices. */
+int profile_add_samples(struct profile *p, uint32_t pid, uint32_t tid, uint32_t user_stack,
+			uint32_t kernel_stack, uint64_t samples);
+
+/* Iterate over processes (in no particular order). */
+void profile_for_each_proc(struct profile *p, void (*fn)(void *ctx, struct proc *proc), void *ctx);
+
+/*
+ * Build the read-only view for plugins: every process that has samples
+ * (pid == 0: all of them; else only process @pid).  The arrays are owned by
+ * the profile and stay valid until the next profile_view() or
+ * profile_free().  0 or -ENOMEM.
+ */
+int profile_view(struct profile *p, const struct bpfprof_run *run, uint32_t pid,
+		 struct bpfprof_profile *view);
+
+#endif /* BPFPROF_PROFILE_MODEL_H */

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * sampler.c - owns the BPF object's lifetime: configures and loads
+ * profile.bpf.c through its bpftool-generated skeleton, fills the target
+ * map, opens one cpu-clock sampling event per CPU and attaches the program
+ * to each, attaches the lifecycle tracepoints, and reads the maps and ring
+ * buffers back.  Error messages here name the cause and the remedy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "options.h"
+#include "profile.skel.h"
+#include "sampler.h"
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct sampler_callbacks cb;
+	int *perf_fds;
+	struct bpf_link **links;
+	size_t nr_cpus;
+	uint64_t period_ns;
+	int nr_possible_cpus;
+};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !getenv("BPFPROF_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int online_cpus(int **cpus, size_t *nr)
+{
+	char buf[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	err = parse_cpu_list(buf, cpus, nr);
+	return err;
+}
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int read_sysctl_u64(const char *path, long long *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%lld", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EIO;
+}
+
+/* Explain why perf_event_open() failed for @cpu. */
+static void explain_perf_open_error(int err, int cpu, const struct sampler_config *cfg)
+{
+	long long max_rate = 0, paranoid = 0;
+
+	read_sysctl_u64("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	read_sysctl_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	if (err == EINVAL && cfg->freq && (long long)cfg->freq > max_rate)
+		fprintf(stderr, "bpfprof: frequency %llu Hz is above kernel.perf_event_max_sample_rate "
+			"(%lld Hz); use -F %lld or lower, or raise the sysctl\n",
+			(unsigned long long)cfg->freq, max_rate, max_rate);
+	else if (err == ENODEV || err == ENXIO)
+		fprintf(stderr, "bpfprof: CPU %d is offline or does not exist; choose CPUs listed in "
+			"/sys/devices/system/cpu/online with -C\n", cpu);
+	else if (err == EACCES || err == EPERM)
+		fprintf(stderr, "bpfprof: not allowed to open perf events (kernel.perf_event_paranoid "
+			"is %lld); run as root or with CAP_PERFMON and CAP_BPF\n", paranoid);
+	else
+		fprintf(stderr, "bpfprof: cannot open the cpu-clock sampling event on CPU %d: %s\n",
+			cpu, strerror(err));
+}
+
+static int configure(struct sampler *s, const struct sampler_config *cfg)
+{
+	struct profile_bpf *skel = s->skel;
+	int err;
+
+	skel->rodata->target_mode = cfg->target;
+	skel->rodata->include_idle = cfg->include_idle;
+	skel->rodata->follow_forks = cfg->follow_forks;
+	skel->rodata->stream_samples = cfg->stream;
+	skel->rodata->max_depth = cfg->max_depth;
+	skel->rodata->wakeup_bytes = cfg->ringbuf_size / 4;
+
+	err = bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
+	/* Only one of counts / samples is used; keep the other tiny. */
+	err = err ?: bpf_map__set_max_entries(skel->maps.counts, cfg->stream ? 1 : cfg->count_map_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.samples,
+					       cfg->stream ? cfg->ringbuf_size : 4096);
+	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > 4096)
+		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->nr_ids * 2);
+	return err;
+}
+
+static int add_targets(struct sampler *s, const struct sampler_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_ids; i++) {
+		int err = sampler_add_target(s, cfg->ids[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int on_sample_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct sample_event) || !s->cb.sample)
+		return 0;
+	return s->cb.sample(s->cb.ctx, data);
+}
+
+static int on_task_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct task_event) || !s->cb.task_event)
+		return 0;
+	return s->cb.task_event(s->cb.ctx, data);
+}
+
+static int open_ring_buffers(struct sampler *s)
+{
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_task_record, s, NULL);
+	if (!s->rb)
+		return -errno;
+	return ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.samples), on_sample_record, s);
+}
+
+static int open_events(struct sampler *s, const struct sampler_config *cfg)
+{
+	int *cpus = NULL;
+	size_t nr = 0;
+	int err = 0;
+
+	if (cfg->cpus) {
+		cpus = malloc(cfg->nr_cpus * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, cfg->cpus, cfg->nr_cpus * sizeof(*cpus));
+		nr = cfg->nr_cpus;
+	} else if ((err = online_cpus(&cpus, &nr))) {
+		fprintf(stderr, "bpfprof: cannot read /sys/devices/system/cpu/online: %s\n",
+			strerror(-err));
+		return err;
+	}
+	s->perf_fds = calloc(nr, sizeof(*s->perf_fds));
+	s->links = calloc(nr, sizeof(*s->links));
+	if (!s->perf_fds || !s->links) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		s->perf_fds[i] = -1;
+	s->nr_cpus = nr;
+	for (size_t i = 0; i < nr && !err; i++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.freq = cfg->freq ? 1 : 0,
+			.disabled = 1,
+		};
+		long fd;
+
+		if (cfg->freq)
+			attr.sample_freq = cfg->freq;
+		else
+			attr.sample_period = cfg->period;
+		fd = perf_event_open(&attr, -1, cpus[i]);
+		if (fd < 0) {
+			err = -errno;
+			explain_perf_open_error(errno, cpus[i], cfg);
+			break;
+		}
+		s->perf_fds[i] = (int)fd;
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, (int)fd);
+		if (!s->links[i]) {
+			err = -errno;
+			fprintf(stderr, "bpfprof: cannot attach the BPF program to CPU %d's event: %s\n",
+				cpus[i], strerror(-err));
+		}
+	}
+	free(cpus);
+	return err;
+}
+
+int sampler_open(const struct sampler_config *cfg, const struct sampler_callbacks *cb,
+		 struct sampler **out)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_log);
+	s->cb = *cb;
+	/* cpu-clock in frequency mode runs at a fixed period of 1e9/F ns. */
+	s->period_ns = cfg->freq ? 1000000000ull / cfg->freq : cfg->period;
+	s->nr_possible_cpus = libbpf_num_possible_cpus();
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = configure(s, cfg);
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = profile_bpf__load(s->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			fprintf(stderr, "bpfprof: not allowed to load BPF programs (uid %d); run as root "
+				"or with CAP_BPF and CAP_PERFMON\n", (int)geteuid());
+		else
+			fprintf(stderr, "bpfprof: the kernel refused the BPF program: %s (run with "
+				"BPFPROF_DEBUG=1 for the verifier log)\n", strerror(-err));
+		goto fail;
+	}
+	err = add_targets(s, cfg);
+	err = err ?: open_ring_buffers(s);
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot set up the BPF maps: %s\n", strerror(-err));
+		goto fail;
+	}
+	/* Tracepoints first, so forks of the targets are followed from the start. */
+	err = profile_bpf__attach(s->skel);
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot attach the process lifecycle tracepoints: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	err = open_events(s, cfg);
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return err;
+}
+
+int sampler_add_target(struct sampler *s, uint32_t id)
+{
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &one, sizeof(one), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (n < 0)
+		return n;
+	/* Samples are submitted without wake-ups below a backlog: read them too. */
+	int m = ring_buffer__consume(s->rb);
+	return m < 0 ? m : n + m;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	for (size_t i = 0; s->links && i < s->nr_cpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	for (size_t i = 0; s->perf_fds && i < s->nr_cpus; i++) {
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+		s->perf_fds[i] = -1;
+	}
+}
+
+int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out)
+{
+	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
+		return -errno;
+	if (out->nr > BPFPROF_MAX_STACK_DEPTH)
+		out->nr = BPFPROF_MAX_STACK_DEPTH;
+	return 0;
+}
+
+void sampler_forget_stack(struct sampler *s, uint64_t id)
+{
+	bpf_map__delete_elem(s->skel->maps.stacks, &id, sizeof(id), 0);
+}
+
+int sampler_for_each_count(struct sampler *s,
+			   int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+			   void *ctx)
+{
+	struct count_key key, next;
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	void *prev = NULL;
+	uint64_t v;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &v) == 0 && (err = fn(ctx, &next, v)))
+			return err;
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+static int sum_percpu(int fd, uint32_t slot, int ncpus, uint64_t *sum)
+{
+	uint64_t vals[ncpus];
+
+	*sum = 0;
+	if (bpf_map_lookup_elem(fd, &slot, vals))
+		return -errno;
+	for (int c = 0; c < ncpus; c++)
+		*sum += vals[c];
+	return 0;
+}
+
+int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats), efd = bpf_map__fd(s->skel->maps.stack_errors);
+	int n = s->nr_possible_cpus, err = 0;
+
+	memset(st, 0, sizeof(*st));
+	err = err ?: sum_percpu(fd, STAT_SEEN, n, &st->seen);
+	err = err ?: sum_percpu(fd, STAT_KEPT, n, &st->kept);
+	err = err ?: sum_percpu(fd, STAT_EVENTS_LOST, n, &st->events_lost);
+	for (uint32_t r = 0; r < DROP_NR && !err; r++)
+		err = sum_percpu(fd, STAT_DROP_BASE + r, n, &st->drops[r]);
+	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {
+		err = sum_percpu(efd, i, n, &st->user_stack_errno[i]);
+		err = err ?: sum_percpu(efd, STACK_ERRNO_SLOTS + i, n, &st->kernel_stack_errno[i]);
+	}
+	return err;
+}
+
+uint64_t sampler_period_ns(const struct sampler *s)
+{
+	return s->period_ns;
+}
+
+size_t sampler_nr_cpus(const struct sampler *s)
+{
+	return s->nr_cpus;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s->perf_fds);
+	free(s->links);
+	free(s);
+}

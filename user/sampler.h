@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sampler.h - the BPF side seen from userspace: loads profile.bpf.c through
+ * its skeleton, opens one cpu-clock perf event per CPU, attaches, and reads
+ * back ring buffers, stacks, counts and statistics.
+ */
+#ifndef BPFPROF_SAMPLER_H
+#define BPFPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpfprof.h"
+
+/* Target modes; equal to the BPF program's enum target_mode. */
+enum sampler_target { SAMPLER_ALL = 0, SAMPLER_TGIDS = 1, SAMPLER_TIDS = 2 };
+
+struct sampler_config {
+	enum sampler_target target;
+	const uint32_t *ids;		/* tgids or tids to sample (not for SAMPLER_ALL) */
+	size_t nr_ids;
+	const int *cpus;		/* CPUs to open events on; NULL = every online CPU */
+	size_t nr_cpus;
+	uint64_t freq;			/* Hz (frequency mode) or 0 */
+	uint64_t period;		/* ns per sample (period mode) or 0 */
+	bool include_idle;
+	bool follow_forks;
+	bool stream;			/* samples through the ring buffer, with time */
+	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
+	uint32_t stack_map_size;	/* entries (distinct stacks) */
+	uint32_t count_map_size;	/* entries (distinct count keys) */
+	uint32_t ringbuf_size;		/* bytes, power of two */
+};
+
+/* Called for every record read from the ring buffers; return 0 or -errno. */
+struct sampler_callbacks {
+	void *ctx;
+	int (*task_event)(void *ctx, const struct task_event *e);
+	int (*sample)(void *ctx, const struct sample_event *e);
+};
+
+/* Totals of the per-CPU statistics. */
+struct sampler_stats {
+	uint64_t seen;
+	uint64_t kept;
+	uint64_t drops[DROP_NR];
+	uint64_t events_lost;
+	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
+	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
+};
+
+struct sampler;
+
+/*
+ * Load and attach.  On failure prints one line to stderr explaining the
+ * cause (privileges, frequency limit, offline CPU, ...) and returns a
+ * negative errno.
+ */
+int sampler_open(const struct sampler_config *cfg, const struct sampler_callbacks *cb,
+		 struct sampler **out);
+
+/* Add a tgid (or tid) to the target map while running. 0 or -errno. */
+int sampler_add_target(struct sampler *s, uint32_t id);
+
+/* Wait up to timeout_ms for data, then consume everything pending in both
+ * ring buffers.  Returns records consumed, or -errno (-EINTR on a signal). */
+int sampler_poll(struct sampler *s, int timeout_ms);
+
+/* Stop sampling: detach and close the perf events (tracepoints stay). */
+void sampler_stop(struct sampler *s);
+
+/* Copy the stack with id @id from the kernel map. 0 or -ENOENT. */
+int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
+
+/* Remove a stack from the kernel map (it was copied). */
+void sampler_forget_stack(struct sampler *s, uint64_t id);
+
+/* Call fn for every (key, samples) in the kernel's counts map. */
+int sampler_for_each_count(struct sampler *s,
+			   int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+			   void *ctx);
+
+/* Sum the per-CPU statistics. */
+int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
+
+/* The period (ns) each sample stands for. */
+uint64_t sampler_period_ns(const struct sampler *s);
+
+/* CPUs with an event. */
+size_t sampler_nr_cpus(const struct sampler *s);
+
+/* Detach everything and free. NULL is fine. */
+void sampler_close(struct sampler *s);
+
+/* Online CPUs from /sys/devices/system/cpu/online (malloc'd list). */
+int online_cpus(int **cpus, size_t *nr);
+
+#endif /* BPFPROF_SAMPLER_H */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * summary.h - the short report bpfprof prints on stderr after a run:
+ * samples, processes and threads, drops by reason, unresolved frames,
+ * where the output went, and the top functions.
+ */
+#ifndef BPFPROF_SUMMARY_H
+#define BPFPROF_SUMMARY_H
+
+#include <stdio.h>
+
+#include "bpfprof/plugin.h"
+#include "sampler.h"
+
+struct profile;
+
+/* The files written by a run. */
+struct summary_outputs {
+	char **paths;
+	size_t nr;
+};
+
+/* Remember @path (copied). */
+void summary_add_output(struct summary_outputs *o, const char *path);
+void summary_outputs_free(struct summary_outputs *o);
+
+/* Print the summary; top functions by self samples, symbolized by @host. */
+void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *profile,
+		   const struct bpfprof_host *host, const struct sampler_stats *stats,
+		   const struct summary_outputs *outs);
+
+#endif /* BPFPROF_SUMMARY_H */
