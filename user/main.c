@@ -4,6 +4,7 @@
  * --version and --list-formats, else run the collector.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "collector.h"
 #include "options.h"
@@ -13,6 +14,10 @@ int main(int argc, char **argv)
 {
 	struct options opts;
 	int status;
+
+	/* elfutils would fetch missing debug info over the network: not by default. */
+	if (!getenv("BPFPROF_DEBUGINFOD"))
+		unsetenv("DEBUGINFOD_URLS");
 
 	if (options_parse(argc, argv, &opts)) {
 		options_free(&opts);

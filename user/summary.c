@@ -100,7 +100,8 @@ static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *ho
 			const struct bpfprof_stack *st = s ? u : k;
 
 			for (uint32_t f = 0; f < st->nr; f++) {
-				frame_name(host, pid, st->ips[f], !s, name, sizeof(name), &ok);
+				/* return addresses: look up the call instruction */
+				frame_name(host, pid, st->ips[f] - (f > 0), !s, name, sizeof(name), &ok);
 				*frames += cnt->samples;
 				*unresolved += ok ? 0 : cnt->samples;
 				if (f == 0 && (s == 0 || k->nr == 0))

@@ -246,6 +246,8 @@ struct bpfprof_host {
 	 * @sym and returns 0; -ENOENT if the address is in no known mapping
 	 * or module (sym->module is then NULL), other negative errno on error.
 	 * Results are cached by the host; calling it repeatedly is cheap.
+	 * Stacks hold return addresses for every frame but the leaf: pass
+	 * ip - 1 for those to get the call site's function and line.
 	 */
 	int (*symbolize)(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
 			 int kernel, struct bpfprof_symbol *sym);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * symbolize.h - turning sampled addresses into struct bpfprof_symbol:
+ * load module, offset in the module's ELF vaddr space, function (ELF
+ * symbol tables) and source file:line (DWARF), for user addresses through
+ * the process's mappings and for kernel addresses through /proc/kallsyms.
+ * Also reads GNU build-ids of ELF files.
+ *
+ * ELF files are handled with elfutils (one Dwfl per file, reported at
+ * base 0 so that module addresses are the file's own vaddrs; separate
+ * debug files are found the standard elfutils way: .gnu_debuglink,
+ * /usr/lib/debug, /usr/lib/debug/.build-id).  Files are cached by
+ * (dev, inode, path) of the mapping, and results by (file, vaddr).
+ *
+ * Not thread-safe: one struct symbolizer must be used by one thread at a
+ * time.  Addresses are resolved exactly as given; callers that resolve
+ * return addresses of a call stack usually pass ip - 1 for all but the
+ * leaf frame so that the call instruction's line is found.
+ */
+#ifndef BPFPROF_SYMBOLIZE_H
+#define BPFPROF_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpfprof/plugin.h>
+
+/*
+ * Default number of ELF files kept open at once (each holds one or two
+ * file descriptors: the file and its separate debug file).  Files beyond
+ * it are closed least recently used first and reopened when needed.
+ */
+#define SYMBOLIZE_MAX_OPEN_FILES 64
+
+/* The module name of core kernel addresses. */
+#define SYMBOLIZE_KERNEL_MODULE "[kernel.kallsyms]"
+
+struct symbolizer;
+
+/*
+ * A new symbolizer with empty caches, or NULL if out of memory.  The
+ * kernel symbol table is loaded from /proc/kallsyms on the first
+ * symbolizer_kernel() call.
+ */
+struct symbolizer *symbolizer_new(void);
+
+/*
+ * Keep at most @max_open (> 0) ELF files open (default
+ * SYMBOLIZE_MAX_OPEN_FILES).  Returns 0 or -EINVAL.
+ */
+int symbolizer_set_max_open(struct symbolizer *s, size_t max_open);
+
+/*
+ * Release @s, its caches and every string it handed out.  NULL allowed.
+ */
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Resolve the user address @ip of process @pid, whose mappings are @maps
+ * (@nr entries sorted by start, e.g. from procmaps_read()).  @sym is
+ * cleared and filled:
+ *   module          the mapping's path ("[vdso]", "" for anonymous memory;
+ *                   " (deleted)" kept as in the maps file);
+ *   mapping         the element of @maps holding @ip (the caller's memory);
+ *   module_offset   for ELF files, @ip in the file's vaddr space:
+ *                   file offset = ip - start + pgoff, then through the
+ *                   PT_LOAD segment holding that file offset; when the file
+ *                   cannot be read or no segment holds the offset, and for
+ *                   non-file mappings, the file offset itself;
+ *   function, function_start  ELF symbol (.symtab, else .dynsym/.gnu_debugdata)
+ *                   containing it, start in the same vaddr space;
+ *   file, line      DWARF line info, if debug info is available.
+ * The file is opened through /proc/@pid/map_files or /proc/@pid/root
+ * when @pid is alive, else by its path (see procmaps_open_file()); @pid 0
+ * means "use the path only".
+ * Returns 0 when the mapping was found, even if the file was unreadable
+ * or malformed or the function is unknown (function NULL then);
+ * -ENOENT if @ip is in no mapping (sym->module NULL); -EINVAL for NULL
+ * arguments; -ENOMEM.  Strings stay valid until symbolizer_free().
+ */
+int symbolizer_user(struct symbolizer *s, uint32_t pid, const struct bpfprof_mapping *maps,
+		    size_t nr, uint64_t ip, struct bpfprof_symbol *sym);
+
+/*
+ * Resolve the kernel address @ip: module SYMBOLIZE_KERNEL_MODULE or
+ * "[MODULE]" for a module symbol, module_offset = @ip, function and
+ * function_start from /proc/kallsyms (loaded once, lazily), no file/line.
+ * Returns 0 if a symbol was found; -ENOENT if not (sym->module NULL),
+ * also when /proc/kallsyms cannot be read (addresses hidden by
+ * kptr_restrict count as not found); -EINVAL, -ENOMEM.
+ */
+int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *sym);
+
+/*
+ * Use the kallsyms text file at @path instead of /proc/kallsyms (for
+ * tests, or a saved copy).  Must be called before the first
+ * symbolizer_kernel(); returns 0, -EINVAL if the table is already
+ * loaded, or an error of kallsyms_load().
+ */
+int symbolizer_load_kallsyms(struct symbolizer *s, const char *path);
+
+/*
+ * Copy the GNU build-id note of the ELF file at @path into @buf (@size
+ * bytes).  Returns the number of bytes written (> 0); -ENODATA if the
+ * file has no build-id; -ENOSPC if it is longer than @size; -EINVAL if
+ * the file is not a readable ELF file (truncated, garbage); a negative
+ * errno of open().
+ */
+int elf_build_id(const char *path, uint8_t *buf, size_t size);
+
+/* elf_build_id() of the open file @fd (not closed, offset not used). */
+int elf_build_id_fd(int fd, uint8_t *buf, size_t size);
+
+#endif /* BPFPROF_SYMBOLIZE_H */
