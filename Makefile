@@ -61,13 +61,17 @@ WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 # Workloads whose name starts with nofp_ are built the way distributions build.
 WL_NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 
+# --- test tools: tests/tools/NAME.c, standalone readers/checkers --------------
+TOOL_SRC  := $(wildcard tests/tools/*.c)
+TOOL_BIN  := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
+
 # --- unit tests: tests/unit/COMPONENT/test_*.c --------------------------------
 UT_SRC    := $(wildcard tests/unit/*/test_*.c)
 UT_BIN    := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UT_SRC))
 UT_LIBS   := -lcmocka
 
 .PHONY: all demo check test asan asan-check bench install deps clean
-all: $(B)/bpfprof $(PLUGIN_SO) $(WL_BIN) $(UT_BIN)
+all: $(B)/bpfprof $(PLUGIN_SO) $(WL_BIN) $(TOOL_BIN) $(UT_BIN)
 
 deps:
 	bash .ci/install-deps
@@ -114,6 +118,10 @@ $(B)/workloads/nofp_%: tests/workloads/nofp_%.c
 $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm
+
+$(B)/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lz -lm
 
 # A unit test of component C links the core library and, when C is a
 # plugin, that plugin's objects.

@@ -70,6 +70,23 @@ struct sample_event {
 	__u64 period;			/* ns of CPU time this sample stands for */
 };
 
+/* Largest user stack copy of --call-graph dwarf (bytes, multiple of 8). */
+#define BPFPROF_MAX_USER_STACK 32768
+
+/*
+ * A sample of --call-graph dwarf: the common record, the user registers
+ * the unwinder starts from (x86_64), and stack_size bytes of the user
+ * stack copied from sp upward.  The ring buffer record is sized for the
+ * configured copy size; stack_size says how much of it is valid.
+ */
+struct dwarf_sample_event {
+	struct sample_event sample;	/* user_stack is 0: the collector unwinds */
+	__u64 ip, sp, bp;		/* user registers at the sample */
+	__u32 stack_size;		/* valid bytes in stack[] */
+	__u32 has_regs;			/* 0: no user context (kernel thread) */
+	__u8 stack[];
+};
+
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {
 	TASK_EVENT_FORK = 1,		/* new task: tgid/tid child, ptgid/ptid parent */

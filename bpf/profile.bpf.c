@@ -31,6 +31,8 @@ const volatile bool want_user_stack = true;
 const volatile bool want_kernel_stack = true;
 const volatile __u32 max_depth = BPFPROF_MAX_STACK_DEPTH; /* 1..BPFPROF_MAX_STACK_DEPTH */
 const volatile __u64 wakeup_bytes = 256 * 1024;	/* wake the collector past this backlog */
+const volatile bool dwarf_mode = false;		/* --call-graph dwarf: copy regs + user stack */
+const volatile __u32 user_stack_size = 8192;	/* bytes copied, <= BPFPROF_MAX_USER_STACK */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -46,12 +48,21 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-struct {
+/*
+ * Two count maps: the program counts into counts[active_counts]; the
+ * collector flips active_counts, lets in-flight programs finish, and drains
+ * the other one, so long runs never fill a map and no sample is lost.
+ */
+struct count_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);		/* --count-map-size */
 	__type(key, struct count_key);
 	__type(value, __u64);			/* samples */
-} counts SEC(".maps");
+};
+struct count_map counts0 SEC(".maps");
+struct count_map counts1 SEC(".maps");
+
+volatile __u32 active_counts = 0;		/* written by the collector */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -230,19 +241,19 @@ static __always_inline void note_thread(__u32 tgid, __u32 tid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline int count_sample(struct count_key *key)
+static __always_inline int count_sample_in(void *counts, struct count_key *key)
 {
 	__u64 one = 1, *v;
 	long err;
 
-	v = bpf_map_lookup_elem(&counts, key);
+	v = bpf_map_lookup_elem(counts, key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
 		return 0;
 	}
-	err = bpf_map_update_elem(&counts, key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		v = bpf_map_lookup_elem(&counts, key);
+		v = bpf_map_lookup_elem(counts, key);
 		if (v) {
 			__sync_fetch_and_add(v, 1);
 			return 0;
@@ -253,6 +264,14 @@ static __always_inline int count_sample(struct count_key *key)
 		return -1;
 	}
 	return 0;
+}
+
+static __always_inline int count_sample(struct count_key *key)
+{
+	/* Separate call sites: each lookup/update instruction sees one map. */
+	if (active_counts)
+		return count_sample_in(&counts1, key);
+	return count_sample_in(&counts0, key);
 }
 
 static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct count_key *key)
@@ -279,6 +298,60 @@ static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct
 	return 0;
 }
 
+/*
+ * --call-graph dwarf: the sample with the user registers and a copy of the
+ * user stack from sp upward (capped at the end of the environment strings
+ * for the main thread, where the stack mapping ends).
+ */
+static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
+					       struct count_key *key)
+{
+	struct dwarf_sample_event *e;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	__u64 flags = BPF_RB_NO_WAKEUP, sp, env_end = 0;
+	__u32 n = user_stack_size;
+
+	if (n > BPFPROF_MAX_USER_STACK)
+		n = BPFPROF_MAX_USER_STACK;
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e) + user_stack_size, 0);
+	if (!e) {
+		drop(DROP_RINGBUF_FULL);
+		return -1;
+	}
+	e->sample.time_ns = bpf_ktime_get_ns();
+	e->sample.cpu = bpf_get_smp_processor_id();
+	e->sample.tgid = key->tgid;
+	e->sample.tid = key->tid;
+	e->sample.pad = 0;
+	e->sample.user_stack = 0;
+	e->sample.kernel_stack = key->kernel_stack;
+	e->sample.period = ctx->sample_period;
+	e->ip = e->sp = e->bp = 0;
+	e->stack_size = 0;
+	e->has_regs = 0;
+	if (task->mm) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		e->ip = BPF_CORE_READ(regs, ip);
+		e->sp = sp = BPF_CORE_READ(regs, sp);
+		e->bp = BPF_CORE_READ(regs, bp);
+		e->has_regs = 1;
+		env_end = BPF_CORE_READ(task, mm, env_end);
+		if (sp < env_end && env_end - sp < n)
+			n = env_end - sp;
+		if (n > BPFPROF_MAX_USER_STACK)
+			n = BPFPROF_MAX_USER_STACK;
+		if (n > user_stack_size)
+			n = user_stack_size;
+		if (n && bpf_probe_read_user(e->stack, n, (void *)sp) == 0)
+			e->stack_size = n;
+	}
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+	return 0;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -293,10 +366,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(STAT_SEEN);
 	if (want_kernel_stack && capture_stack(ctx, 1, key.tgid, key.tid, &key.kernel_stack))
 		return 0;
-	if (want_user_stack && capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack))
+	if (!dwarf_mode && want_user_stack &&
+	    capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack))
 		return 0;
 	note_thread(key.tgid, key.tid);
-	if (stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
+	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
+		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;
 	stat_inc(STAT_KEPT);
 	return 0;

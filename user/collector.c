@@ -32,6 +32,8 @@
 
 /* Refresh a process's mappings at most this often on unknown addresses. */
 #define MAPS_REFRESH_NS 20000000ull
+/* Move the in-kernel counts to userspace this often. */
+#define DRAIN_INTERVAL_NS 1000000000ull
 
 struct collector {
 	const struct options *opts;
@@ -349,7 +351,7 @@ static int on_task_event(void *ctx, const struct task_event *e)
 
 /* ---- samples ------------------------------------------------------------ */
 
-static int on_sample(void *ctx, const struct sample_event *e)
+static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 {
 	struct collector *c = ctx;
 	struct bpfprof_event ev = { .type = BPFPROF_EVENT_SAMPLE, .cpu = e->cpu,
@@ -677,6 +679,8 @@ static void sampler_config_from(const struct collector *c, struct sampler_config
 	cfg->include_idle = o->idle;
 	cfg->follow_forks = true;
 	cfg->stream = c->stream;
+	cfg->dwarf = o->dwarf;
+	cfg->user_stack_size = o->dwarf_stack_size;
 	cfg->max_depth = o->max_stack;
 	cfg->stack_map_size = o->stack_map_size;
 	cfg->count_map_size = o->count_map_size;
@@ -687,6 +691,7 @@ static int sample_until_done(struct collector *c)
 {
 	uint64_t deadline = c->opts->duration > 0
 		? c->run.start_ns + (uint64_t)(c->opts->duration * 1e9) : UINT64_MAX;
+	uint64_t next_drain = c->run.start_ns + DRAIN_INTERVAL_NS;
 
 	while (!stop_requests && !c->failed) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -701,6 +706,12 @@ static int sample_until_done(struct collector *c)
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
 		}
+		/* Move in-kernel counts out regularly: the maps never fill up. */
+		if (!c->stream && now_ns(CLOCK_MONOTONIC) >= next_drain) {
+			if ((n = sampler_drain_counts(c->sampler, false, on_count, c)))
+				return n;
+			next_drain = now_ns(CLOCK_MONOTONIC) + DRAIN_INTERVAL_NS;
+		}
 	}
 	return 0;
 }
@@ -713,7 +724,7 @@ static int drain(struct collector *c)
 	while ((n = sampler_poll(c->sampler, 0)) > 0)
 		;
 	c->run.end_ns = now_ns(CLOCK_MONOTONIC);
-	if (!c->stream && (n = sampler_for_each_count(c->sampler, on_count, c)))
+	if (!c->stream && (n = sampler_drain_counts(c->sampler, true, on_count, c)))
 		return n;
 	return 0;
 }

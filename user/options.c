@@ -26,6 +26,7 @@ enum long_only {
 	OPT_COUNT_MAP_SIZE,
 	OPT_RINGBUF_SIZE,
 	OPT_ALLOW_UNTRUSTED,
+	OPT_CALL_GRAPH,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{ "count-map-size", required_argument, NULL, OPT_COUNT_MAP_SIZE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "allow-untrusted-plugin", no_argument, NULL, OPT_ALLOW_UNTRUSTED },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -71,6 +73,9 @@ void options_usage(void)
 	       "  -F, --freq HZ           samples per second per CPU (default %d)\n"
 	       "  -c, --count PERIOD      sample every PERIOD ns of cpu-clock instead of -F\n"
 	       "  -d, --duration SECONDS  stop after SECONDS (default: Ctrl-C or target exit)\n"
+	       "  -g                      user stacks from frame pointers (the default)\n"
+	       "      --call-graph MODE   fp, or dwarf[,SIZE]: unwind user stacks with CFI from\n"
+	       "                          SIZE bytes of stack copied per sample (default 8192)\n"
 	       "      --max-stack N       frames kept per stack, 1..127 (default 127)\n"
 	       "      --stack-map-size N  distinct stacks the kernel map holds (default %d)\n"
 	       "      --count-map-size N  distinct (thread, stack) counts (default %d)\n"
@@ -197,6 +202,24 @@ int parse_cpu_list(const char *s, int **cpus, size_t *nr)
 	return 0;
 }
 
+/* --call-graph fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..32768) */
+static int parse_call_graph(struct options *o, const char *arg)
+{
+	uint64_t size = OPT_DEFAULT_DWARF_STACK;
+
+	if (!strcmp(arg, "fp")) {
+		o->dwarf = false;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',') ||
+	    (arg[5] == ',' && (parse_u64(arg + 6, 64, 32768, &size) || size % 8)))
+		return usage_error("invalid --call-graph '%s': expected fp or dwarf[,SIZE] with SIZE "
+				   "a multiple of 8 from 64 to 32768 bytes", arg);
+	o->dwarf = true;
+	o->dwarf_stack_size = (uint32_t)size;
+	return 0;
+}
+
 static int set_targets(struct options *o, enum target_kind kind, const char *flag)
 {
 	if (o->targets != TARGETS_NONE && o->targets != kind)
@@ -297,6 +320,11 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case OPT_ALLOW_UNTRUSTED:
 		o->allow_untrusted_plugin = true;
 		return 0;
+	case 'g':
+		o->dwarf = false;
+		return 0;
+	case OPT_CALL_GRAPH:
+		return parse_call_graph(o, arg);
 	default:
 		return -EINVAL;
 	}
@@ -313,13 +341,14 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->stack_map_size = OPT_DEFAULT_STACK_MAP_SIZE;
 	o->count_map_size = OPT_DEFAULT_COUNT_MAP_SIZE;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
+	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
 	o->argc = argc;
 	o->argv = argv;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, which starts the COMMAND. */
-	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qhg", long_options, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt && optopt < 256)
 				return usage_error("unknown option '-%c'", optopt);

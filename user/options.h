@@ -42,6 +42,8 @@ struct options {
 	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots) */
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs */
 	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer */
+	bool dwarf;			/* --call-graph dwarf: unwind user stacks from CFI */
+	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied */
 	int argc;			/* the whole command line, for the output's metadata */
 	char **argv;
 };
@@ -52,6 +54,7 @@ struct options {
 #define OPT_DEFAULT_STACK_MAP_SIZE 16384
 #define OPT_DEFAULT_COUNT_MAP_SIZE 65536
 #define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
+#define OPT_DEFAULT_DWARF_STACK 8192
 
 /*
  * Parse argv into *opts.  Returns 0, or -EINVAL after printing one line

@@ -107,15 +107,25 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->target_mode = cfg->target;
 	skel->rodata->include_idle = cfg->include_idle;
 	skel->rodata->follow_forks = cfg->follow_forks;
-	skel->rodata->stream_samples = cfg->stream;
+	skel->rodata->stream_samples = cfg->stream || cfg->dwarf;
+	skel->rodata->dwarf_mode = cfg->dwarf;
+	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
 	skel->rodata->wakeup_bytes = cfg->ringbuf_size / 4;
+	if (cfg->dwarf)
+		skel->rodata->wakeup_bytes = 64ull * (cfg->user_stack_size + 256u);
 
 	err = bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
 	/* Only one of counts / samples is used; keep the other tiny. */
-	err = err ?: bpf_map__set_max_entries(skel->maps.counts, cfg->stream ? 1 : cfg->count_map_size);
-	err = err ?: bpf_map__set_max_entries(skel->maps.samples,
-					       cfg->stream ? cfg->ringbuf_size : 4096);
+	bool stream = cfg->stream || cfg->dwarf;
+	uint32_t rb = cfg->ringbuf_size;
+
+	/* dwarf records are large: room for at least 256 of them. */
+	while (cfg->dwarf && rb < 256 * (cfg->user_stack_size + 256u) && rb < (1u << 30))
+		rb *= 2;
+	err = err ?: bpf_map__set_max_entries(skel->maps.counts0, stream ? 1 : cfg->count_map_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.counts1, stream ? 1 : cfg->count_map_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.samples, stream ? rb : 4096);
 	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > 4096)
 		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->nr_ids * 2);
 	return err;
@@ -138,7 +148,7 @@ static int on_sample_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct sample_event) || !s->cb.sample)
 		return 0;
-	return s->cb.sample(s->cb.ctx, data);
+	return s->cb.sample(s->cb.ctx, data, size);
 }
 
 static int on_task_record(void *ctx, void *data, size_t size)
@@ -320,23 +330,51 @@ void sampler_forget_stack(struct sampler *s, uint64_t id)
 	bpf_map__delete_elem(s->skel->maps.stacks, &id, sizeof(id), 0);
 }
 
-int sampler_for_each_count(struct sampler *s,
+#define DRAIN_BATCH 4096
+
+/* Read and empty one count map (nobody writes it any more). */
+static int drain_count_map(struct bpf_map *map,
 			   int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
 			   void *ctx)
 {
-	struct count_key key, next;
-	int fd = bpf_map__fd(s->skel->maps.counts);
-	void *prev = NULL;
-	uint64_t v;
+	static struct count_key keys[DRAIN_BATCH];
+	static uint64_t values[DRAIN_BATCH];
+	int fd = bpf_map__fd(map), err = 0;
+	uint64_t token;
+	void *in = NULL;
+
+	for (;;) {
+		__u32 n = DRAIN_BATCH;
+		int rc = bpf_map_lookup_and_delete_batch(fd, in, &token, keys, values, &n, NULL);
+
+		if (rc && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < n && !err; i++)
+			err = fn(ctx, &keys[i], values[i]);
+		if (err || rc)
+			return err;
+		in = &token;
+	}
+}
+
+int sampler_drain_counts(struct sampler *s, bool final,
+			 int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+			 void *ctx)
+{
+	struct bpf_map *maps[2] = { s->skel->maps.counts0, s->skel->maps.counts1 };
+	__u32 old = s->skel->bss->active_counts;
 	int err;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(fd, &next, &v) == 0 && (err = fn(ctx, &next, v)))
-			return err;
-		key = next;
-		prev = &key;
-	}
-	return 0;
+	/* Flip, then give programs that already chose the old map time to finish
+	 * (they run for microseconds). */
+	s->skel->bss->active_counts = !old;
+	__sync_synchronize();
+	if (!final)
+		usleep(2000);
+	err = drain_count_map(maps[old], fn, ctx);
+	if (!err && final)
+		err = drain_count_map(maps[!old], fn, ctx);
+	return err;
 }
 
 static int sum_percpu(int fd, uint32_t slot, int ncpus, uint64_t *sum)

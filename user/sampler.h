@@ -27,6 +27,8 @@ struct sampler_config {
 	bool include_idle;
 	bool follow_forks;
 	bool stream;			/* samples through the ring buffer, with time */
+	bool dwarf;			/* dwarf_sample_event records (implies stream) */
+	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
 	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
 	uint32_t stack_map_size;	/* entries (distinct stacks) */
 	uint32_t count_map_size;	/* entries (distinct count keys) */
@@ -37,7 +39,8 @@ struct sampler_config {
 struct sampler_callbacks {
 	void *ctx;
 	int (*task_event)(void *ctx, const struct task_event *e);
-	int (*sample)(void *ctx, const struct sample_event *e);
+	/* @size: bytes of the record; a struct dwarf_sample_event in dwarf mode */
+	int (*sample)(void *ctx, const struct sample_event *e, size_t size);
 };
 
 /* Totals of the per-CPU statistics. */
@@ -76,10 +79,15 @@ int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
 /* Remove a stack from the kernel map (it was copied). */
 void sampler_forget_stack(struct sampler *s, uint64_t id);
 
-/* Call fn for every (key, samples) in the kernel's counts map. */
-int sampler_for_each_count(struct sampler *s,
-			   int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
-			   void *ctx);
+/*
+ * Move the in-kernel counts to @fn: flip the program to the other count
+ * map, wait for in-flight samples, and hand over and delete every (key,
+ * samples) of the old one.  @final (after sampler_stop()) drains both maps.
+ * 0 or the first error (fn's or -errno).
+ */
+int sampler_drain_counts(struct sampler *s, bool final,
+			 int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+			 void *ctx);
 
 /* Sum the per-CPU statistics. */
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
