@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * plugins/perf/perf_internal.h - declarations shared by the files of the
+ * perf.data output plugin:
+ *
+ *   perf_buf.c      the growable byte buffer every structure is built in
+ *   perf_records.c  one writer per data-section record (PERF_RECORD_*)
+ *   perf_header.c   the file header, the attrs section and the feature
+ *                   sections (HEADER_*), one writer per structure
+ *   perf_sysinfo.c  facts read from the running system (kernel text,
+ *                   kernel build-id, CPU description, memory size)
+ *   perf_plugin.c   the plugin entry point: open/event/write/close, the
+ *                   per-process/per-thread/per-file state and the order
+ *                   records reach the file in
+ *
+ * Everything is written in the byte order of the machine that runs
+ * bpfprof, as perf does.
+ */
+#ifndef BPFPROF_PERF_INTERNAL_H
+#define BPFPROF_PERF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/perf_event.h>
+#include <uthash.h>
+
+#include <bpfprof/plugin.h>
+
+#define PERF_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- byte buffer (perf_buf.c) ------------------------------------------ */
+
+/* A growable buffer; a failed allocation sticks in err (-ENOMEM). */
+struct pbuf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+PERF_HIDDEN void pbuf_reset(struct pbuf *b);
+PERF_HIDDEN void pbuf_free(struct pbuf *b);
+PERF_HIDDEN void pbuf_put(struct pbuf *b, const void *src, size_t n);
+PERF_HIDDEN void pbuf_put_zero(struct pbuf *b, size_t n);
+PERF_HIDDEN void pbuf_put_u16(struct pbuf *b, uint16_t v);
+PERF_HIDDEN void pbuf_put_u32(struct pbuf *b, uint32_t v);
+PERF_HIDDEN void pbuf_put_u64(struct pbuf *b, uint64_t v);
+/* Overwrite a u16/u64 already in the buffer at byte offset @off. */
+PERF_HIDDEN void pbuf_set_u16(struct pbuf *b, size_t off, uint16_t v);
+PERF_HIDDEN void pbuf_set_u64(struct pbuf *b, size_t off, uint64_t v);
+
+/* ---- records (perf_records.c) ------------------------------------------ */
+
+/* What every sample carries; sample_id_all gives the other records the
+ * TID, TIME, CPU and IDENTIFIER parts of it as a trailer. */
+#define PERF_PLUGIN_SAMPLE_TYPE                                                \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |           \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |             \
+	 PERF_SAMPLE_CALLCHAIN)
+
+/* The id of our one event (attrs section, EVENT_DESC, every record). */
+#define PERF_PLUGIN_EVENT_ID 1ull
+
+/* perf's pid for the host kernel (HOST_KERNEL_ID). */
+#define PERF_HOST_KERNEL_PID 0xffffffffu
+
+/* Record types perf record adds to the kernel's (perf.data-file-format). */
+#define PERF_RECORD_FINISHED_ROUND_TYPE 68u
+
+/* The sample_id trailer (struct sample_id in perf_event.h). */
+struct perf_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+};
+
+PERF_HIDDEN int write_record_mmap(struct pbuf *b, uint32_t pid, uint32_t tid,
+				  uint64_t start, uint64_t len, uint64_t pgoff,
+				  const char *filename, uint16_t misc,
+				  const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_mmap2(struct pbuf *b, uint32_t pid, uint32_t tid,
+				   const struct bpfprof_mapping *m,
+				   const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_comm(struct pbuf *b, uint32_t pid, uint32_t tid,
+				  const char *comm, int exec,
+				  const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_fork(struct pbuf *b, uint32_t pid, uint32_t ppid,
+				  uint32_t tid, uint32_t ptid,
+				  const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_exit(struct pbuf *b, uint32_t pid, uint32_t ppid,
+				  uint32_t tid, uint32_t ptid,
+				  const struct perf_sample_id *id);
+/* @kstack/@ustack leaf first, either may be NULL; period in ns. */
+PERF_HIDDEN int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
+				    const struct bpfprof_stack *ustack, uint64_t period,
+				    const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_lost_samples(struct pbuf *b, uint64_t lost,
+					  const struct perf_sample_id *id);
+PERF_HIDDEN int write_record_finished_round(struct pbuf *b);
+
+/* ---- header and features (perf_header.c) ------------------------------- */
+
+/* Where the sections are (offsets from the start of the file). */
+struct perf_file_layout {
+	uint64_t attrs_offset, attrs_size;
+	uint64_t data_offset, data_size;
+	uint64_t feat_bits[4];		/* HEADER_* bitmap: flags, flags1[3] */
+};
+
+/* Size of struct perf_header on disk. */
+#define PERF_FILE_HEADER_SIZE 104u
+
+/* A file with a build-id, for HEADER_BUILD_ID (keyed by path). */
+struct perf_dso {
+	char *path;
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+	uint8_t kernel;			/* 1: [kernel.kallsyms] */
+	UT_hash_handle hh;
+};
+
+/* Everything the feature sections describe. */
+struct perf_features {
+	const char *hostname, *os_release, *version, *arch;
+	uint32_t nr_cpus_online, nr_cpus_available;
+	const char *cpudesc;		/* NULL: feature left out */
+	const char *cpuid;		/* NULL: feature left out */
+	uint64_t total_mem_kb;		/* 0: feature left out */
+	int argc;
+	const char *const *argv;
+	const struct perf_event_attr *attr;
+	const char *event_name;
+	uint64_t event_id;
+	const struct perf_dso *dsos;
+	uint64_t first_sample_ns, last_sample_ns;
+	uint32_t clockid;
+	uint64_t clockid_res_ns;
+	uint64_t wall_clock_ns, clockid_time_ns; /* the same instant on both clocks */
+};
+
+PERF_HIDDEN void fill_perf_event_attr(struct perf_event_attr *attr, const struct bpfprof_run *run);
+PERF_HIDDEN int write_perf_header(struct pbuf *b, const struct perf_file_layout *l);
+PERF_HIDDEN int write_ids_section(struct pbuf *b, const uint64_t *ids, size_t nr);
+PERF_HIDDEN int write_attrs_section(struct pbuf *b, const struct perf_event_attr *attr,
+				    uint64_t ids_offset, uint64_t nr_ids);
+PERF_HIDDEN int write_perf_header_string(struct pbuf *b, const char *s);
+PERF_HIDDEN int write_perf_header_string_list(struct pbuf *b, int nr, const char *const *s);
+PERF_HIDDEN int write_feature_build_id(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_hostname(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_osrelease(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_version(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_arch(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_nrcpus(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cpudesc(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cpuid(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_total_mem(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cmdline(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_event_desc(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_sample_time(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_clockid(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_clock_data(struct pbuf *b, const struct perf_features *f);
+/*
+ * Write the feature section table and every feature at @feat_offset (the
+ * end of the data section) of @f, setting l->feat_bits.  Returns 0 or a
+ * negative errno.
+ */
+PERF_HIDDEN int write_feature_sections(FILE *file, uint64_t feat_offset,
+				       const struct perf_features *f,
+				       struct perf_file_layout *l);
+
+/* ---- the running system (perf_sysinfo.c) ------------------------------- */
+
+struct perf_kernel_info {
+	uint64_t text_start;		/* _text (or _stext) */
+	uint64_t text_end;		/* _etext */
+	uint64_t ref_reloc_addr;	/* address of ref_reloc_sym */
+	const char *ref_reloc_sym;	/* "_text" or "_stext" */
+	uint8_t build_id[20];
+	uint8_t build_id_size;		/* 0: unknown */
+};
+
+/* Kernel text range from @kallsyms (e.g. "/proc/kallsyms"); -ENOENT if
+ * the symbols are missing or hidden (all zero). */
+PERF_HIDDEN int read_kernel_text(const char *kallsyms, struct perf_kernel_info *k);
+/* GNU build-id from an ELF note file such as /sys/kernel/notes. */
+PERF_HIDDEN int read_build_id_notes(const char *path, uint8_t *id, uint8_t *size);
+/* CPU description and perf's CPUID string from /proc/cpuinfo (x86 form
+ * "vendor,family,model,stepping"); empty strings when unknown. */
+PERF_HIDDEN void read_cpu_info(const char *cpuinfo, char *desc, size_t desc_size,
+			       char *cpuid, size_t cpuid_size);
+/* MemTotal of /proc/meminfo in kB, 0 if unknown. */
+PERF_HIDDEN uint64_t read_total_mem_kb(const char *meminfo);
+
+#endif /* BPFPROF_PERF_INTERNAL_H */
