@@ -50,15 +50,29 @@ static void host_error(const struct bpfprof_host *api, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The host names the plugin; a message that names it too loses that prefix. */
+static const char *without_name(const struct host *h, const char *msg)
+{
+	size_t n = strlen(h->plugin_name);
+
+	if (!strncmp(msg, h->plugin_name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg;
+}
+
 static void host_warn(const struct bpfprof_host *api, const char *fmt, ...)
 {
+	struct host *h = host_of(api);
+	char *msg = NULL;
 	va_list ap;
 
-	fprintf(stderr, "bpfprof: warning: %s: ", host_of(api)->plugin_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "bpfprof: warning: %s: %s\n", h->plugin_name,
+		msg ? without_name(h, msg) : fmt);
+	free(msg);
 }
 
 void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
@@ -85,7 +99,7 @@ void host_fini(struct host *h)
 void host_report_failure(struct host *h, const char *what, int err)
 {
 	fprintf(stderr, "bpfprof: %s plugin failed to %s: %s\n", h->plugin_name, what,
-		h->error ? h->error : strerror(err < 0 ? -err : EIO));
+		h->error ? without_name(h, h->error) : strerror(err < 0 ? -err : EIO));
 	free(h->error);
 	h->error = NULL;
 }
