@@ -70,7 +70,7 @@ UT_SRC    := $(wildcard tests/unit/*/test_*.c)
 UT_BIN    := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UT_SRC))
 UT_LIBS   := -lcmocka
 
-.PHONY: all demo check test asan asan-check bench install deps clean
+.PHONY: all demo check test asan asan-check fuzz fuzz-targets bench install deps clean
 all: $(B)/bpfprof $(PLUGIN_SO) $(WL_BIN) $(TOOL_BIN) $(UT_BIN)
 
 deps:
@@ -143,6 +143,21 @@ asan-check: deps
 	$(ASAN_MAKE) all
 	bash tests/run build-asan
 
+# libFuzzer targets tests/fuzz/fuzz_NAME.c (clang, ASan + UBSan), each run for
+# FUZZ_SECONDS on its seed corpus tests/fuzz/corpus/NAME/.
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_SECONDS ?= 30
+FUZZ_MAKE = $(MAKE) B=build-fuzz CC=clang SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined"
+fuzz: deps
+	$(FUZZ_MAKE) fuzz-targets
+	bash tests/fuzz/run build-fuzz $(FUZZ_SECONDS)
+
+fuzz-targets: $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+
+$(B)/fuzz/%: tests/fuzz/%.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -fsanitize=fuzzer $< $(CORE_LIB) $(LIBS) -o $@
+
 bench: deps all
 	bash tests/bench/run $(B)
 
@@ -153,4 +168,4 @@ install: $(B)/bpfprof $(PLUGIN_SO)
 	install -D -m 0644 include/bpfprof/plugin.h $(DESTDIR)$(INCDIR)/bpfprof/plugin.h
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

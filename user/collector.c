@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -606,6 +607,51 @@ static int finish_plugin(struct collector *c, const struct bpfprof_profile *view
 	return err;
 }
 
+/* -o names an existing directory, for a per-process format: one file each inside. */
+static bool output_is_dir_of_files(const struct collector *c)
+{
+	struct stat st;
+
+	return (c->plugin.desc->flags & BPFPROF_PLUGIN_PER_PROCESS) && c->opts->output &&
+	       stat(c->opts->output, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* PATH (one process), PATH.<pid> (several), or DIR/COMM.<pid>.prof (-o DIR). */
+static int per_process_path(const struct collector *c, const struct bpfprof_process *p,
+			    uint32_t pid, size_t nr, char **path)
+{
+	char comm[64];
+	int n;
+
+	/* A comm may hold '/' or start with '.': keep the file inside the directory. */
+	snprintf(comm, sizeof(comm), "%s", p && p->pid == pid && p->comm && *p->comm ? p->comm
+										  : "process");
+	for (char *s = comm; *s; s++)
+		if (*s == '/' || (s == comm && *s == '.'))
+			*s = '_';
+	if (output_is_dir_of_files(c))
+		n = asprintf(path, "%s/%s.%u.prof", c->opts->output, comm, pid);
+	else if (nr > 1)
+		n = asprintf(path, "%s.%u", output_path(c), pid);
+	else
+		n = (*path = strdup(output_path(c))) ? 0 : -1;
+	if (n < 0) {
+		*path = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int check_output_dir(const char *dir)
+{
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "bpfprof: cannot write into '%s': %s; choose another -o\n", dir,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 /* Per-process formats: one output per process, PATH.<pid> when several. */
 static int write_per_process(struct collector *c, const struct bpfprof_profile *all,
 			     struct summary_outputs *outs)
@@ -624,8 +670,8 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 		struct bpfprof_profile view;
 		char *path = NULL;
 
-		if (nr > 1 ? asprintf(&path, "%s.%u", output_path(c), pids[i]) < 0
-			   : !(path = strdup(output_path(c)))) {
+		if (per_process_path(c, &all->processes[i < all->nr_processes ? i : 0], pids[i],
+				     nr, &path)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -769,7 +815,11 @@ static int setup(struct collector *c, uint32_t *command_pid)
 	if (err)
 		return err;
 	c->stream = c->plugin.desc->flags & BPFPROF_PLUGIN_STREAM;
-	if ((err = output_preflight(output_path(c), plugin_is_dir(c))) || (err = check_targets(c)))
+	if (output_is_dir_of_files(c))
+		err = check_output_dir(c->opts->output);
+	else
+		err = output_preflight(output_path(c), plugin_is_dir(c));
+	if (err || (err = check_targets(c)))
 		return err;
 	c->profile = profile_new();
 	c->symbolizer = symbolizer_new();
