@@ -101,7 +101,7 @@ $(B)/obj/plugins/%.o: plugins/%.c include/bpfprof/plugin.h $(wildcard plugins/*/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-.SECONDARY: $(BPF_OBJ)
+.SECONDARY: $(BPF_OBJ) $(BPF_SKEL)
 .SECONDEXPANSION:
 plugin_objs = $(foreach f,$(wildcard plugins/$(1)/*.c),$(B)/obj/$(f:.c=.o))
 $(B)/plugins/%.so: $$(call plugin_objs,$$*)
@@ -161,11 +161,26 @@ $(B)/fuzz/%: tests/fuzz/%.c $(CORE_LIB)
 bench: deps all
 	bash tests/bench/run $(B)
 
+# The SDK: the collector, its plugins, the plugin header, bpfprof-plugin.pc
+# (pkg-config), the man page, docs/PLUGINS.md and the example plugin.  The
+# collector looks for plugins in the PLUGINDIR it was built with: build and
+# install with the same PREFIX (or set BPFPROF_PLUGIN_PATH).
 install: $(B)/bpfprof $(PLUGIN_SO)
 	install -D -m 0755 $(B)/bpfprof $(DESTDIR)$(BINDIR)/bpfprof
 	install -d -m 0755 $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	install -D -m 0644 include/bpfprof/plugin.h $(DESTDIR)$(INCDIR)/bpfprof/plugin.h
+	install -d -m 0755 $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e "s|@ABI_VERSION@|$$(sed -n 's/^#define BPFPROF_PLUGIN_ABI_VERSION \([0-9]*\).*/\1/p' include/bpfprof/plugin.h)|g" \
+	    include/bpfprof-plugin.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfprof-plugin.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/bpfprof-plugin.pc
+	install -D -m 0644 docs/bpfprof.1 $(DESTDIR)$(or $(MANDIR),$(PREFIX)/share/man)/man1/bpfprof.1
+	install -D -m 0644 docs/PLUGINS.md $(DESTDIR)$(or $(DOCDIR),$(PREFIX)/share/doc/bpfprof)/PLUGINS.md
+	install -d -m 0755 $(DESTDIR)$(or $(DOCDIR),$(PREFIX)/share/doc/bpfprof)/examples/plugin
+	install -m 0644 $(wildcard docs/examples/plugin/*) \
+		$(DESTDIR)$(or $(DOCDIR),$(PREFIX)/share/doc/bpfprof)/examples/plugin/
 
 clean:
 	rm -rf build build-asan build-fuzz
