@@ -31,11 +31,15 @@
  * first message; bpfprof prints it, exits non-zero and removes the
  * temporary output, so no partial file is left at the output path.
  *
- * Versioning: within one BPFPROF_PLUGIN_ABI_VERSION, fields are only ever
- * appended at the end of structs the host allocates (run, profile, ...)
- * and enum values only appended; plugins must not depend on sizeof() of
- * host structs.  Any other change bumps the version, and the host refuses
- * plugins built for another version.
+ * Versioning: within one BPFPROF_PLUGIN_ABI_VERSION, fields may only be
+ * appended at the end of the structs the host allocates and passes one at a
+ * time (bpfprof_run, bpfprof_profile, bpfprof_event, bpfprof_output,
+ * bpfprof_host), and enum values only appended; plugins must not depend on
+ * sizeof() of those.  Any change to the structs passed as arrays
+ * (bpfprof_process, bpfprof_thread, bpfprof_mapping, bpfprof_stack,
+ * bpfprof_count) or filled in by the plugin (bpfprof_plugin,
+ * bpfprof_symbol), and any other change, bumps the version; the host
+ * refuses plugins built for another version.  docs/PLUGINS.md has more.
  *
  * Units: times are nanoseconds of CLOCK_MONOTONIC unless a name says
  * otherwise; frequencies are Hz; sizes are bytes.

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pb.c - the protocol buffers wire encoder of the pprof plugin (see pb.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+
+/* Make room for @n more bytes; 0 or -1 (and b->oom set). */
+static int pb_reserve(struct pb_buf *b, size_t n)
+{
+	if (b->oom)
+		return -1;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->data, cap);
+		if (!p) {
+			b->oom = 1;
+			return -1;
+		}
+		b->data = p;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+static void pb_raw(struct pb_buf *b, const void *data, size_t n)
+{
+	if (n && pb_reserve(b, n) == 0) {
+		memcpy(b->data + b->len, data, n);
+		b->len += n;
+	}
+}
+
+size_t pb_encode_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+void pb_varint(struct pb_buf *b, uint64_t v)
+{
+	uint8_t tmp[PB_VARINT_MAX];
+
+	pb_raw(b, tmp, pb_encode_varint(tmp, v));
+}
+
+void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type)
+{
+	pb_varint(b, (uint64_t)field << 3 | type);
+}
+
+void pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, PB_VARINT);
+	pb_varint(b, v);
+}
+
+/* int64 (not sint64): negative values are their two's complement, 10 bytes. */
+void pb_int64(struct pb_buf *b, uint32_t field, int64_t v)
+{
+	pb_uint64(b, field, (uint64_t)v);
+}
+
+void pb_bool(struct pb_buf *b, uint32_t field, int v)
+{
+	pb_uint64(b, field, v ? 1 : 0);
+}
+
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
+{
+	pb_key(b, field, PB_LEN);
+	pb_varint(b, len);
+	pb_raw(b, data, len);
+}
+
+void pb_string(struct pb_buf *b, uint32_t field, const char *s)
+{
+	pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
+}
+
+void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n)
+{
+	size_t mark;
+
+	if (!n)
+		return;
+	mark = pb_begin(b, field);
+	for (size_t i = 0; i < n; i++)
+		pb_varint(b, v[i]);
+	pb_end(b, mark);
+}
+
+void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n)
+{
+	size_t mark;
+
+	if (!n)
+		return;
+	mark = pb_begin(b, field);
+	for (size_t i = 0; i < n; i++)
+		pb_varint(b, (uint64_t)v[i]);
+	pb_end(b, mark);
+}
+
+/* Returns the offset of the reserved length byte. */
+size_t pb_begin(struct pb_buf *b, uint32_t field)
+{
+	pb_key(b, field, PB_LEN);
+	if (pb_reserve(b, 1))
+		return 0;
+	b->data[b->len] = 0;
+	return b->len++;
+}
+
+void pb_end(struct pb_buf *b, size_t mark)
+{
+	uint8_t tmp[PB_VARINT_MAX];
+	size_t body, n;
+
+	if (b->oom)
+		return;
+	body = b->len - mark - 1;
+	n = pb_encode_varint(tmp, body);
+	if (n > 1) {
+		if (pb_reserve(b, n - 1))
+			return;
+		memmove(b->data + mark + n, b->data + mark + 1, body);
+		b->len += n - 1;
+	}
+	memcpy(b->data + mark, tmp, n);
+}
+
+void pb_free(struct pb_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}

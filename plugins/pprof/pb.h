@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pb.h - a minimal protocol buffers *encoder* (wire format only), owned by
+ * the pprof plugin.  It knows the two wire types profile.proto needs:
+ *
+ *   varint (wire type 0)            int64/uint64/bool fields
+ *   length-delimited (wire type 2)  strings, bytes, packed repeated
+ *                                   varints and embedded messages
+ *
+ * A field is encoded as its key, varint(field_number << 3 | wire_type),
+ * followed by the value.  Embedded messages are written in place:
+ * pb_begin() writes the key and reserves one byte for the length,
+ * pb_end() patches the length in and, if it needs more than one byte,
+ * moves the message body up.  Nesting is unlimited (pb_begin returns a
+ * mark, the caller keeps it).
+ *
+ * Errors are sticky: after an allocation failure every call does nothing
+ * and pb_buf.oom stays set, so callers check once at the end.
+ */
+#ifndef BPFPROF_PPROF_PB_H
+#define BPFPROF_PPROF_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pb_wire_type {
+	PB_VARINT = 0,
+	PB_LEN = 2,
+};
+
+struct pb_buf {
+	uint8_t *data;
+	size_t len, cap;
+	int oom;			/* 1 after a failed allocation */
+};
+
+/* Largest encoding of one varint (10 bytes for 64 bits). */
+#define PB_VARINT_MAX 10
+
+/* Encode @v as a varint into @out (room for PB_VARINT_MAX); returns bytes. */
+size_t pb_encode_varint(uint8_t *out, uint64_t v);
+
+void pb_varint(struct pb_buf *b, uint64_t v);
+void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type);
+
+/* Scalar fields; zero values are left out (proto3 defaults). */
+void pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v);
+void pb_int64(struct pb_buf *b, uint32_t field, int64_t v);
+void pb_bool(struct pb_buf *b, uint32_t field, int v);
+
+/* Length-delimited fields; always written, also when empty (repeated
+ * string fields such as the string table need their empty entries). */
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len);
+void pb_string(struct pb_buf *b, uint32_t field, const char *s);
+
+/* A packed repeated varint field (left out when n == 0). */
+void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n);
+void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n);
+
+/* An embedded message: pb_begin(), its fields, pb_end(mark). */
+size_t pb_begin(struct pb_buf *b, uint32_t field);
+void pb_end(struct pb_buf *b, size_t mark);
+
+void pb_free(struct pb_buf *b);
+
+#endif /* BPFPROF_PPROF_PB_H */

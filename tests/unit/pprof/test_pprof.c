@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_pprof.c - unit tests of the pprof output plugin (plugins/pprof/):
+ * the protobuf wire encoder (varints, embedded message lengths), and the
+ * whole plugin driven through the ABI with a hand-built profile and a fake
+ * host.  The output is gunzipped and decoded back here with a small
+ * protobuf reader, then checked field by field against profile.proto:
+ * sample/period types, period, time and duration, samples with values and
+ * pid/tid/comm/thread labels, locations (kernel frames first, callers
+ * symbolized at the return address - 1 but kept at the return address),
+ * mappings (file, hex build-id, bounds, the executable first, the kernel
+ * last) and functions.  When `go` is installed, `go tool pprof -raw` must
+ * read the file too.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "bpfprof/plugin.h"
+#include "../../../plugins/pprof/pb.h"
+
+/* --- wire encoder --------------------------------------------------------- */
+
+static void test_varint(void **unused)
+{
+	uint8_t out[PB_VARINT_MAX];
+
+	assert_int_equal(pb_encode_varint(out, 0), 1);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(pb_encode_varint(out, 127), 1);
+	assert_int_equal(out[0], 127);
+	assert_int_equal(pb_encode_varint(out, 300), 2);	/* the spec's example */
+	assert_int_equal(out[0], 0xac);
+	assert_int_equal(out[1], 0x02);
+	assert_int_equal(pb_encode_varint(out, UINT64_MAX), 10);
+	assert_int_equal(out[9], 0x01);
+}
+
+static void test_nested_lengths(void **unused)
+{
+	struct pb_buf b = { 0 };
+	char big[200];
+	size_t outer, inner;
+
+	memset(big, 'x', sizeof(big));
+	outer = pb_begin(&b, 3);
+	pb_uint64(&b, 1, 150);		/* 08 96 01 */
+	inner = pb_begin(&b, 2);
+	pb_bytes(&b, 1, big, sizeof(big));	/* 0a c8 01 + 200: 203 bytes */
+	pb_end(&b, inner);
+	pb_end(&b, outer);
+	assert_false(b.oom);
+	/* outer: key 1a, length 3 + 1 + 2 + 203 = 209 (d1 01) */
+	assert_int_equal(b.len, 1 + 2 + 209);
+	assert_memory_equal(b.data, "\x1a\xd1\x01\x08\x96\x01\x12\xcb\x01\x0a\xc8\x01xx", 14);
+	pb_free(&b);
+
+	pb_uint64(&b, 5, 0);		/* zero scalars are left out */
+	pb_string(&b, 6, "");		/* empty strings are not */
+	assert_int_equal(b.len, 2);
+	assert_memory_equal(b.data, "\x32\x00", 2);
+	pb_free(&b);
+}
+
+/* --- a protobuf reader, enough for profile.proto ---------------------------- */
+
+struct field {
+	uint32_t num;
+	int wire;
+	uint64_t v;			/* varint value */
+	const uint8_t *data;		/* length-delimited bytes */
+	size_t len;
+};
+
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t c = *(*p)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Next field of the message [*p, end); 1 if one was read, 0 at the end. */
+static int next_field(const uint8_t **p, const uint8_t *end, struct field *f)
+{
+	uint64_t key;
+
+	if (*p >= end)
+		return 0;
+	assert_int_equal(read_varint(p, end, &key), 0);
+	f->num = key >> 3;
+	f->wire = key & 7;
+	if (f->wire == 0) {
+		assert_int_equal(read_varint(p, end, &f->v), 0);
+	} else {
+		assert_int_equal(f->wire, 2);
+		assert_int_equal(read_varint(p, end, &f->v), 0);
+		assert_true(f->v <= (uint64_t)(end - *p));
+		f->data = *p;
+		f->len = f->v;
+		*p += f->len;
+	}
+	return 1;
+}
+
+#define MAX 64
+
+struct d_label { int64_t key, str, num; };
+struct d_sample {
+	uint64_t locs[MAX]; size_t nr_locs;
+	int64_t values[4]; size_t nr_values;
+	struct d_label labels[8]; size_t nr_labels;
+};
+struct d_mapping { uint64_t id, start, limit, offset; int64_t file, build_id; int has_functions; };
+struct d_location { uint64_t id, mapping, address, function; int64_t line; int nr_lines; };
+struct d_function { uint64_t id; int64_t name, system_name, file; };
+
+struct decoded {
+	int64_t sample_types[4][2]; size_t nr_sample_types;
+	struct d_sample samples[MAX]; size_t nr_samples;
+	struct d_mapping mappings[MAX]; size_t nr_mappings;
+	struct d_location locations[MAX]; size_t nr_locations;
+	struct d_function functions[MAX]; size_t nr_functions;
+	char *strings[256]; size_t nr_strings;
+	int64_t time_nanos, duration_nanos, period, period_type[2], default_sample_type;
+	size_t nr_comments;
+};
+
+static void decode_value_type(const struct field *f, int64_t vt[2])
+{
+	const uint8_t *p = f->data, *end = p + f->len;
+	struct field g;
+
+	vt[0] = vt[1] = 0;
+	while (next_field(&p, end, &g))
+		if (g.num == 1 || g.num == 2)
+			vt[g.num - 1] = g.v;
+}
+
+static void decode_packed(const struct field *f, uint64_t *out, size_t *n, size_t max)
+{
+	const uint8_t *p = f->data, *end = p + f->len;
+	uint64_t v;
+
+	while (p < end) {
+		assert_int_equal(read_varint(&p, end, &v), 0);
+		assert_true(*n < max);
+		out[(*n)++] = v;
+	}
+}
+
+static void decode_sample(const struct field *f, struct d_sample *s)
+{
+	const uint8_t *p = f->data, *end = p + f->len;
+	struct field g;
+
+	memset(s, 0, sizeof(*s));
+	while (next_field(&p, end, &g)) {
+		if (g.num == 1)
+			decode_packed(&g, s->locs, &s->nr_locs, MAX);
+		else if (g.num == 2)
+			decode_packed(&g, (uint64_t *)s->values, &s->nr_values, 4);
+		else if (g.num == 3) {
+			const uint8_t *q = g.data, *qend = q + g.len;
+			struct d_label *l = &s->labels[s->nr_labels++];
+			struct field h;
+
+			while (next_field(&q, qend, &h)) {
+				if (h.num == 1) l->key = h.v;
+				if (h.num == 2) l->str = h.v;
+				if (h.num == 3) l->num = h.v;
+			}
+		}
+	}
+}
+
+static void decode(const uint8_t *data, size_t len, struct decoded *d)
+{
+	const uint8_t *p = data, *end = data + len;
+	struct field f, g;
+
+	memset(d, 0, sizeof(*d));
+	while (next_field(&p, end, &f)) {
+		const uint8_t *q = f.data, *qend = f.data + f.len;
+
+		switch (f.num) {
+		case 1:
+			decode_value_type(&f, d->sample_types[d->nr_sample_types++]);
+			break;
+		case 2:
+			decode_sample(&f, &d->samples[d->nr_samples++]);
+			break;
+		case 3: {
+			struct d_mapping *m = &d->mappings[d->nr_mappings++];
+
+			while (next_field(&q, qend, &g)) {
+				if (g.num == 1) m->id = g.v;
+				if (g.num == 2) m->start = g.v;
+				if (g.num == 3) m->limit = g.v;
+				if (g.num == 4) m->offset = g.v;
+				if (g.num == 5) m->file = g.v;
+				if (g.num == 6) m->build_id = g.v;
+				if (g.num == 7) m->has_functions = g.v;
+			}
+			break;
+		}
+		case 4: {
+			struct d_location *l = &d->locations[d->nr_locations++];
+
+			while (next_field(&q, qend, &g)) {
+				if (g.num == 1) l->id = g.v;
+				if (g.num == 2) l->mapping = g.v;
+				if (g.num == 3) l->address = g.v;
+				if (g.num == 4) {
+					const uint8_t *r = g.data, *rend = r + g.len;
+					struct field h;
+
+					l->nr_lines++;
+					while (next_field(&r, rend, &h)) {
+						if (h.num == 1) l->function = h.v;
+						if (h.num == 2) l->line = h.v;
+					}
+				}
+			}
+			break;
+		}
+		case 5: {
+			struct d_function *fn = &d->functions[d->nr_functions++];
+
+			while (next_field(&q, qend, &g)) {
+				if (g.num == 1) fn->id = g.v;
+				if (g.num == 2) fn->name = g.v;
+				if (g.num == 3) fn->system_name = g.v;
+				if (g.num == 4) fn->file = g.v;
+			}
+			break;
+		}
+		case 6:
+			d->strings[d->nr_strings++] = strndup((const char *)f.data, f.len);
+			break;
+		case 9: d->time_nanos = f.v; break;
+		case 10: d->duration_nanos = f.v; break;
+		case 11: decode_value_type(&f, d->period_type); break;
+		case 12: d->period = f.v; break;
+		case 13: {
+			uint64_t c[16];
+
+			decode_packed(&f, c, &d->nr_comments, 16);
+			break;
+		}
+		case 14: d->default_sample_type = f.v; break;
+		default:
+			fail_msg("unexpected Profile field %u", f.num);
+		}
+		assert_true(d->nr_samples < MAX && d->nr_mappings < MAX &&
+			    d->nr_locations < MAX && d->nr_functions < MAX && d->nr_strings < 256);
+	}
+}
+
+static void free_decoded(struct decoded *d)
+{
+	for (size_t i = 0; i < d->nr_strings; i++)
+		free(d->strings[i]);
+}
+
+static const char *str(const struct decoded *d, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < d->nr_strings);
+	return d->strings[i];
+}
+
+static const struct d_location *loc(const struct decoded *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nr_locations; i++)
+		if (d->locations[i].id == id)
+			return &d->locations[i];
+	fail_msg("no location %" PRIu64, id);
+	return NULL;
+}
+
+static const struct d_mapping *mapping(const struct decoded *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nr_mappings; i++)
+		if (d->mappings[i].id == id)
+			return &d->mappings[i];
+	fail_msg("no mapping %" PRIu64, id);
+	return NULL;
+}
+
+static const char *function_name(const struct decoded *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nr_functions; i++)
+		if (d->functions[i].id == id)
+			return str(d, d->functions[i].name);
+	fail_msg("no function %" PRIu64, id);
+	return NULL;
+}
+
+/* --- fake host and a hand-built profile ------------------------------------ */
+
+#define KBASE 0xffffffff81000000ull
+#define EXE_START 0x400000ull
+#define LIB_START 0x7f0000000000ull
+
+static const uint8_t exe_build_id[4] = { 0xde, 0xad, 0x01, 0x0f };
+static const struct bpfprof_mapping maps[] = {
+	{ .start = EXE_START, .end = EXE_START + 0x1000, .pgoff = 0x1000, .prot = 5,
+	  .path = "/usr/bin/app", .build_id = exe_build_id, .build_id_size = 4 },
+	{ .start = LIB_START, .end = LIB_START + 0x10000, .pgoff = 0x2000, .prot = 5,
+	  .path = "/lib/libc.so.6" },
+};
+
+struct fake_host {
+	struct bpfprof_host host;
+	char error[512];
+	int nr_errors;
+	uint64_t asked[64];		/* ips passed to symbolize() */
+	size_t nr_asked;
+};
+
+static void fake_error(const struct bpfprof_host *host, const char *fmt, ...)
+{
+	struct fake_host *fh = (struct fake_host *)host;
+	va_list ap;
+
+	if (fh->nr_errors++ == 0) {
+		va_start(ap, fmt);
+		vsnprintf(fh->error, sizeof(fh->error), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void fake_warn(const struct bpfprof_host *host, const char *fmt, ...) { }
+
+/* Function names by address range; the line is the low 12 bits of the ip. */
+static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
+			  int kernel, struct bpfprof_symbol *sym)
+{
+	struct fake_host *fh = (struct fake_host *)host;
+
+	memset(sym, 0, sizeof(*sym));
+	if (fh->nr_asked < 64)
+		fh->asked[fh->nr_asked++] = ip;
+	if (kernel) {
+		sym->module = "[kernel.kallsyms]";
+		sym->module_offset = ip;
+		sym->function = ip < KBASE + 0x100 ? "do_syscall_64" : "entry_SYSCALL_64";
+		return 0;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (ip >= maps[i].start && ip < maps[i].end) {
+			sym->module = maps[i].path;
+			sym->mapping = &maps[i];
+			sym->module_offset = ip - maps[i].start + maps[i].pgoff;
+			sym->function = i == 0 ? (ip < EXE_START + 0x100 ? "leaf" : "main") : "__libc_start_main";
+			sym->file = i == 0 ? "app.c" : NULL;
+			sym->line = i == 0 ? (uint32_t)(ip & 0xfff) : 0;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static struct fake_host fh;
+
+static void fake_host_init(void)
+{
+	memset(&fh, 0, sizeof(fh));
+	fh.host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
+	fh.host.symbolize = fake_symbolize;
+	fh.host.error = fake_error;
+	fh.host.warn = fake_warn;
+}
+
+static const uint64_t ustack1[] = { EXE_START + 0x10, EXE_START + 0x205, LIB_START + 0x99 };
+static const uint64_t ustack2[] = { EXE_START + 0x20, EXE_START + 0x205, 0x12345 /* unmapped */ };
+static const uint64_t kstack1[] = { KBASE + 0x40, KBASE + 0x300 };
+
+static const struct bpfprof_stack stacks[] = {
+	{ .ips = NULL, .nr = 0 },
+	{ .ips = ustack1, .nr = 3 },
+	{ .ips = ustack2, .nr = 3 },
+	{ .ips = kstack1, .nr = 2, .kernel = 1 },
+};
+
+static const struct bpfprof_run run = {
+	.version = "0.1.0", .event = "cpu-clock", .sample_freq = 100,
+	.sample_period = 10000000, .start_ns = 1000, .end_ns = 2000000999,
+	.realtime_anchor_ns = 1700000000123456789ull, .target = "pid 42",
+	.samples_seen = 10, .samples_kept = 10,
+};
+
+static const struct bpfprof_process procs[] = {
+	{ .pid = 42, .comm = "app", .exe = "/usr/bin/app", .mappings = maps, .nr_mappings = 2,
+	  .first_thread = 0, .nr_threads = 2, .samples = 10 },
+};
+static const struct bpfprof_thread threads[] = {
+	{ .tid = 42, .pid = 42, .process = 0, .comm = "app", .samples = 7 },
+	{ .tid = 43, .pid = 42, .process = 0, .comm = "worker", .samples = 3 },
+};
+static const struct bpfprof_count counts[] = {
+	{ .thread = 0, .user_stack = 1, .kernel_stack = 3, .samples = 2 },
+	{ .thread = 0, .user_stack = 1, .kernel_stack = 0, .samples = 5 },
+	{ .thread = 1, .user_stack = 2, .kernel_stack = 0, .samples = 3 },
+};
+static const struct bpfprof_profile profile = {
+	.run = &run, .processes = procs, .nr_processes = 1, .threads = threads, .nr_threads = 2,
+	.stacks = stacks, .nr_stacks = 4, .counts = counts, .nr_counts = 3,
+};
+
+const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t);
+
+/* Run the plugin on @prof into @path; returns write()'s result. */
+static int run_plugin(const struct bpfprof_profile *prof, const char *path)
+{
+	const struct bpfprof_plugin *pl = bpfprof_plugin_entry(BPFPROF_PLUGIN_ABI_VERSION);
+	struct bpfprof_output out = { .dir_fd = -1, .path = path };
+	void *state = NULL;
+	int err;
+
+	assert_non_null(pl);
+	assert_string_equal(pl->name, "pprof");
+	assert_null(pl->event);
+	out.file = fopen(path, "w+b");
+	assert_non_null(out.file);
+	assert_int_equal(pl->open(&fh.host, prof->run, &out, &state), 0);
+	err = pl->write(state, prof);
+	pl->close(state);
+	fclose(out.file);
+	return err;
+}
+
+/* gunzip @path into a malloc'd buffer. */
+static uint8_t *gunzip_file(const char *path, size_t *len)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	int n;
+
+	assert_non_null(gz);
+	*len = 0;
+	while ((n = gzread(gz, buf + *len, cap - *len)) > 0) {
+		*len += n;
+		if (*len == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	assert_int_equal(n, 0);
+	gzclose(gz);
+	return buf;
+}
+
+static int64_t label_num(const struct decoded *d, const struct d_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(str(d, s->labels[i].key), key))
+			return s->labels[i].num;
+	fail_msg("no label %s", key);
+	return -1;
+}
+
+static const char *label_str(const struct decoded *d, const struct d_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(str(d, s->labels[i].key), key))
+			return str(d, s->labels[i].str);
+	fail_msg("no label %s", key);
+	return NULL;
+}
+
+static void test_profile(void **unused)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	struct decoded d;
+	uint8_t *data;
+	size_t len;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	fake_host_init();
+	assert_int_equal(run_plugin(&profile, path), 0);
+	assert_int_equal(fh.nr_errors, 0);
+	/* gzip magic */
+	FILE *f = fopen(path, "rb");
+	assert_int_equal(fgetc(f), 0x1f);
+	assert_int_equal(fgetc(f), 0x8b);
+	fclose(f);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+
+	/* header */
+	assert_string_equal(str(&d, 0), "");
+	assert_int_equal(d.nr_sample_types, 2);
+	assert_string_equal(str(&d, d.sample_types[0][0]), "samples");
+	assert_string_equal(str(&d, d.sample_types[0][1]), "count");
+	assert_string_equal(str(&d, d.sample_types[1][0]), "cpu");
+	assert_string_equal(str(&d, d.sample_types[1][1]), "nanoseconds");
+	assert_string_equal(str(&d, d.period_type[0]), "cpu");
+	assert_string_equal(str(&d, d.period_type[1]), "nanoseconds");
+	assert_string_equal(str(&d, d.default_sample_type), "cpu");
+	assert_int_equal(d.period, 10000000);
+	assert_true(d.time_nanos == (int64_t)1700000000123456789ull);
+	assert_int_equal(d.duration_nanos, 1999999999);
+	assert_int_equal(d.nr_comments, 3);
+
+	/* samples: one per count, kernel frames then user frames */
+	assert_int_equal(d.nr_samples, 3);
+	const struct d_sample *s0 = &d.samples[0], *s1 = &d.samples[1], *s2 = &d.samples[2];
+	assert_int_equal(s0->nr_values, 2);
+	assert_int_equal(s0->values[0], 2);
+	assert_int_equal(s0->values[1], 2 * 10000000);
+	assert_int_equal(s1->values[0], 5);
+	assert_int_equal(s2->values[1], 3 * 10000000);
+	assert_int_equal(label_num(&d, s0, "pid"), 42);
+	assert_int_equal(label_num(&d, s0, "tid"), 42);
+	assert_int_equal(label_num(&d, s2, "tid"), 43);
+	assert_string_equal(label_str(&d, s2, "comm"), "app");
+	assert_string_equal(label_str(&d, s2, "thread"), "worker");
+
+	assert_int_equal(s0->nr_locs, 5);
+	assert_int_equal(s1->nr_locs, 3);
+	const struct d_location *k0 = loc(&d, s0->locs[0]), *k1 = loc(&d, s0->locs[1]);
+	assert_true(k0->address == KBASE + 0x40);
+	assert_true(k1->address == KBASE + 0x300);
+	assert_string_equal(function_name(&d, k0->function), "do_syscall_64");
+	assert_string_equal(function_name(&d, k1->function), "entry_SYSCALL_64");
+	const struct d_mapping *km = mapping(&d, k0->mapping);
+	assert_string_equal(str(&d, km->file), "[kernel.kallsyms]");
+	assert_true(km->start <= KBASE + 0x40 && km->limit > KBASE + 0x300);
+	assert_int_equal(km->has_functions, 1);
+
+	/* the same user frames share locations across samples */
+	assert_int_equal(s0->locs[2], s1->locs[0]);
+	assert_int_equal(s0->locs[3], s1->locs[1]);
+	const struct d_location *leaf = loc(&d, s1->locs[0]), *caller = loc(&d, s1->locs[1]);
+	assert_true(leaf->address == EXE_START + 0x10);
+	assert_string_equal(function_name(&d, leaf->function), "leaf");
+	assert_int_equal(leaf->line, 0x10);		/* leaf: the ip itself */
+	assert_true(caller->address == EXE_START + 0x205);	/* the return address */
+	assert_string_equal(function_name(&d, caller->function), "main");
+	assert_int_equal(caller->line, 0x204);		/* symbolized at ip - 1 */
+	const struct d_mapping *em = mapping(&d, leaf->mapping);
+	assert_string_equal(str(&d, em->file), "/usr/bin/app");
+	assert_string_equal(str(&d, em->build_id), "dead010f");
+	assert_true(em->start == EXE_START && em->limit == EXE_START + 0x1000);
+	assert_int_equal(em->offset, 0x1000);
+	const struct d_location *libc = loc(&d, s1->locs[2]);
+	assert_string_equal(str(&d, mapping(&d, libc->mapping)->file), "/lib/libc.so.6");
+	assert_int_equal(mapping(&d, libc->mapping)->offset, 0x2000);
+	assert_int_equal(mapping(&d, libc->mapping)->build_id, 0);
+	/* an address in no mapping: a location with neither mapping nor line */
+	const struct d_location *lost = loc(&d, s2->locs[2]);
+	assert_int_equal(lost->address, 0x12345);
+	assert_int_equal(lost->mapping, 0);
+	assert_int_equal(lost->nr_lines, 0);
+
+	/* mapping order: the executable first, the kernel last */
+	assert_int_equal(d.nr_mappings, 3);
+	assert_string_equal(str(&d, d.mappings[0].file), "/usr/bin/app");
+	assert_string_equal(str(&d, d.mappings[2].file), "[kernel.kallsyms]");
+
+	/* every location is symbolized once (cached by location) */
+	assert_int_equal(fh.nr_asked, 7);
+
+	/* go tool pprof reads it, if installed; "leaf" has 5 + 3 of the 10
+	 * samples as its own (the other 2 have a kernel leaf) */
+	if (system("command -v go >/dev/null 2>&1") == 0) {
+		char cmd[512];
+		snprintf(cmd, sizeof(cmd), "go tool pprof -raw %s 2>&1 | grep -q 'dead010f'", path);
+		assert_int_equal(system(cmd), 0);
+		snprintf(cmd, sizeof(cmd), "go tool pprof -top %s 2>/dev/null | grep -Eq '80\\.00%%.*leaf$'", path);
+		assert_int_equal(system(cmd), 0);
+	}
+
+	free_decoded(&d);
+	free(data);
+	unlink(path);
+}
+
+/* An empty profile still gives a valid file with its header. */
+static void test_empty_profile(void **unused)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	struct bpfprof_profile empty = profile;
+	struct decoded d;
+	uint8_t *data;
+	size_t len;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	empty.nr_counts = 0;
+	fake_host_init();
+	assert_int_equal(run_plugin(&empty, path), 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+	assert_int_equal(d.nr_samples, 0);
+	assert_int_equal(d.nr_sample_types, 2);
+	assert_int_equal(d.period, 10000000);
+	free_decoded(&d);
+	free(data);
+	unlink(path);
+}
+
+/* A count naming a missing stack is an error with a message. */
+static void test_bad_stack(void **unused)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	struct bpfprof_count bad[] = { { .thread = 0, .user_stack = 9, .samples = 1 } };
+	struct bpfprof_profile p = profile;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	p.counts = bad;
+	p.nr_counts = 1;
+	fake_host_init();
+	assert_int_equal(run_plugin(&p, path), -EINVAL);
+	assert_int_equal(fh.nr_errors, 1);
+	assert_non_null(strstr(fh.error, "pprof:"));
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_varint),
+		cmocka_unit_test(test_nested_lengths),
+		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_bad_stack),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
