@@ -299,6 +299,32 @@ static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct
 }
 
 /*
+ * The copy of [sp, sp + n) faulted: a thread's stack often ends less than n
+ * bytes above sp.  Copy the longest prefix that ends on a page boundary and
+ * can be read, trying one page less each time.
+ */
+static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
+							__u64 sp, __u32 n)
+{
+	__u64 top = (sp + n) & ~4095ull;
+
+	for (int i = 0; i < BPFPROF_MAX_USER_STACK / 4096 + 1; i++) {
+		__u64 m;	/* 64-bit: no sub-register copy that loses the bound */
+
+		if (top <= sp)
+			return;
+		m = top - sp;
+		if (m > user_stack_size)
+			m = user_stack_size;
+		if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0) {
+			e->stack_size = m;
+			return;
+		}
+		top -= 4096;
+	}
+}
+
+/*
  * --call-graph dwarf: the sample with the user registers and a copy of the
  * user stack from sp upward (capped at the end of the environment strings
  * for the main thread, where the stack mapping ends).
@@ -345,6 +371,8 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 			n = user_stack_size;
 		if (n && bpf_probe_read_user(e->stack, n, (void *)sp) == 0)
 			e->stack_size = n;
+		else if (n)
+			copy_user_stack_below_fault(e, sp, n);
 	}
 	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;

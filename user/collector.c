@@ -30,6 +30,7 @@
 #include "sampler.h"
 #include "summary.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 /* Refresh a process's mappings at most this often on unknown addresses. */
 #define MAPS_REFRESH_NS 20000000ull
@@ -59,6 +60,9 @@ struct collector {
 	int exec_errno;
 	uint64_t maps_refreshes;
 	struct sampler_stats stats;
+	struct unwinder *unwinder;	/* --call-graph dwarf */
+	uint64_t unwind_stops[UNWIND_STOP_NR];
+	uint64_t unwind_samples;
 };
 
 static volatile sig_atomic_t stop_requests;
@@ -193,6 +197,8 @@ static int refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns
 	procmaps_free(&pm);
 	proc->maps_time_ns = now_ns(CLOCK_MONOTONIC);
 	c->maps_refreshes++;
+	if (c->unwinder)
+		unwinder_forget(c->unwinder, proc->pid);
 	return err;
 }
 
@@ -352,16 +358,70 @@ static int on_task_event(void *ctx, const struct task_event *e)
 
 /* ---- samples ------------------------------------------------------------ */
 
+/* 64-bit id of an unwound stack (its own seed: never equal to a BPF id in practice). */
+static uint64_t unwound_stack_id(const uint64_t *ips, int n)
+{
+	uint64_t h = 0x84222325cbf29ce4ull ^ (uint64_t)n;
+
+	for (int i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* --call-graph dwarf: unwind the copied user stack into an interned stack. */
+static int unwind_sample(struct collector *c, const struct dwarf_sample_event *d, size_t size,
+			 uint32_t *user)
+{
+	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];
+	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp };
+	enum unwind_stop why = UNWIND_ERROR;
+	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;
+	struct proc *proc = profile_find_proc(c->profile, d->sample.tgid);
+	int n = -ENOENT;
+
+	*user = 0;
+	if (!d->has_regs || !proc)
+		return 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		n = unwinder_unwind(c->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs, d->stack,
+				    len, ips, c->opts->max_stack, &why);
+		/* A pc outside the known mappings: a library appeared since we looked. */
+		if (attempt || why != UNWIND_UNMAPPED ||
+		    now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns < MAPS_REFRESH_NS ||
+		    refresh_maps(c, proc, d->sample.time_ns))
+			break;
+	}
+	if (n <= 0) {
+		ips[0] = d->ip;
+		n = 1;
+		why = UNWIND_ERROR;
+	}
+	c->unwind_samples++;
+	c->unwind_stops[why < UNWIND_STOP_NR ? why : UNWIND_ERROR]++;
+	return profile_intern_stack(c->profile, unwound_stack_id(ips, n), ips, (uint32_t)n, 0, user);
+}
+
 static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 {
 	struct collector *c = ctx;
 	struct bpfprof_event ev = { .type = BPFPROF_EVENT_SAMPLE, .cpu = e->cpu,
 				    .time_ns = e->time_ns, .pid = e->tgid, .tid = e->tid };
 	uint32_t user, kernel;
+	int err;
 
 	if (!profile_find_proc(c->profile, e->tgid))
 		snapshot_process(c, e->tgid, e->time_ns);
-	if (intern_stack(c, e->user_stack, &user) || intern_stack(c, e->kernel_stack, &kernel)) {
+	if (c->unwinder && size >= sizeof(struct dwarf_sample_event))
+		err = unwind_sample(c, (const struct dwarf_sample_event *)e, size, &user);
+	else
+		err = intern_stack(c, e->user_stack, &user);
+	if (err || intern_stack(c, e->kernel_stack, &kernel)) {
 		/* The stack was stored before the sample was sent; cannot happen. */
 		c->stats.drops[DROP_STACK_MAP_FULL]++;
 		return 0;
@@ -790,6 +850,23 @@ static void finish_run_stats(struct collector *c)
 	c->run.samples_kept = c->stats.kept - extra[DROP_STACK_MAP_FULL];
 }
 
+static void print_unwind_stats(const struct collector *c)
+{
+	static const char *const names[UNWIND_STOP_NR] = {
+		[UNWIND_END] = "complete", [UNWIND_TRUNCATED] = "stack-copy-too-small",
+		[UNWIND_NO_CFI] = "no-cfi", [UNWIND_UNMAPPED] = "unmapped-address",
+		[UNWIND_MAX_DEPTH] = "max-depth", [UNWIND_ERROR] = "error",
+	};
+
+	fprintf(stderr, "bpfprof: dwarf unwinding: %llu samples;",
+		(unsigned long long)c->unwind_samples);
+	for (int i = 0; i < UNWIND_STOP_NR; i++)
+		if (c->unwind_stops[i])
+			fprintf(stderr, " %s %llu", names[i] ? names[i] : "other",
+				(unsigned long long)c->unwind_stops[i]);
+	fputc('\n', stderr);
+}
+
 static int exit_status(const struct collector *c, int err)
 {
 	if (err)
@@ -825,6 +902,8 @@ static int setup(struct collector *c, uint32_t *command_pid)
 	c->symbolizer = symbolizer_new();
 	if (!c->profile || !c->symbolizer)
 		return -ENOMEM;
+	if (o->dwarf && !(c->unwinder = unwinder_new()))
+		return -ENOMEM;
 	host_init(&c->host, c->profile, c->symbolizer, c->plugin.desc->name);
 	fill_run(c);
 	if (o->targets == TARGETS_COMMAND) {
@@ -850,6 +929,7 @@ static void cleanup(struct collector *c)
 	sampler_close(c->sampler);
 	host_fini(&c->host);
 	symbolizer_free(c->symbolizer);
+	unwinder_free(c->unwinder);
 	profile_free(c->profile);
 	plugin_unload(&c->plugin);
 }
@@ -887,8 +967,11 @@ int collector_run(const struct options *opts)
 	}
 	finish_run_stats(&c);
 	err = c.failed ?: write_outputs(&c, &outs);
-	if (!err && !opts->quiet)
+	if (!err && !opts->quiet) {
 		summary_print(stderr, &c.run, c.profile, &c.host.api, &c.stats, &outs);
+		if (c.unwinder)
+			print_unwind_stats(&c);
+	}
 out:
 	summary_outputs_free(&outs);
 	cleanup(&c);

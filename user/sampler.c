@@ -252,7 +252,7 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 	}
 	err = profile_bpf__load(s->skel);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
+		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
 			fprintf(stderr, "bpfprof: not allowed to load BPF programs (uid %d); run as root "
 				"or with CAP_BPF and CAP_PERFMON\n", (int)geteuid());
 		else

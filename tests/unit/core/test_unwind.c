@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_unwind.c - unit tests of user/unwind.c on real stacks of this
+ * process: functions built without frame pointers capture their own
+ * registers and 8 KiB of stack the way the BPF program does, and the
+ * unwound pcs must symbolize to the real call path (own functions, and
+ * through libc's qsort back into the caller); short copies, garbage
+ * registers and a throughput measurement.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <gelf.h>
+#include <sys/auxv.h>
+
+#include "procmaps.h"
+#include "symbolize.h"
+#include "unwind.h"
+
+#define STACK_COPY 8192
+#define MAX_FRAMES 128
+
+/* Built the way distributions build: no frame pointers, no tail calls. */
+#define NOFP __attribute__((noipa, optimize("omit-frame-pointer", "no-optimize-sibling-calls")))
+
+/* One captured sample, as the BPF program would deliver it. */
+struct capture {
+	struct unwind_regs regs;
+	uint8_t stack[STACK_COPY];
+	size_t size;
+};
+
+static uint64_t stack_end;		/* end of this thread's [stack] mapping */
+static struct capture cap_abc, cap_qsort;
+static volatile int sink;
+
+/*
+ * Copy up to STACK_COPY bytes from @sp, bounded by the stack mapping.
+ * Byte by byte and not instrumented: under AddressSanitizer the other
+ * frames' redzones are read too, like the BPF program reads them.
+ */
+NOFP __attribute__((no_sanitize_address)) static void copy_stack(struct capture *c, uint64_t sp)
+{
+	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
+	size_t n = STACK_COPY, i;
+
+	if (stack_end > sp && stack_end - sp < n)
+		n = (size_t)(stack_end - sp);
+	for (i = 0; i < n; i++)
+		c->stack[i] = src[i];
+	c->size = n;
+}
+
+/*
+ * Capture rip (a label right here), rsp and rbp at the same instruction,
+ * then the stack above rsp.  Must be expanded inside the function whose
+ * frame is the leaf.
+ */
+#define CAPTURE(c)                                                              \
+	do {                                                                    \
+		uint64_t ip_, sp_, bp_;                                         \
+		__asm__ volatile("lea 0f(%%rip), %0\n\t"                        \
+				 "0:\n\t"                                       \
+				 "mov %%rsp, %1\n\t"                            \
+				 "mov %%rbp, %2"                                \
+				 : "=&r"(ip_), "=&r"(sp_), "=&r"(bp_) :: "memory"); \
+		(c)->regs.ip = ip_;                                             \
+		(c)->regs.sp = sp_;                                             \
+		(c)->regs.bp = bp_;                                             \
+		copy_stack((c), sp_);                                           \
+	} while (0)
+
+NOFP int unwtest_c(int x)
+{
+	volatile int local[8];
+
+	local[x & 7] = x;
+	CAPTURE(&cap_abc);
+	return local[x & 7] + 1;
+}
+
+NOFP int unwtest_b(int x)
+{
+	volatile int local[16];
+
+	local[x & 15] = unwtest_c(x + 1);
+	return local[x & 15] + 1;
+}
+
+NOFP int unwtest_a(int x)
+{
+	int r = unwtest_b(x + 1);
+
+	sink = r;
+	return r + 1;
+}
+
+static int qsort_captured;
+
+NOFP int unwtest_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (!qsort_captured) {
+		qsort_captured = 1;
+		CAPTURE(&cap_qsort);
+	}
+	return (x > y) - (x < y);
+}
+
+NOFP int unwtest_sorter(int n)
+{
+	int v[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		v[i] = (i * 37) % 64;
+	qsort(v, (size_t)(n < 64 ? n : 64), sizeof(v[0]), unwtest_cmp);
+	sink = v[0];
+	return v[1] + 1;
+}
+
+/*
+ * A function without any CFI (no .cfi directives, so no FDE) that keeps
+ * a frame pointer and calls unwtest_nocfi_cb: the unwinder must step over
+ * it with the frame-pointer fallback, and count that step.
+ */
+static struct capture cap_nocfi;
+int unwtest_nocfi(int (*fn)(int), int x);
+__asm__(".text\n"
+	".globl unwtest_nocfi\n"
+	".type unwtest_nocfi, @function\n"
+	"unwtest_nocfi:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tmov %rdi, %rax\n"
+	"\tmov %esi, %edi\n"
+	"\tcall *%rax\n"
+	"\tadd $1, %eax\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size unwtest_nocfi, .-unwtest_nocfi\n");
+
+NOFP int unwtest_nocfi_cb(int x)
+{
+	volatile int local[4];
+
+	local[x & 3] = x;
+	CAPTURE(&cap_nocfi);
+	return local[x & 3];
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+struct ctx {
+	struct procmaps maps;
+	struct symbolizer *sym;
+	struct unwinder *u;
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	size_t i;
+
+	assert_non_null(c);
+	assert_int_equal(procmaps_read((uint32_t)getpid(), &c->maps), 0);
+	for (i = 0; i < c->maps.nr; i++)
+		if (strcmp(c->maps.maps[i].path, "[stack]") == 0)
+			stack_end = c->maps.maps[i].end;
+	assert_true(stack_end != 0);
+	c->sym = symbolizer_new();
+	c->u = unwinder_new();
+	assert_non_null(c->sym);
+	assert_non_null(c->u);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	unwinder_free(c->u);
+	symbolizer_free(c->sym);
+	procmaps_free(&c->maps);
+	free(c);
+	return 0;
+}
+
+/* Function name of frame @i (ip - 1 for callers), "?" if unknown. */
+static const char *frame_name(struct ctx *c, const uint64_t *ips, int i)
+{
+	struct bpfprof_symbol s;
+	uint64_t ip = i ? ips[i] - 1 : ips[i];
+
+	if (symbolizer_user(c->sym, (uint32_t)getpid(), c->maps.maps, c->maps.nr, ip, &s) != 0 ||
+	    !s.function)
+		return "?";
+	return s.function;
+}
+
+static void print_stack(struct ctx *c, const char *what, const uint64_t *ips, int n,
+			enum unwind_stop why)
+{
+	int i;
+
+	printf("# %s: %d frames, stop %s\n", what, n, unwind_stop_name(why));
+	for (i = 0; i < n; i++)
+		printf("#   %2d %#" PRIx64 " %s\n", i, ips[i], frame_name(c, ips, i));
+}
+
+/* Index of the first frame >= @from named @name (substring), or -1. */
+static int find_frame(struct ctx *c, const uint64_t *ips, int n, int from, const char *name)
+{
+	int i;
+
+	for (i = from; i < n; i++)
+		if (strstr(frame_name(c, ips, i), name))
+			return i;
+	return -1;
+}
+
+static int unwind(struct ctx *c, const struct capture *cap, size_t size, uint64_t *ips,
+		  enum unwind_stop *why)
+{
+	return unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &cap->regs,
+			       cap->stack, size, ips, MAX_FRAMES, why);
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* main -> ... -> test -> a -> b -> c, all of a, b, c without frame pointers. */
+static void test_own_functions(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	struct unwind_stats st;
+	int n, ia, ib, ic, im;
+
+	assert_true(unwtest_a(1) > 0);
+	n = unwind(c, &cap_abc, cap_abc.size, ips, &why);
+	print_stack(c, "a->b->c", ips, n, why);
+	assert_true(n >= 4);
+	assert_int_equal(ips[0], cap_abc.regs.ip);
+	ic = find_frame(c, ips, n, 0, "unwtest_c");
+	ib = find_frame(c, ips, n, 0, "unwtest_b");
+	ia = find_frame(c, ips, n, 0, "unwtest_a");
+	assert_int_equal(ic, 0);
+	assert_int_equal(ib, 1);
+	assert_int_equal(ia, 2);
+	assert_string_equal(frame_name(c, ips, 3), "test_own_functions");
+	im = find_frame(c, ips, n, 4, "main");
+	assert_true(im > 3);
+	/* after main only libc's start code, then the end (or the copy's end) */
+	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+	unwinder_stats(c->u, &st);
+	assert_int_equal(st.fp_steps, 0);	/* every step through CFI */
+}
+
+/* The comparison callback of qsort: through libc's msort back to us. */
+static void test_qsort_callback(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int n, icmp, iq, isort, im;
+
+	qsort_captured = 0;
+	assert_true(unwtest_sorter(64) > 0);
+	assert_true(qsort_captured);
+	n = unwind(c, &cap_qsort, cap_qsort.size, ips, &why);
+	print_stack(c, "qsort", ips, n, why);
+	icmp = find_frame(c, ips, n, 0, "unwtest_cmp");
+	assert_int_equal(icmp, 0);
+	iq = find_frame(c, ips, n, 1, "sort");	/* msort_with_tmp, __qsort_r */
+	isort = find_frame(c, ips, n, 1, "unwtest_sorter");
+	assert_true(iq >= 1);
+	assert_true(isort > iq);
+	assert_string_equal(frame_name(c, ips, isort + 1), "test_qsort_callback");
+	im = find_frame(c, ips, n, isort + 1, "main");
+	assert_true(im > isort);
+	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+}
+
+/* A copy too small for the frames above: truncated, not an error. */
+static void test_truncated(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int n;
+
+	assert_true(unwtest_a(2) > 0);
+	n = unwind(c, &cap_abc, 256, ips, &why);
+	print_stack(c, "256 bytes", ips, n, why);
+	assert_true(n >= 1);
+	assert_int_equal(why, UNWIND_TRUNCATED);
+	assert_int_equal(ips[0], cap_abc.regs.ip);
+
+	/* no stack at all */
+	n = unwind(c, &cap_abc, 0, ips, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, UNWIND_TRUNCATED);
+}
+
+/* @max frames: UNWIND_MAX_DEPTH. */
+static void test_max_depth(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int n;
+
+	assert_true(unwtest_a(3) > 0);
+	n = unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &cap_abc.regs,
+			    cap_abc.stack, cap_abc.size, ips, 2, &why);
+	assert_int_equal(n, 2);
+	assert_int_equal(why, UNWIND_MAX_DEPTH);
+	n = unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &cap_abc.regs,
+			    cap_abc.stack, cap_abc.size, ips, 1, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, UNWIND_MAX_DEPTH);
+}
+
+/* Garbage: unmapped ip, random stack contents; never a crash. */
+static void test_garbage(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	static uint8_t junk[STACK_COPY];
+	struct unwind_regs r = { 0x1234, 0x7ffd00000000ull, 0 };
+	enum unwind_stop why;
+	unsigned seed = 12345;
+	int n, i;
+	size_t k;
+
+	n = unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &r, junk,
+			    sizeof(junk), ips, MAX_FRAMES, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, UNWIND_UNMAPPED);
+
+	assert_int_equal(unwinder_unwind(c->u, 1, c->maps.maps, c->maps.nr, &r, NULL, 16, ips,
+					 MAX_FRAMES, &why), -EINVAL);
+	assert_int_equal(unwinder_unwind(c->u, 1, c->maps.maps, c->maps.nr, &r, junk, 16, ips, 0,
+					 &why), -EINVAL);
+
+	/* a real ip with random stack bytes and registers */
+	assert_true(unwtest_a(4) > 0);
+	for (i = 0; i < 2000; i++) {
+		for (k = 0; k < sizeof(junk); k++) {
+			seed = seed * 1103515245u + 12345u;
+			junk[k] = (uint8_t)(seed >> 16);
+		}
+		/* sometimes plant plausible pointers into the copy and into code */
+		for (k = 0; k + 8 <= sizeof(junk) && (i & 1); k += 64) {
+			uint64_t v = (k & 64) ? cap_abc.regs.ip + (k % 300) :
+				     cap_abc.regs.sp + k + 128;
+			memcpy(junk + k, &v, 8);
+		}
+		r.ip = cap_abc.regs.ip;
+		if (i % 3 == 0)
+			r.ip = cap_qsort.regs.ip;
+		r.sp = cap_abc.regs.sp;
+		r.bp = (i % 4 == 0) ? 0 : cap_abc.regs.sp + (uint64_t)(seed % 4096);
+		n = unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &r,
+				    junk, (size_t)(seed % (sizeof(junk) + 1)), ips, MAX_FRAMES, &why);
+		assert_true(n >= 1);
+		assert_true(n <= MAX_FRAMES);
+		assert_true((unsigned)why < UNWIND_STOP_NR);
+		assert_int_equal(ips[0], r.ip);
+		for (k = 1; k < (size_t)n; k++)
+			assert_non_null(procmaps_find(c->maps.maps, c->maps.nr, ips[k]));
+	}
+	/* ip in data (no CFI): leaf only or a counted frame-pointer step */
+	r.ip = (uint64_t)(uintptr_t)&sink;
+	r.sp = cap_abc.regs.sp;
+	r.bp = 0;
+	n = unwinder_unwind(c->u, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &r,
+			    cap_abc.stack, cap_abc.size, ips, MAX_FRAMES, &why);
+	assert_true(n >= 1);
+	printf("# ip in data: %d frames, stop %s\n", n, unwind_stop_name(why));
+}
+
+/* A frame without CFI: one counted frame-pointer step, then CFI again. */
+static void test_fp_fallback(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	struct unwind_stats st0, st1;
+	int n, inocfi;
+
+	assert_int_equal(unwtest_nocfi(unwtest_nocfi_cb, 7), 8);
+	unwinder_stats(c->u, &st0);
+	n = unwind(c, &cap_nocfi, cap_nocfi.size, ips, &why);
+	unwinder_stats(c->u, &st1);
+	print_stack(c, "no-CFI frame", ips, n, why);
+	assert_string_equal(frame_name(c, ips, 0), "unwtest_nocfi_cb");
+	inocfi = find_frame(c, ips, n, 1, "unwtest_nocfi");
+	assert_int_equal(inocfi, 1);
+	assert_string_equal(frame_name(c, ips, 2), "test_fp_fallback");
+	assert_true(find_frame(c, ips, n, 3, "main") > 2);
+	assert_int_equal(st1.fp_steps - st0.fp_steps, 1);
+	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+}
+
+/* Address of the function @name in this process's vdso, 0 if not found. */
+static uint64_t vdso_function(const char *name)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t size, addr = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (!eh)
+		return 0;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)eh, size);
+	while (elf && !addr && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && strcmp(n, name) == 0 && sym.st_value) {
+				/* the vdso's vaddrs start at 0 (its first PT_LOAD) */
+				addr = (uint64_t)(uintptr_t)eh + sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return addr;
+}
+
+/*
+ * A sample at the first instruction of the vdso's clock_gettime, called
+ * from unwtest_c: the [vdso] module's CFI leads back into our code.
+ */
+static void test_vdso(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES], ref[MAX_FRAMES];
+	static struct capture v;
+	enum unwind_stop why, rwhy;
+	int n, nref;
+
+	v.regs.ip = vdso_function("__vdso_clock_gettime");
+	if (!v.regs.ip)
+		skip();
+	assert_true(unwtest_a(8) > 0);
+	nref = unwind(c, &cap_abc, cap_abc.size, ref, &rwhy);
+	/* as if unwtest_c had just called it: return address on top */
+	v.regs.sp = cap_abc.regs.sp - 8;
+	v.regs.bp = cap_abc.regs.bp;
+	memcpy(v.stack, &cap_abc.regs.ip, 8);
+	memcpy(v.stack + 8, cap_abc.stack, cap_abc.size - 8);
+	v.size = cap_abc.size;
+	n = unwind(c, &v, v.size, ips, &why);
+	print_stack(c, "vdso", ips, n, why);
+	assert_true(n >= 3);
+	assert_int_equal(ips[0], v.regs.ip);
+	assert_int_equal(ips[1], cap_abc.regs.ip);
+	assert_int_equal(ips[2], ref[1]);
+	assert_int_equal(ips[3], ref[2]);
+	(void)nref;
+}
+
+/* Forgetting a process and unwinding again gives the same stack. */
+static void test_forget(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips1[MAX_FRAMES], ips2[MAX_FRAMES];
+	enum unwind_stop why1, why2;
+	int n1, n2, i;
+
+	assert_true(unwtest_a(5) > 0);
+	n1 = unwind(c, &cap_abc, cap_abc.size, ips1, &why1);
+	unwinder_forget(c->u, (uint32_t)getpid());
+	unwinder_forget(c->u, 999999999);
+	n2 = unwind(c, &cap_abc, cap_abc.size, ips2, &why2);
+	assert_int_equal(n1, n2);
+	assert_int_equal(why1, why2);
+	assert_memory_equal(ips1, ips2, (size_t)n1 * sizeof(ips1[0]));
+
+	/*
+	 * More processes than the cache holds, none alive (files opened by
+	 * path): least recently used ones are evicted, results stay equal.
+	 */
+	for (i = 0; i < UNWIND_MAX_PROCS + 8; i++) {
+		n2 = unwinder_unwind(c->u, 0x3ffffff0u - (uint32_t)i, c->maps.maps, c->maps.nr,
+				     &cap_abc.regs, cap_abc.stack, cap_abc.size, ips2, MAX_FRAMES,
+				     &why2);
+		assert_int_equal(n1, n2);
+		assert_memory_equal(ips1, ips2, (size_t)n1 * sizeof(ips1[0]));
+	}
+}
+
+/* CPU time of this thread: the machine may be loaded by other work. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How many samples/s a warm unwinder handles (printed, not asserted). */
+static void test_throughput(void **state)
+{
+	struct ctx *c = *state;
+	struct unwinder *cold;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int i, n = 0, iters = 20000;
+	double t0, t1, t2;
+	uint64_t frames = 0;
+	struct unwind_stats st;
+
+	assert_true(unwtest_a(6) > 0);
+	qsort_captured = 0;
+	assert_true(unwtest_sorter(64) > 0);
+	cold = unwinder_new();
+	assert_non_null(cold);
+	t0 = now_s();
+	n = unwinder_unwind(cold, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &cap_abc.regs,
+			    cap_abc.stack, cap_abc.size, ips, MAX_FRAMES, &why);
+	t1 = now_s();
+	assert_true(n > 3);
+	unwinder_free(cold);
+	for (i = 0; i < iters; i++) {
+		const struct capture *cap = (i & 1) ? &cap_qsort : &cap_abc;
+
+		n = unwind(c, cap, cap->size, ips, &why);
+		assert_true(n > 3);
+		frames += (uint64_t)n;
+	}
+	t2 = now_s();
+	printf("# first sample of a process (Dwfl build, CFI load): %.2f ms CPU\n", (t1 - t0) * 1e3);
+	unwinder_stats(c->u, &st);
+	printf("# stats: %" PRIu64 " samples, %" PRIu64 " frames, %" PRIu64 " fp steps, "
+	       "%" PRIu64 " Dwfl builds, %" PRIu64 " module errors\n", st.samples, st.frames,
+	       st.fp_steps, st.dwfl_builds, st.module_errors);
+	for (i = 0; i < UNWIND_STOP_NR; i++)
+		printf("#   stop %-10s %" PRIu64 "\n", unwind_stop_name(i), st.stops[i]);
+	printf("# warm: %d samples in %.3f s CPU = %.0f samples/s, %.1f frames/sample, %.2f us/frame\n",
+	       iters, t2 - t1, iters / (t2 - t1), (double)frames / iters,
+	       (t2 - t1) * 1e6 / (double)frames);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_functions),
+		cmocka_unit_test(test_qsort_callback),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_max_depth),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_fp_fallback),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_throughput),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwind.c - the userspace DWARF unwinder of `--call-graph dwarf`: per
+ * process elfutils Dwfl (modules at their load biases, CFI cached by
+ * libdw), thread callbacks that serve the sample's registers and its
+ * stack copy, the frame walk with its stop reasons, and a [vdso] module
+ * made from this process's own vdso image.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <uthash.h>
+
+#include "procmaps.h"
+#include "unwind.h"
+
+/* DWARF register numbers of x86_64 (System V psABI). */
+#define DWARF_RBP 6
+#define DWARF_RSP 7
+
+/* Entries of the per-process "does this pc have CFI" cache (power of 2). */
+#define CFI_CACHE_SIZE 1024
+
+/* One cached answer of pc_has_cfi(): key is pc + 1 (0 = empty). */
+struct cfi_slot {
+	uint64_t key;
+	bool has;
+};
+
+/* The sample being unwound (lives on unwinder_unwind()'s stack). */
+struct sample {
+	uint32_t pid;
+	const struct unwind_regs *regs;
+	const uint8_t *stack;
+	size_t size;
+	const struct bpfprof_mapping *maps;
+	size_t nr_maps;
+	uint64_t *ips;
+	size_t max, n;
+	enum unwind_stop why;
+	bool stopped;		/* why was decided by the frame callback */
+	bool read_beyond;	/* a read above the copy failed in this step */
+	bool read_failed;	/* any read failed in this step */
+	bool started;		/* the initial frame was seen */
+	uint64_t prev_sp;
+	uint64_t prev_pc;	/* pc used for the CFI lookup of the last frame */
+	uint64_t fp_steps;
+};
+
+/* One process: its Dwfl with a module per executable file mapping. */
+struct proc {
+	UT_hash_handle hh;		/* keyed by pid */
+	uint32_t pid;
+	Dwfl *dwfl;
+	bool attached;
+	uint64_t sig;			/* signature of the reported mappings */
+	uint64_t last_use;
+	size_t nr_modules;		/* modules reported (files held open) */
+	struct sample *cur;		/* during unwinder_unwind() */
+	struct cfi_slot *cfi_cache;	/* CFI_CACHE_SIZE entries */
+};
+
+struct unwinder {
+	struct proc *procs;		/* uthash by pid */
+	size_t nr_procs;
+	size_t nr_modules;		/* sum over procs */
+	uint64_t clock;			/* use counter for LRU eviction */
+	Elf *arch_elf;			/* an x86_64 ELF header: selects the backend */
+	unsigned char arch_ehdr[sizeof(Elf64_Ehdr)];
+	int vdso_fd;			/* memfd holding our vdso image, -1 if none */
+	uint64_t vdso_size;		/* its mapping size (page rounded) */
+	bool vdso_tried;
+	struct unwind_stats stats;
+};
+
+static const char *const stop_names[UNWIND_STOP_NR] = {
+	[UNWIND_END] = "end",
+	[UNWIND_TRUNCATED] = "truncated",
+	[UNWIND_NO_CFI] = "no-cfi",
+	[UNWIND_UNMAPPED] = "unmapped",
+	[UNWIND_MAX_DEPTH] = "max-depth",
+	[UNWIND_ERROR] = "error",
+};
+
+const char *unwind_stop_name(enum unwind_stop why)
+{
+	return (unsigned)why < UNWIND_STOP_NR ? stop_names[why] : "?";
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,	/* .debug_frame */
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = NULL,
+};
+
+/* ---- thread callbacks ---------------------------------------------------- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct proc *p = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = p;
+	return (pid_t)p->pid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct proc *p = arg;
+
+	if ((uint32_t)tid != p->pid)
+		return false;
+	*thread_argp = p;
+	return true;
+}
+
+/* 8 bytes at @addr, only from the stack copy. */
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct proc *p = arg;
+	struct sample *s = p->cur;
+	uint64_t sp = s->regs->sp;
+
+	if (addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*result)) {
+		memcpy(result, s->stack + (addr - sp), sizeof(*result));
+		return true;
+	}
+	s->read_failed = true;
+	if (addr >= sp)
+		s->read_beyond = true;
+	return false;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct proc *p = arg;
+	const struct unwind_regs *r = p->cur->regs;
+	Dwarf_Word regs[2] = { r->bp, r->sp };	/* DWARF 6 (rbp), 7 (rsp) */
+
+	if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, r->ip);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* ---- modules --------------------------------------------------------------- */
+
+/*
+ * Load bias of the ELF file @elf mapped with file offset @pgoff at
+ * @start: start - vaddr(pgoff), vaddr through the PT_LOAD segment that
+ * holds pgoff (its page-aligned range).  0 for ET_EXEC.  Returns 0 or
+ * -EINVAL when no segment holds @pgoff.
+ */
+static int load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	GElf_Ehdr ehm, *eh = gelf_getehdr(elf, &ehm);
+	size_t phnum, i;
+
+	if (!eh || elf_getphdrnum(elf, &phnum) != 0)
+		return -EINVAL;
+	if (eh->e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr phm, *ph = gelf_getphdr(elf, (int)i, &phm);
+		uint64_t lo;
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		lo = ph->p_offset & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+		if (pgoff >= lo && pgoff < ph->p_offset + ph->p_filesz) {
+			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
+			*bias = start - (ph->p_vaddr - (ph->p_offset - pgoff));
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Report the file open as @fd (consumed) mapped by @m; 0 or -errno. */
+static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint64_t pgoff)
+{
+	uint64_t bias = 0;
+	Elf *elf;
+	int err;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return -EINVAL;
+	}
+	err = load_bias(elf, start, pgoff, &bias);
+	elf_end(elf);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* ET_DYN with add_p_vaddr: base is the bias; ET_EXEC: base ignored */
+	if (!dwfl_report_elf(dwfl, name, name, fd, bias, true)) {
+		close(fd);	/* only consumed on success */
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Our own vdso image in a memfd, used for processes whose [vdso]
+ * mapping has the same size (same kernel, same ABI: the same image).
+ */
+static void load_vdso(struct unwinder *u)
+{
+	const Elf64_Ehdr *eh;
+	uint64_t size;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd;
+
+	u->vdso_tried = true;
+	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1u << 20))
+		return;
+	fd = memfd_create("bpfprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, eh, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	u->vdso_fd = fd;
+	u->vdso_size = (size + (uint64_t)page - 1) & ~(uint64_t)(page - 1);
+}
+
+/* Whether @m is a mapping we report as a module. */
+static bool wants_module(const struct unwinder *u, const struct bpfprof_mapping *m)
+{
+	if (!(m->prot & BPFPROF_PROT_EXEC) || !m->path)
+		return false;
+	if (m->path[0] == '/')
+		return true;
+	return strcmp(m->path, "[vdso]") == 0;
+}
+
+/* Signature of the mappings wants_module() selects. */
+static uint64_t maps_signature(const struct unwinder *u, const struct bpfprof_mapping *maps,
+			       size_t nr)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct bpfprof_mapping *m = &maps[i];
+		uint64_t v[4] = { m->start, m->end, m->pgoff, m->inode ^ ((uint64_t)m->dev_major << 40) ^
+				  ((uint64_t)m->dev_minor << 20) };
+		int k;
+
+		if (!wants_module(u, m))
+			continue;
+		for (k = 0; k < 4; k++) {
+			h ^= v[k];
+			h *= 0xff51afd7ed558ccdull;
+			h ^= h >> 33;
+		}
+	}
+	return h;
+}
+
+/* Release the Dwfl of @p (its files). */
+static void proc_drop_dwfl(struct unwinder *u, struct proc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	u->nr_modules -= p->nr_modules;
+	p->nr_modules = 0;
+	p->dwfl = NULL;
+	p->attached = false;
+	memset(p->cfi_cache, 0, CFI_CACHE_SIZE * sizeof(*p->cfi_cache));
+}
+
+/* (Re)build the Dwfl of @p from @maps.  Returns 0 or -ENOMEM. */
+static int proc_build(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *maps,
+		      size_t nr)
+{
+	size_t i;
+
+	proc_drop_dwfl(u, p);
+	u->stats.dwfl_builds++;
+	p->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!p->dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(p->dwfl);
+	for (i = 0; i < nr; i++) {
+		const struct bpfprof_mapping *m = &maps[i];
+		size_t plen;
+		char *name;
+		int fd;
+
+		if (!wants_module(u, m))
+			continue;
+		if (m->path[0] == '[') {
+			if (!u->vdso_tried)
+				load_vdso(u);
+			if (u->vdso_fd < 0 || m->end - m->start != u->vdso_size)
+				continue;
+			fd = dup(u->vdso_fd);
+			if (fd < 0 || report_fd(p->dwfl, "[vdso]", fd, m->start, 0))
+				u->stats.module_errors++;
+			else
+				p->nr_modules++;
+			continue;
+		}
+		fd = procmaps_open_file(p->pid, m);
+		if (fd < 0) {
+			u->stats.module_errors++;
+			continue;
+		}
+		/* the path without " (deleted)" is where debug files are looked for */
+		procmaps_path_deleted(m->path, &plen);
+		name = strndup(m->path, plen);
+		if (!name) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (report_fd(p->dwfl, name, fd, m->start, m->pgoff))
+			u->stats.module_errors++;
+		else
+			p->nr_modules++;
+		free(name);
+	}
+	u->nr_modules += p->nr_modules;
+	if (dwfl_report_end(p->dwfl, NULL, NULL) != 0)
+		return -ENOMEM;
+	p->attached = dwfl_attach_state(p->dwfl, u->arch_elf, (pid_t)p->pid, &thread_callbacks, p);
+	return 0;
+}
+
+/* ---- processes ------------------------------------------------------------- */
+
+static void proc_free(struct unwinder *u, struct proc *p)
+{
+	HASH_DEL(u->procs, p);
+	u->nr_procs--;
+	proc_drop_dwfl(u, p);
+	free(p->cfi_cache);
+	free(p);
+}
+
+/* Free the least recently used process other than @keep; false if none. */
+static bool evict_one(struct unwinder *u, const struct proc *keep)
+{
+	struct proc *p, *tmp, *oldest = NULL;
+
+	HASH_ITER(hh, u->procs, p, tmp)
+		if (p != keep && (!oldest || p->last_use < oldest->last_use))
+			oldest = p;
+	if (!oldest)
+		return false;
+	proc_free(u, oldest);
+	return true;
+}
+
+/* The entry of @pid, created (evicting the least recently used) if new. */
+static struct proc *proc_get(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p;
+
+	HASH_FIND(hh, u->procs, &pid, sizeof(pid), p);
+	if (p)
+		return p;
+	if (u->nr_procs >= UNWIND_MAX_PROCS)
+		evict_one(u, NULL);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->cfi_cache = calloc(CFI_CACHE_SIZE, sizeof(*p->cfi_cache));
+	if (!p->cfi_cache) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	p->sig = 0;
+	HASH_ADD(hh, u->procs, pid, sizeof(p->pid), p);
+	u->nr_procs++;
+	return p;
+}
+
+struct unwinder *unwinder_new(void)
+{
+	static const unsigned char ident[EI_NIDENT] = {
+		ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT,
+	};
+	struct unwinder *u = calloc(1, sizeof(*u));
+	Elf64_Ehdr eh;
+
+	if (!u)
+		return NULL;
+	u->vdso_fd = -1;
+	elf_version(EV_CURRENT);
+	/* a bare header is all ebl_openbackend() needs to pick x86_64 */
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ident, EI_NIDENT);
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	memcpy(u->arch_ehdr, &eh, sizeof(eh));
+	u->arch_elf = elf_memory((char *)u->arch_ehdr, sizeof(u->arch_ehdr));
+	if (!u->arch_elf) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	struct proc *p, *tmp;
+
+	if (!u)
+		return;
+	HASH_ITER(hh, u->procs, p, tmp)
+		proc_free(u, p);
+	elf_end(u->arch_elf);
+	if (u->vdso_fd >= 0)
+		close(u->vdso_fd);
+	free(u);
+}
+
+void unwinder_forget(struct unwinder *u, uint32_t pid)
+{
+	struct proc *p;
+
+	if (!u)
+		return;
+	HASH_FIND(hh, u->procs, &pid, sizeof(pid), p);
+	if (p)
+		proc_free(u, p);
+}
+
+void unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
+{
+	if (u && st)
+		*st = u->stats;
+}
+
+/* ---- the walk --------------------------------------------------------------- */
+
+/* Whether @pc (already adjusted for return addresses) has an FDE. */
+static bool pc_has_cfi(struct proc *p, uint64_t pc)
+{
+	struct cfi_slot *slot = &p->cfi_cache[(pc ^ (pc >> 12)) & (CFI_CACHE_SIZE - 1)];
+	Dwfl_Module *mod;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	Dwarf_Frame *fr;
+	bool has = false;
+
+	if (slot->key == pc + 1)
+		return slot->has;
+	mod = dwfl_addrmodule(p->dwfl, pc);
+	if (mod) {
+		cfi = dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0) {
+			free(fr);
+			has = true;
+		}
+		if (!has) {
+			cfi = dwfl_module_dwarf_cfi(mod, &bias);
+			if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0) {
+				free(fr);
+				has = true;
+			}
+		}
+	}
+	slot->key = pc + 1;
+	slot->has = has;
+	return has;
+}
+
+static int stop(struct sample *s, enum unwind_stop why)
+{
+	s->why = why;
+	s->stopped = true;
+	return DWARF_CB_ABORT;
+}
+
+/* Called by libdwfl for every frame, the initial one first. */
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct proc *p = arg;
+	struct sample *s = p->cur;
+	Dwarf_Addr pc;
+	Dwarf_Word sp;
+	bool activation;
+
+	/*
+	 * Asking for @activation makes libdwfl unwind this frame's caller
+	 * right now (it needs to know whether that is a signal frame), so
+	 * the reads of that step happen from here on.
+	 */
+	s->read_beyond = false;
+	s->read_failed = false;
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return stop(s, UNWIND_ERROR);
+	if (dwfl_frame_reg(state, DWARF_RSP, &sp) != 0)
+		return stop(s, UNWIND_ERROR);
+	if (s->started) {	/* a caller frame: check the step that produced it */
+		if (sp <= s->prev_sp)
+			return stop(s, UNWIND_ERROR);
+		if (!procmaps_find(s->maps, s->nr_maps, pc))
+			return stop(s, UNWIND_UNMAPPED);
+		if (!pc_has_cfi(p, s->prev_pc))
+			s->fp_steps++;
+		s->ips[s->n++] = pc;
+	}
+	s->started = true;
+	s->prev_sp = sp;
+	s->prev_pc = activation ? pc : pc - 1;
+	if (s->n >= s->max)
+		return stop(s, UNWIND_MAX_DEPTH);
+	return DWARF_CB_OK;
+}
+
+int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mapping *maps,
+		    size_t nr_maps, const struct unwind_regs *regs, const void *stack,
+		    size_t stack_size, uint64_t *ips, size_t max, enum unwind_stop *why)
+{
+	struct sample s;
+	struct proc *p;
+	uint64_t sig;
+	int err, rc;
+
+	if (why)
+		*why = UNWIND_ERROR;
+	if (!u || !regs || !ips || !max || (!stack && stack_size) || (!maps && nr_maps))
+		return -EINVAL;
+#if !defined(__x86_64__)
+	return -ENOTSUP;
+#endif
+	memset(&s, 0, sizeof(s));
+	s.pid = pid;
+	s.regs = regs;
+	s.stack = stack;
+	s.size = regs->sp > UINT64_MAX - stack_size ? UINT64_MAX - regs->sp : stack_size;
+	s.maps = maps;
+	s.nr_maps = nr_maps;
+	s.ips = ips;
+	s.max = max;
+	s.why = UNWIND_ERROR;
+	ips[0] = regs->ip;
+	s.n = 1;
+
+	if (!procmaps_find(maps, nr_maps, regs->ip)) {
+		s.why = UNWIND_UNMAPPED;
+		goto out;
+	}
+	if (max == 1) {
+		s.why = UNWIND_MAX_DEPTH;
+		goto out;
+	}
+	p = proc_get(u, pid);
+	if (!p)
+		return -ENOMEM;
+	p->last_use = ++u->clock;
+	sig = maps_signature(u, maps, nr_maps);
+	if (!p->dwfl || sig != p->sig) {
+		err = proc_build(u, p, maps, nr_maps);
+		if (err) {
+			proc_free(u, p);
+			return err;
+		}
+		p->sig = sig;
+		while (u->nr_modules > UNWIND_MAX_MODULES && evict_one(u, p))
+			;
+	}
+	if (!p->attached) {
+		s.why = UNWIND_ERROR;
+		goto out;
+	}
+	p->cur = &s;
+	rc = dwfl_getthread_frames(p->dwfl, (pid_t)pid, frame_cb, p);
+	p->cur = NULL;
+	if (s.stopped)
+		;
+	else if (rc == 0 && !s.read_failed)
+		s.why = UNWIND_END;
+	else if (rc == 0)
+		/*
+		 * elfutils (0.188) treats a return address it could not read
+		 * like an undefined one, i.e. as the outermost frame.
+		 */
+		s.why = s.read_beyond ? UNWIND_TRUNCATED : UNWIND_ERROR;
+	else if (s.started && !pc_has_cfi(p, s.prev_pc))
+		s.why = UNWIND_NO_CFI;
+	else if (s.read_beyond)
+		s.why = UNWIND_TRUNCATED;
+	else
+		s.why = UNWIND_ERROR;
+	u->stats.fp_steps += s.fp_steps;
+out:
+	u->stats.samples++;
+	u->stats.frames += s.n;
+	u->stats.stops[s.why]++;
+	if (why)
+		*why = s.why;
+	return (int)s.n;
+}
