@@ -464,15 +464,23 @@ int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 	struct task_event *e;
+	bool group_dead;
 
 	if (!is_target(tgid, tid))
 		return 0;
+	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	e = task_event_new(TASK_EVENT_EXIT, p);
-	if (!e)
-		return 0;
-	e->group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
-	e->exit_code = BPF_CORE_READ(p, exit_code);
-	bpf_ringbuf_submit(e, 0);
+	if (e) {
+		e->group_dead = group_dead;
+		e->exit_code = BPF_CORE_READ(p, exit_code);
+		bpf_ringbuf_submit(e, 0);
+	}
+	/* The target map holds live targets only: a long run of short-lived
+	 * children never fills it. */
+	if (target_mode == TARGET_TGIDS && group_dead)
+		bpf_map_delete_elem(&targets, &tgid);
+	else if (target_mode == TARGET_TIDS)
+		bpf_map_delete_elem(&targets, &tid);
 	return 0;
 }
 

@@ -258,8 +258,17 @@ static void check_stack_mappings(struct collector *c, const struct task_event *e
 	for (uint32_t i = 0; st && i < st->nr; i++) {
 		if (proc_find_map(proc, st->ips[i]))
 			continue;
-		if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns >= MAPS_REFRESH_NS)
+		/* Maps read after this stack was captured cannot help.  Right
+		 * after an exec, ld.so is still mapping libraries: re-read at
+		 * once a few times, else at most every MAPS_REFRESH_NS. */
+		if (e->time_ns < proc->maps_time_ns)
+			return;
+		if (proc->exec_rereads > 0) {
+			proc->exec_rereads--;
 			refresh_maps(c, proc, e->time_ns);
+		} else if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns >= MAPS_REFRESH_NS) {
+			refresh_maps(c, proc, e->time_ns);
+		}
 		return;
 	}
 }
@@ -312,6 +321,7 @@ static void on_exec(struct collector *c, const struct task_event *e)
 	proc_clear_maps(proc);
 	proc->maps_read = true;
 	refresh_maps(c, proc, e->time_ns);
+	proc->exec_rereads = 4;
 }
 
 static void on_exit_event(struct collector *c, const struct task_event *e)
@@ -948,10 +958,11 @@ int collector_run(const struct options *opts)
 		goto out;
 	c.run.start_ns = now_ns(CLOCK_MONOTONIC);
 	c.run.realtime_anchor_ns = now_ns(CLOCK_REALTIME);
-	for (size_t i = 0; i < opts->nr_ids && opts->targets == TARGETS_PIDS; i++)
-		snapshot_process(&c, opts->ids[i], c.run.start_ns);
+	/* Open a streaming plugin first: the snapshots emit COMM and MMAP. */
 	if (c.stream && (err = open_plugin(&c, output_path(&c), 0)))
 		goto out;
+	for (size_t i = 0; i < opts->nr_ids && opts->targets == TARGETS_PIDS; i++)
+		snapshot_process(&c, opts->ids[i], c.run.start_ns);
 	if (opts->targets == TARGETS_COMMAND)
 		snapshot_process(&c, command_pid, c.run.start_ns);
 	release_command(&c);

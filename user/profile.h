@@ -29,6 +29,7 @@ struct proc {
 	bool exited;
 	bool maps_read;			/* maps were read at least once */
 	uint64_t maps_time_ns;		/* CLOCK_MONOTONIC of the last maps read */
+	uint32_t exec_rereads;		/* immediate re-reads allowed after an exec */
 	uint64_t samples;
 };
 

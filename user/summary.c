@@ -119,7 +119,7 @@ static void print_drops(FILE *out, const struct sampler_stats *st)
 
 	for (int r = 0; r < DROP_NR; r++)
 		total += st->drops[r];
-	fprintf(out, "bpfprof: drops: %s", total ? "" : "none");
+	fprintf(out, "bpfprof: drops:%s", total ? "" : " none");
 	for (int r = 0; r < DROP_NR; r++) {
 		const uint64_t *errs = r == DROP_USER_STACK ? st->user_stack_errno
 				     : r == DROP_KERNEL_STACK ? st->kernel_stack_errno : NULL;

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * forker - a workload of many short-lived processes, for the tests of
+ * following children (rules: /work/shared/notes/ground-truth-workloads.md).
+ *
+ * This file owns the truth of those tests: the parent calibrates, then
+ * starts CHILDREN children one after the other (each waited for before the
+ * next), and every child spends about MS milliseconds of CPU in
+ * child_work() (an LCG loop in pseudo-random chunks, a fixed number of
+ * iterations) and exits 0.  Nearly all of a child's CPU time is in
+ * child_work(); the rest is fork/exec/exit bookkeeping in the kernel.
+ *
+ *   -m fork   the child calls child_work() right after fork()
+ *   -m exec   the child execs this same binary as "forker --child ITERS"
+ *             (a new image, mapped elsewhere by ASLR), which calls
+ *             child_work(ITERS) from main and exits
+ *
+ * Usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-p MS] [--wait]
+ *               [--exit CODE | --signal SIGNO]
+ *   -n CHILDREN  how many children (default 100)
+ *   -c MS        CPU milliseconds per child (default 20)
+ *   -p MS        CPU milliseconds the parent spends in parent_work() after
+ *                the children (default 0)
+ *   --wait       after calibration print "ready PID" and block until SIGUSR1
+ *   --exit CODE  exit with CODE at the end (default 0)
+ *   --signal N   at the end, kill itself with signal N (default action)
+ * At the end the parent prints on stderr
+ *   forker: children=N mode=M failed=F child_cpu_seconds=S self_cpu_seconds=T
+ * (CPU times from getrusage) and one line "forker: child PID" per child.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOIPA __attribute__((noipa))
+#define LCG_MUL 6364136223846793005ULL
+#define LCG_ADD 1442695040888963407ULL
+#define CHUNK_MIN 2000
+#define CHUNK_MAX 6000
+#define MAX_CHILDREN 10000
+
+static volatile uint64_t result_sink;
+
+NOIPA uint64_t sink(uint64_t x)
+{
+	return x ^ (x >> 29);
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t s = *state;
+
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	*state = s;
+	return s;
+}
+
+/* The children's whole job: @n LCG iterations in pseudo-random chunks. */
+NOIPA uint64_t child_work(uint64_t seed, uint64_t n)
+{
+	uint64_t rnd = seed * 2654435761u + 88172645463325252ULL, x = seed;
+
+	while (n > 0) {
+		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+
+		if (len > n)
+			len = n;
+		for (uint64_t i = 0; i < len; i++)
+			x = x * LCG_MUL + LCG_ADD;
+		n -= len;
+		x = sink(x);
+	}
+	return sink(x);
+}
+
+NOIPA uint64_t parent_work(uint64_t x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		x = x * LCG_MUL + LCG_ADD;
+	return sink(x);
+}
+
+NOIPA uint64_t calibrate_loop(uint64_t x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		x = x * LCG_MUL + LCG_ADD;
+	return sink(x);
+}
+
+static double now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Nanoseconds per LCG iteration: the best of a few short runs. */
+static double ns_per_iteration(void)
+{
+	uint64_t n = 1u << 20, x = 1;
+	double best = 1e9;
+
+	for (int i = 0; i < 5; i++) {
+		double t0 = now(CLOCK_THREAD_CPUTIME_ID);
+
+		x = calibrate_loop(x, n);
+		double dt = now(CLOCK_THREAD_CPUTIME_ID) - t0;
+		if (dt < best)
+			best = dt;
+	}
+	result_sink = x;
+	return best * 1e9 / n;
+}
+
+static double tv_seconds(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-p MS] [--wait] "
+		"[--exit CODE | --signal SIGNO]\n");
+	exit(2);
+}
+
+/* Start child @i; returns its pid or -1. */
+static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	if (exec_mode) {
+		char arg[32];
+		char *argv[] = { "forker", "--child", arg, NULL };
+
+		snprintf(arg, sizeof(arg), "%llu", (unsigned long long)iters);
+		execv(self, argv);
+		perror("forker: execv");
+		_exit(126);
+	}
+	result_sink = child_work(i + 1, iters);
+	_exit(0);
+}
+
+__attribute__((section(".text"))) int main(int argc, char **argv)
+{
+	int children = 100, exec_mode = 0, wait = 0, exit_code = 0, signo = 0, failed = 0;
+	double child_ms = 20, parent_ms = 0;
+	static pid_t pids[MAX_CHILDREN];
+	char self[4096];
+
+	if (argc == 3 && !strcmp(argv[1], "--child")) {
+		result_sink = child_work(getpid(), strtoull(argv[2], NULL, 10));
+		return 0;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--wait")) {
+			wait = 1;
+			continue;
+		}
+		if (!v)
+			usage();
+		i++;
+		if (!strcmp(a, "-n"))
+			children = atoi(v);
+		else if (!strcmp(a, "-m") && (!strcmp(v, "fork") || !strcmp(v, "exec")))
+			exec_mode = !strcmp(v, "exec");
+		else if (!strcmp(a, "-c"))
+			child_ms = atof(v);
+		else if (!strcmp(a, "-p"))
+			parent_ms = atof(v);
+		else if (!strcmp(a, "--exit"))
+			exit_code = atoi(v);
+		else if (!strcmp(a, "--signal"))
+			signo = atoi(v);
+		else
+			usage();
+	}
+	if (children < 0 || children > MAX_CHILDREN || child_ms < 0 || parent_ms < 0)
+		usage();
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0) {
+		perror("forker: /proc/self/exe");
+		return 1;
+	}
+	self[len] = '\0';
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	double ns = ns_per_iteration();
+	uint64_t child_iters = (uint64_t)(child_ms * 1e6 / ns);
+	uint64_t parent_iters = (uint64_t)(parent_ms * 1e6 / ns);
+
+	if (wait) {
+		int sig;
+
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	for (int i = 0; i < children; i++) {
+		int status;
+
+		pids[i] = spawn(i, exec_mode, self, child_iters);
+		if (pids[i] < 0) {
+			perror("forker: fork");
+			failed++;
+			continue;
+		}
+		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			failed++;
+	}
+	if (parent_iters)
+		result_sink = parent_work(1, parent_iters);
+
+	struct rusage self_ru, child_ru;
+	getrusage(RUSAGE_SELF, &self_ru);
+	getrusage(RUSAGE_CHILDREN, &child_ru);
+	fprintf(stderr, "forker: children=%d mode=%s failed=%d child_cpu_seconds=%.3f "
+		"self_cpu_seconds=%.3f\n", children, exec_mode ? "exec" : "fork", failed,
+		tv_seconds(child_ru.ru_utime) + tv_seconds(child_ru.ru_stime),
+		tv_seconds(self_ru.ru_utime) + tv_seconds(self_ru.ru_stime));
+	for (int i = 0; i < children; i++)
+		if (pids[i] > 0)
+			fprintf(stderr, "forker: child %d\n", (int)pids[i]);
+	if (signo) {
+		signal(signo, SIG_DFL);
+		kill(getpid(), signo);
+		pause();
+	}
+	return failed ? 1 : exit_code;
+}
