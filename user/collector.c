@@ -67,18 +67,40 @@ struct collector {
 
 static volatile sig_atomic_t stop_requests;
 static struct output *volatile signal_output;
+/* Finished temporaries waiting to be published together (per process). */
+static struct output *volatile signal_pending;
+static volatile size_t signal_nr_pending;
+/* Set (with SIGINT blocked) once the outputs are in place. */
+static volatile sig_atomic_t outputs_published;
 
 static void on_stop_signal(int sig)
 {
 	stop_requests++;
 	if (stop_requests >= 2 && sig == SIGINT) {
 		static const char msg[] = "\nbpfprof: aborted; no profile written\n";
+		static const char late[] = "\nbpfprof: interrupted; the profile was already "
+					   "written\n";
 
+		if (outputs_published) {
+			(void)!write(STDERR_FILENO, late, sizeof(late) - 1);
+			_exit(130);
+		}
 		if (signal_output)
 			output_abort_signal_safe(signal_output);
+		for (size_t i = 0; signal_pending && i < signal_nr_pending; i++)
+			output_abort_signal_safe(&signal_pending[i]);
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		_exit(130);
 	}
+}
+
+static void block_sigint(bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 static void install_signal_handlers(void)
@@ -654,8 +676,10 @@ static int open_plugin(struct collector *c, const char *path, uint32_t pid)
 	return 0;
 }
 
-/* write() and close() the open plugin, then commit or discard its output. */
-static int finish_plugin(struct collector *c, const struct bpfprof_profile *view)
+/* write() and close() the open plugin, then commit or discard its output;
+ * with @pending, only finish it and move it there, to be published later. */
+static int finish_plugin(struct collector *c, const struct bpfprof_profile *view,
+			 struct output *pending)
 {
 	int err = c->failed ? c->failed : c->plugin.desc->write(c->state, view);
 
@@ -672,8 +696,22 @@ static int finish_plugin(struct collector *c, const struct bpfprof_profile *view
 		output_abort(&c->out);
 		return err;
 	}
+	if (pending) {
+		err = output_finish(&c->out);
+		if (!err) {
+			*pending = c->out;
+			signal_nr_pending++;
+		}
+		memset(&c->out, 0, sizeof(c->out));
+		c->out.dir_fd = -1;
+		signal_output = NULL;
+		return err;
+	}
+	block_sigint(true);
 	err = output_commit(&c->out);
 	signal_output = NULL;
+	outputs_published = !err;
+	block_sigint(false);
 	return err;
 }
 
@@ -728,10 +766,18 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 {
 	size_t nr = all->nr_processes;
 	uint32_t *pids = calloc(nr + 1, sizeof(*pids));
+	struct output *pending = calloc(nr + 1, sizeof(*pending));
+	char **paths = calloc(nr + 1, sizeof(*paths));
 	int err = 0;
 
-	if (!pids)
+	if (!pids || !pending || !paths) {
+		free(pids);
+		free(pending);
+		free(paths);
 		return -ENOMEM;
+	}
+	signal_pending = pending;
+	signal_nr_pending = 0;
 	for (size_t i = 0; i < nr; i++)
 		pids[i] = all->processes[i].pid;
 	if (nr == 0)	/* no samples: still write a valid, empty profile */
@@ -747,11 +793,25 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 		}
 		err = profile_view(c->profile, &c->run, pids[i], &view);
 		err = err ?: open_plugin(c, path, pids[i]);
-		err = err ?: finish_plugin(c, &view);
-		if (!err)
-			summary_add_output(outs, path);
-		free(path);
+		err = err ?: finish_plugin(c, &view, &pending[i]);
+		paths[i] = path;
 	}
+	/* All or nothing: publish only when every output was written. */
+	block_sigint(true);
+	for (size_t i = 0; i < signal_nr_pending; i++) {
+		if (!err && !(err = output_publish(&pending[i])))
+			summary_add_output(outs, paths[i]);
+		else if (pending[i].tmp_path)
+			output_abort(&pending[i]);
+	}
+	signal_pending = NULL;
+	signal_nr_pending = 0;
+	outputs_published = !err;
+	block_sigint(false);
+	for (size_t i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+	free(pending);
 	free(pids);
 	return err;
 }
@@ -764,12 +824,12 @@ static int write_outputs(struct collector *c, struct summary_outputs *outs)
 	if (err)
 		return err;
 	if (c->stream) {
-		err = finish_plugin(c, &view);
+		err = finish_plugin(c, &view, NULL);
 	} else if (c->plugin.desc->flags & BPFPROF_PLUGIN_PER_PROCESS) {
 		return write_per_process(c, &view, outs);
 	} else {
 		err = open_plugin(c, output_path(c), 0);
-		err = err ?: finish_plugin(c, &view);
+		err = err ?: finish_plugin(c, &view, NULL);
 	}
 	if (!err)
 		summary_add_output(outs, output_path(c));

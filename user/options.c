@@ -153,51 +153,54 @@ static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
 	return err;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
+#define MAX_CPU_ID 65535
 
 int parse_cpu_list(const char *s, int **cpus, size_t *nr)
 {
+	/* A set of CPU ids, not a list: "0,0" or "0-3,2" name a CPU once (one
+	 * event per CPU), and memory stays bounded however long the list. */
+	uint8_t *set = calloc(MAX_CPU_ID / 8 + 1, 1);
 	char *copy = strdup(s), *save = NULL, *tok;
 	int *list = NULL;
 	size_t n = 0;
 	int err = 0;
 
-	if (!copy)
+	if (!copy || !set) {
+		free(copy);
+		free(set);
 		return -ENOMEM;
+	}
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
 		uint64_t lo, hi;
 
 		if (dash)
 			*dash = '\0';
-		if (parse_u64(tok, 0, 65535, &lo) || parse_u64(dash ? dash + 1 : tok, 0, 65535, &hi) ||
-		    hi < lo) {
+		if (parse_u64(tok, 0, MAX_CPU_ID, &lo) ||
+		    parse_u64(dash ? dash + 1 : tok, 0, MAX_CPU_ID, &hi) || hi < lo) {
 			err = -EINVAL;
 			break;
 		}
-		for (uint64_t c = lo; c <= hi; c++) {
-			int *grown = realloc(list, (n + 1) * sizeof(*list));
-
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			list = grown;
-			list[n++] = (int)c;
-		}
+		for (uint64_t c = lo; c <= hi; c++)
+			set[c / 8] |= 1u << (c % 8);
 	}
 	free(copy);
+	for (int c = 0; !err && c <= MAX_CPU_ID; c++)
+		n += set[c / 8] >> (c % 8) & 1;
 	if (!err && n == 0)
 		err = -EINVAL;
+	if (!err && !(list = malloc(n * sizeof(*list))))
+		err = -ENOMEM;
 	if (err) {
-		free(list);
+		free(set);
 		return err;
 	}
-	qsort(list, n, sizeof(*list), cmp_int);
-	*cpus = list;
+	n = 0;
+	for (int c = 0; c <= MAX_CPU_ID; c++)
+		if (set[c / 8] >> (c % 8) & 1)
+			list[n++] = c;
+	free(set);
+	*cpus = list;	/* ascending */
 	*nr = n;
 	return 0;
 }
@@ -247,14 +250,18 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case 'a':
 		return set_targets(o, TARGETS_ALL, "--all");
 	case 'C':
+		/* the last -C wins */
+		free(o->cpus);
+		o->cpus = NULL;
+		o->nr_cpus = 0;
 		if (parse_cpu_list(arg, &o->cpus, &o->nr_cpus))
 			return usage_error("invalid CPU list '%s': expected numbers and ranges like 0-3,6",
 					   arg);
 		return 0;
 	case 'F':
-		if (parse_u64(arg, 1, 1000000, &v))
+		if (parse_u64(arg, 1, OPT_MAX_FREQ, &v))
 			return usage_error("invalid frequency '%s': expected a whole number of Hz from 1 "
-					   "(e.g. -F 99)", arg);
+					   "to %d (e.g. -F 99)", arg, OPT_MAX_FREQ);
 		o->freq = v;
 		o->period = 0;
 		return 0;
@@ -268,9 +275,10 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case 'd':
 		errno = 0;
 		o->duration = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(o->duration) || o->duration <= 0)
-			return usage_error("invalid duration '%s': expected seconds greater than 0 "
-					   "(e.g. -d 10 or -d 0.5)", arg);
+		if (errno || end == arg || *end || !isfinite(o->duration) || o->duration <= 0 ||
+		    o->duration > OPT_MAX_DURATION)
+			return usage_error("invalid duration '%s': expected seconds greater than 0 and "
+					   "at most %d (e.g. -d 10 or -d 0.5)", arg, OPT_MAX_DURATION);
 		return 0;
 	case 'o':
 		if (!*arg)
@@ -345,7 +353,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->argc = argc;
 	o->argv = argv;
 
-	optind = 1;
+	optind = 0;	/* glibc: also forget state left by an earlier parse */
 	opterr = 0;
 	/* '+': stop at the first non-option, which starts the COMMAND. */
 	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qhg", long_options, NULL)) != -1) {

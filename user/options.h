@@ -55,6 +55,10 @@ struct options {
 #define OPT_DEFAULT_COUNT_MAP_SIZE 65536
 #define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
 #define OPT_DEFAULT_DWARF_STACK 8192
+/* Limits of -F (the kernel's perf_event_max_sample_rate may be lower) and
+ * -d (seconds; 1e9 s in ns still fits the 64-bit deadline). */
+#define OPT_MAX_FREQ 1000000
+#define OPT_MAX_DURATION 1000000000
 
 /*
  * Parse argv into *opts.  Returns 0, or -EINVAL after printing one line

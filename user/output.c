@@ -37,8 +37,54 @@ static char *base_of(const char *path)
 	return b;
 }
 
+/*
+ * As root: the first component of @path that is a symlink owned by neither
+ * us nor the directory's owner in a world-writable sticky directory (the
+ * rule of fs.protected_symlinks, which may be off).  Returns it malloc'd,
+ * or NULL.
+ */
+static char *foreign_sticky_symlink(const char *path)
+{
+	char *copy = strdup(path), *found = NULL;
+
+	if (!copy || geteuid() != 0) {
+		free(copy);
+		return NULL;
+	}
+	for (char *p = copy + 1; !found; p++) {
+		char saved = *p;
+		struct stat lst, dst;
+
+		if (saved != '/' && saved != '\0')
+			continue;
+		*p = '\0';
+		if (lstat(copy, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			char *parent = dir_of(copy);
+
+			if (parent && stat(parent, &dst) == 0 && (dst.st_mode & S_ISVTX) &&
+			    (dst.st_mode & S_IWOTH) && lst.st_uid != geteuid() && lst.st_uid != dst.st_uid)
+				found = strdup(copy);
+			free(parent);
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	free(copy);
+	return found;
+}
+
 int output_preflight(const char *path, bool is_dir)
 {
+	char *link = foreign_sticky_symlink(path);
+
+	if (link) {
+		fprintf(stderr, "bpfprof: refusing to write '%s': '%s' is another user's symlink in a "
+			"world-writable sticky directory; choose another -o\n", path, link);
+		free(link);
+		return -EPERM;
+	}
+
 	char *dir = dir_of(path);
 	struct stat st, dst;
 	int err = 0;
@@ -50,9 +96,9 @@ int output_preflight(const char *path, bool is_dir)
 			"or choose another -o\n", path, dir);
 		err = -ENOENT;
 	} else if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "bpfprof: cannot write '%s': no write permission in '%s'; choose "
-			"another -o\n", path, dir);
-		err = -EACCES;
+		err = -errno;
+		fprintf(stderr, "bpfprof: cannot write '%s': %s in '%s'; choose another -o\n", path,
+			errno == EROFS ? "read-only file system" : "no write permission", dir);
 	} else if (lstat(path, &st) == 0) {
 		if (S_ISLNK(st.st_mode) && geteuid() == 0 && (dst.st_mode & S_ISVTX) &&
 		    (dst.st_mode & S_IWOTH)) {
@@ -60,6 +106,12 @@ int output_preflight(const char *path, bool is_dir)
 				"world-writable sticky directory '%s'; remove it or choose another -o\n",
 				path, dir);
 			err = -EPERM;
+		} else if (!is_dir && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+			   !S_ISLNK(st.st_mode)) {
+			/* rename() would replace a device or FIFO (think -o /dev/null) */
+			fprintf(stderr, "bpfprof: refusing to write '%s': it is not a regular file "
+				"(a device, FIFO or socket); give -o a file name\n", path);
+			err = -EINVAL;
 		} else if (!is_dir && S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "bpfprof: cannot write '%s': it is a directory; give -o a file "
 				"name\n", path);
@@ -169,6 +221,37 @@ static int finish_dir(struct output *o)
 	close(o->dir_fd);
 	o->dir_fd = -1;
 	return err;
+}
+
+int output_finish(struct output *o)
+{
+	int err = o->is_dir ? finish_dir(o) : finish_file(o);
+
+	if (!err)
+		give_to_sudo_user(o->tmp_path);
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
+			o->final_path, strerror(-err));
+		output_abort(o);
+	}
+	return err;
+}
+
+int output_publish(struct output *o)
+{
+	int err = rename(o->tmp_path, o->final_path) ? -errno : 0;
+
+	if (err) {
+		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
+			o->final_path, strerror(-err));
+		output_abort(o);
+		return err;
+	}
+	free(o->tmp_path);
+	free(o->final_path);
+	o->tmp_path = NULL;
+	o->final_path = NULL;
+	return 0;
 }
 
 int output_commit(struct output *o)

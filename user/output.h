@@ -36,6 +36,13 @@ int output_begin(struct output *o, const char *path, bool is_dir);
  * (message printed). */
 int output_commit(struct output *o);
 
+/* output_commit() in two steps, to publish several outputs all or none:
+ * output_finish() flushes, syncs, closes and hands the temporary to the
+ * sudo user; output_publish() renames it into place.  Each removes the
+ * temporary and prints a line on failure. 0 or -errno. */
+int output_finish(struct output *o);
+int output_publish(struct output *o);
+
 /* Remove the temporary and free.  Safe on a zeroed or committed output. */
 void output_abort(struct output *o);
 

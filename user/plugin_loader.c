@@ -67,16 +67,13 @@ static void free_dirs(char *dirs[], int nr)
 		free(dirs[i]);
 }
 
-/* As root, only load code that only root could have written. */
-static int check_trust(const char *path, bool allow_untrusted)
+/* check_trust() of the file @path (no symlink resolution); messages name @shown. */
+static int check_trust_of(const char *shown, const char *path)
 {
-	char *copy, *dir;
+	char *copy = strdup(path), *dir;
 	struct stat st;
 	int err = 0;
 
-	if (geteuid() != 0 || allow_untrusted)
-		return 0;
-	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	dir = dirname(copy);
@@ -90,12 +87,32 @@ static int check_trust(const char *path, bool allow_untrusted)
 		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 			say("bpfprof: refusing plugin '%s': %s '%s' is %s; as root bpfprof "
 				"only loads plugins that only root can modify (fix the owner/mode, or "
-				"pass --allow-untrusted-plugin)\n", path, i ? "directory" : "file", what,
+				"pass --allow-untrusted-plugin)\n", shown, i ? "directory" : "file", what,
 				st.st_uid != 0 ? "not owned by root" : "writable by group or others");
 			err = -EPERM;
 		}
 	}
 	free(copy);
+	return err;
+}
+
+/* As root, only load code that only root could have written: the file
+ * that is loaded, after symlinks, and the directories holding the link
+ * and the file. */
+static int check_trust(const char *path, bool allow_untrusted)
+{
+	char *real;
+	int err;
+
+	if (geteuid() != 0 || allow_untrusted)
+		return 0;
+	real = realpath(path, NULL);
+	if (!real)
+		return -errno;
+	err = check_trust_of(path, path);
+	if (!err && strcmp(real, path))
+		err = check_trust_of(path, real);
+	free(real);
 	return err;
 }
 

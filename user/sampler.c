@@ -174,16 +174,32 @@ static int open_events(struct sampler *s, const struct sampler_config *cfg)
 	size_t nr = 0;
 	int err = 0;
 
+	if ((err = online_cpus(&cpus, &nr))) {
+		fprintf(stderr, "bpfprof: cannot read /sys/devices/system/cpu/online: %s\n",
+			strerror(-err));
+		return err;
+	}
 	if (cfg->cpus) {
+		/* -C: every CPU must be online; the kernel would say EINVAL or ENODEV */
+		for (size_t i = 0; i < cfg->nr_cpus; i++) {
+			bool online = false;
+
+			for (size_t j = 0; j < nr && !online; j++)
+				online = cpus[j] == cfg->cpus[i];
+			if (!online) {
+				fprintf(stderr, "bpfprof: CPU %d is offline or does not exist; choose "
+					"CPUs listed in /sys/devices/system/cpu/online with -C\n",
+					cfg->cpus[i]);
+				free(cpus);
+				return -ENODEV;
+			}
+		}
+		free(cpus);
 		cpus = malloc(cfg->nr_cpus * sizeof(*cpus));
 		if (!cpus)
 			return -ENOMEM;
 		memcpy(cpus, cfg->cpus, cfg->nr_cpus * sizeof(*cpus));
 		nr = cfg->nr_cpus;
-	} else if ((err = online_cpus(&cpus, &nr))) {
-		fprintf(stderr, "bpfprof: cannot read /sys/devices/system/cpu/online: %s\n",
-			strerror(-err));
-		return err;
 	}
 	s->perf_fds = calloc(nr, sizeof(*s->perf_fds));
 	s->links = calloc(nr, sizeof(*s->links));

@@ -384,8 +384,10 @@ static int bucket_samples(struct hpc_state *s, const struct bpfprof_profile *p,
 			goto out;
 		}
 		out_len = total * sizeof(*out);
-		if (ftruncate(fd, out_len) < 0) {
-			err = -errno;
+		/* Allocate the blocks now: a store through the mapping into a
+		 * hole of a full file system would be a SIGBUS, not ENOSPC. */
+		if ((err = posix_fallocate(fd, 0, out_len))) {
+			err = -err;
 			goto out;
 		}
 		out = mmap(NULL, out_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
