@@ -45,7 +45,8 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct host host;
 	struct bpfprof_run run;
-	char hostname[256], os_release[128], arch[64], target_desc[512];
+	char hostname[256], os_release[sizeof(((struct utsname *)0)->release)];
+	char arch[sizeof(((struct utsname *)0)->machine)], target_desc[512];
 	bool stream;			/* the plugin takes the timestamped stream */
 	struct output out;		/* the output being written */
 	struct bpfprof_output plugin_out; /* what the plugin sees of it, valid until close */
@@ -63,6 +64,7 @@ struct collector {
 	struct unwinder *unwinder;	/* --call-graph dwarf */
 	uint64_t unwind_stops[UNWIND_STOP_NR];
 	uint64_t unwind_samples;
+	uint64_t unwind_lag_max_ns;	/* worst delay from sample to unwinding */
 };
 
 static volatile sig_atomic_t stop_requests;
@@ -224,6 +226,23 @@ static int refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns
 	return err;
 }
 
+/*
+ * An address captured at @time_ns is outside the known mappings: re-read
+ * them if that can help.  Maps read after the capture cannot; right after
+ * an exec, ld.so is still mapping libraries, so re-read at once a few
+ * times, else at most every MAPS_REFRESH_NS.  True if they were re-read.
+ */
+static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns)
+{
+	if (time_ns < proc->maps_time_ns)
+		return false;
+	if (proc->exec_rereads > 0)
+		proc->exec_rereads--;
+	else if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns < MAPS_REFRESH_NS)
+		return false;
+	return refresh_maps(c, proc, time_ns) == 0;
+}
+
 /* First sight of a process: comm, exe, cmdline, parent, mappings, threads. */
 static struct proc *snapshot_process(struct collector *c, uint32_t pid, uint64_t time_ns)
 {
@@ -280,17 +299,7 @@ static void check_stack_mappings(struct collector *c, const struct task_event *e
 	for (uint32_t i = 0; st && i < st->nr; i++) {
 		if (proc_find_map(proc, st->ips[i]))
 			continue;
-		/* Maps read after this stack was captured cannot help.  Right
-		 * after an exec, ld.so is still mapping libraries: re-read at
-		 * once a few times, else at most every MAPS_REFRESH_NS. */
-		if (e->time_ns < proc->maps_time_ns)
-			return;
-		if (proc->exec_rereads > 0) {
-			proc->exec_rereads--;
-			refresh_maps(c, proc, e->time_ns);
-		} else if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns >= MAPS_REFRESH_NS) {
-			refresh_maps(c, proc, e->time_ns);
-		}
+		maybe_refresh_maps(c, proc, e->time_ns);
 		return;
 	}
 }
@@ -424,9 +433,7 @@ static int unwind_sample(struct collector *c, const struct dwarf_sample_event *d
 		n = unwinder_unwind(c->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs, d->stack,
 				    len, ips, c->opts->max_stack, &why);
 		/* A pc outside the known mappings: a library appeared since we looked. */
-		if (attempt || why != UNWIND_UNMAPPED ||
-		    now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns < MAPS_REFRESH_NS ||
-		    refresh_maps(c, proc, d->sample.time_ns))
+		if (attempt || why != UNWIND_UNMAPPED || !maybe_refresh_maps(c, proc, d->sample.time_ns))
 			break;
 	}
 	if (n <= 0) {
@@ -436,6 +443,9 @@ static int unwind_sample(struct collector *c, const struct dwarf_sample_event *d
 	}
 	c->unwind_samples++;
 	c->unwind_stops[why < UNWIND_STOP_NR ? why : UNWIND_ERROR]++;
+	uint64_t lag = now_ns(CLOCK_MONOTONIC) - d->sample.time_ns;
+	if (lag > c->unwind_lag_max_ns && lag < (1ull << 62))
+		c->unwind_lag_max_ns = lag;
 	return profile_intern_stack(c->profile, unwound_stack_id(ips, n), ips, (uint32_t)n, 0, user);
 }
 
@@ -934,7 +944,7 @@ static void print_unwind_stats(const struct collector *c)
 		if (c->unwind_stops[i])
 			fprintf(stderr, " %s %llu", names[i] ? names[i] : "other",
 				(unsigned long long)c->unwind_stops[i]);
-	fputc('\n', stderr);
+	fprintf(stderr, "; backlog at most %.1f ms\n", c->unwind_lag_max_ns / 1e6);
 }
 
 static int exit_status(const struct collector *c, int err)

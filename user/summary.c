@@ -158,8 +158,9 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		run->sample_freq ? "Hz" : "ns period");
 	print_drops(out, stats);
 	tally(&v, host, &totals, &frames, &unresolved);
-	fprintf(out, "bpfprof: unresolved frames: %llu of %llu\n", (unsigned long long)unresolved,
-		(unsigned long long)frames);
+	fprintf(out, "bpfprof: unresolved frames: %llu of %llu; distinct stacks: %zu\n",
+		(unsigned long long)unresolved, (unsigned long long)frames,
+		profile_nr_stacks(profile) - 1);
 	for (size_t i = 0; i < outs->nr; i++)
 		fprintf(out, "bpfprof: wrote %s\n", outs->paths[i]);
 	HASH_SORT(totals, by_samples_desc);

@@ -494,7 +494,8 @@ static int resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr, str
 	fs = find_symbol(f, vaddr);
 	if (fs) {
 		/* copied: the Dwfl holding the name may be closed later */
-		r->function = intern(s, fs->name, strlen(fs->name));
+		/* "__libc_start_main@@GLIBC_2.34": the version is not the name */
+		r->function = intern(s, fs->name, strcspn(fs->name, "@"));
 		if (!r->function)
 			return -ENOMEM;
 		r->function_start = fs->addr;

@@ -147,7 +147,16 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	const struct unwind_regs *r = p->cur->regs;
 	Dwarf_Word regs[2] = { r->bp, r->sp };	/* DWARF 6 (rbp), 7 (rsp) */
 
+	Dwarf_Word rip = r->ip;
+
 	if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs))
+		return false;
+	/*
+	 * DWARF 16 is rip on x86_64: CFI expressions read it (the PLT's
+	 * CFA is rsp + 8 + ((rip & 15) >= 11) * 8), and
+	 * dwfl_thread_state_register_pc() sets only the frame's pc.
+	 */
+	if (!dwfl_thread_state_registers(thread, 16, 1, &rip))
 		return false;
 	dwfl_thread_state_register_pc(thread, r->ip);
 	return true;

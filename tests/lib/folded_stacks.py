@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""folded_stacks.py - owns the whole-stack checks of the --call-graph dwarf
+tests (tests/integration/dwarf_*.sh): it reads folded stacks (bpfprof
+--format folded: "comm;root;...;leaf COUNT", kernel frames suffixed _[k])
+and turns `perf script` output into the same form, so that bpfprof and
+perf record are judged by one set of rules.  Standard library only.
+
+Only user frames are matched: the comm (first field) and the kernel frames
+(_[k], which folded puts below the user frames) are removed, and what is
+left is matched as the string "root;...;leaf".
+
+  folded_stacks.py count FILE REGEX [REGEX...]
+      one line "MATCHED TOTAL" per REGEX: the samples whose user stack
+      string re.search()-matches REGEX, and all samples in FILE
+  folded_stacks.py between FILE OUTER INNER NAMES
+      "MATCHED TOTAL": samples whose user stack has OUTER, then one or
+      more frames that are all names listed in the file NAMES (one name a
+      line; a frame "[BASENAME]" of an unresolved address counts when
+      "[BASENAME]" is listed), then INNER - e.g. our sort function, libc's
+      qsort frames, our comparison callback; INNER "-" means the end of
+      the stack (the listed frames are the innermost ones, e.g. memcpy)
+  folded_stacks.py top FILE [N]
+      the N (10) most frequent user stacks, for the log
+  folded_stacks.py from-perf-script < PERF_SCRIPT_OUTPUT > FOLDED
+      `perf script -F comm,ip,sym,dso` (one header line per sample, then
+      one indented line per frame, leaf first; blank line between samples)
+      to folded lines, frames in [kernel.kallsyms] suffixed _[k], frames
+      without a symbol named [unknown] like perf itself does
+
+Exit 0, or 2 on usage or unreadable input.
+"""
+import collections
+import re
+import sys
+
+
+def read_folded(path):
+    """[(user_frames_root_first, count)], count > 0."""
+    out = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                raise ValueError("%s:%d: not 'stack COUNT': %r" % (path, lineno, line))
+            frames = stack.split(";")[1:]          # drop the comm
+            user = [fr for fr in frames if not fr.endswith("_[k]")]
+            out.append((user, int(count)))
+    return out
+
+
+def cmd_count(path, regexes):
+    stacks = read_folded(path)
+    total = sum(n for _, n in stacks)
+    for rx in regexes:
+        r = re.compile(rx)
+        hit = sum(n for user, n in stacks if r.search(";".join(user)))
+        print(hit, total)
+    return 0
+
+
+def has_between(user, outer, inner, names):
+    """OUTER, >= 1 frames all in @names, INNER (or the end of the stack
+    if INNER is "-"), consecutively."""
+    for i, fr in enumerate(user):
+        if fr != outer:
+            continue
+        j = i + 1
+        while j < len(user) and user[j] in names:
+            j += 1
+        if j == i + 1:
+            continue
+        if inner == "-" and j == len(user):
+            return True
+        if j < len(user) and user[j] == inner:
+            return True
+    return False
+
+
+def cmd_between(path, outer, inner, names_path):
+    with open(names_path) as f:
+        names = {ln.strip() for ln in f if ln.strip()}
+    stacks = read_folded(path)
+    total = sum(n for _, n in stacks)
+    hit = sum(n for user, n in stacks if has_between(user, outer, inner, names))
+    print(hit, total)
+    return 0
+
+
+def cmd_top(path, n):
+    agg = collections.Counter()
+    for user, c in read_folded(path):
+        agg[";".join(user)] += c
+    total = sum(agg.values()) or 1
+    for stack, c in agg.most_common(n):
+        print("%6d %5.1f%%  %s" % (c, 100.0 * c / total, stack))
+    return 0
+
+
+_FRAME = re.compile(r"^\s+([0-9a-fA-F]+)\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def cmd_from_perf_script(inp, out):
+    agg = collections.Counter()
+    comm, frames = None, []
+
+    def flush():
+        if comm is not None:
+            agg[";".join([comm] + frames[::-1])] += 1
+
+    for line in inp:
+        line = line.rstrip("\n")
+        if not line.strip():
+            flush()
+            comm, frames = None, []
+            continue
+        if not line[0].isspace():           # a sample's header
+            flush()
+            comm, frames = line.split()[0], []
+            continue
+        m = _FRAME.match(line)
+        if not m or comm is None:
+            continue
+        sym, dso = m.group(2), m.group(3)
+        # "name+0x1f" with --symoffs; plain names otherwise
+        sym = re.sub(r"\+0x[0-9a-fA-F]+$", "", sym) or "[unknown]"
+        sym = sym.replace(";", "_")
+        if dso == "[kernel.kallsyms]" or dso.startswith("[kernel"):
+            sym += "_[k]"
+        frames.append(sym)
+    flush()
+    for stack, c in sorted(agg.items()):
+        out.write("%s %d\n" % (stack, c))
+    return 0
+
+
+def main(argv):
+    try:
+        if len(argv) >= 3 and argv[0] == "count":
+            return cmd_count(argv[1], argv[2:])
+        if len(argv) == 5 and argv[0] == "between":
+            return cmd_between(*argv[1:])
+        if len(argv) in (2, 3) and argv[0] == "top":
+            return cmd_top(argv[1], int(argv[2]) if len(argv) == 3 else 10)
+        if len(argv) == 1 and argv[0] == "from-perf-script":
+            return cmd_from_perf_script(sys.stdin, sys.stdout)
+    except (OSError, ValueError, re.error) as e:
+        print("folded_stacks: %s" % e, file=sys.stderr)
+        return 2
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
