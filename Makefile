@@ -101,7 +101,8 @@ $(B)/obj/plugins/%.o: plugins/%.c include/bpfprof/plugin.h $(wildcard plugins/*/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-.SECONDARY: $(BPF_OBJ) $(BPF_SKEL)
+# Keep every intermediate file (skeleton, plugin objects): no needless rebuilds.
+.SECONDARY:
 .SECONDEXPANSION:
 plugin_objs = $(foreach f,$(wildcard plugins/$(1)/*.c),$(B)/obj/$(f:.c=.o))
 $(B)/plugins/%.so: $$(call plugin_objs,$$*)
@@ -139,9 +140,11 @@ ASAN_MAKE = $(MAKE) B=build-asan SAN_FLAGS="-fsanitize=address,undefined -fno-sa
 asan:
 	$(ASAN_MAKE) all
 
+# Under the sanitizers: every test but the two that build their own binaries
+# (the fuzzers are ASan builds already; the benchmark measures nothing here).
 asan-check: deps
 	$(ASAN_MAKE) all
-	bash tests/run build-asan
+	BPFPROF_SANITIZED=1 BPFPROF_TEST_EXCLUDE="fuzz_smoke bench_smoke" bash tests/run build-asan
 
 # libFuzzer targets tests/fuzz/fuzz_NAME.c (clang, ASan + UBSan), each run for
 # FUZZ_SECONDS on its seed corpus tests/fuzz/corpus/NAME/.

@@ -735,15 +735,14 @@ static bool output_is_dir_of_files(const struct collector *c)
 }
 
 /* PATH (one process), PATH.<pid> (several), or DIR/COMM.<pid>.prof (-o DIR). */
-static int per_process_path(const struct collector *c, const struct bpfprof_process *p,
-			    uint32_t pid, size_t nr, char **path)
+static int per_process_path(const struct collector *c, uint32_t pid, size_t nr, char **path)
 {
+	const struct proc *p = profile_find_proc(c->profile, pid);
 	char comm[64];
 	int n;
 
 	/* A comm may hold '/' or start with '.': keep the file inside the directory. */
-	snprintf(comm, sizeof(comm), "%s", p && p->pid == pid && p->comm && *p->comm ? p->comm
-										  : "process");
+	snprintf(comm, sizeof(comm), "%s", p && p->comm && *p->comm ? p->comm : "process");
 	for (char *s = comm; *s; s++)
 		if (*s == '/' || (s == comm && *s == '.'))
 			*s = '_';
@@ -796,8 +795,8 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 		struct bpfprof_profile view;
 		char *path = NULL;
 
-		if (per_process_path(c, &all->processes[i < all->nr_processes ? i : 0], pids[i],
-				     nr, &path)) {
+		/* profile_view() below replaces @all's arrays: use only pids[] here. */
+		if (per_process_path(c, pids[i], nr, &path)) {
 			err = -ENOMEM;
 			break;
 		}
