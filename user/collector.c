@@ -65,6 +65,7 @@ struct collector {
 	uint64_t unwind_stops[UNWIND_STOP_NR];
 	uint64_t unwind_samples;
 	uint64_t unwind_lag_max_ns;	/* worst delay from sample to unwinding */
+	uint64_t stacks_copied;		/* stacks read from the kernel map since the last prune */
 };
 
 static volatile sig_atomic_t stop_requests;
@@ -283,6 +284,7 @@ static int intern_stack(struct collector *c, uint64_t id, uint32_t *index)
 	err = sampler_stack(c->sampler, id, &st);
 	if (err)
 		return err;
+	c->stacks_copied++;
 	return profile_intern_stack(c->profile, id, (const uint64_t *)st.ips, st.nr, st.kernel, index);
 }
 
@@ -872,6 +874,14 @@ static void sampler_config_from(const struct collector *c, struct sampler_config
 	cfg->ringbuf_size = o->ringbuf_size;
 }
 
+static bool stack_copied(void *ctx, uint64_t id)
+{
+	struct collector *c = ctx;
+	uint32_t index;
+
+	return profile_find_stack(c->profile, id, &index) == 0;
+}
+
 static int sample_until_done(struct collector *c)
 {
 	uint64_t deadline = c->opts->duration > 0
@@ -891,10 +901,15 @@ static int sample_until_done(struct collector *c)
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
 		}
-		/* Move in-kernel counts out regularly: the maps never fill up. */
-		if (!c->stream && now_ns(CLOCK_MONOTONIC) >= next_drain) {
-			if ((n = sampler_drain_counts(c->sampler, false, on_count, c)))
+		/* Move in-kernel counts out regularly, and empty the stack map of
+		 * stacks we have copied once it fills: the maps never fill up. */
+		if (now_ns(CLOCK_MONOTONIC) >= next_drain) {
+			if (!c->stream && (n = sampler_drain_counts(c->sampler, false, on_count, c)))
 				return n;
+			if (c->stacks_copied >= c->opts->stack_map_size / 4) {
+				sampler_prune_stacks(c->sampler, stack_copied, c);
+				c->stacks_copied = 0;
+			}
 			next_drain = now_ns(CLOCK_MONOTONIC) + DRAIN_INTERVAL_NS;
 		}
 	}
@@ -927,6 +942,23 @@ static void finish_run_stats(struct collector *c)
 	}
 	c->run.samples_seen = c->stats.seen;
 	c->run.samples_kept = c->stats.kept - extra[DROP_STACK_MAP_FULL];
+}
+
+/*
+ * The summary needs function names only: swap the plugin's symbolizer (and
+ * whatever DWARF it loaded) for one that loads none.
+ */
+static int use_names_only_symbolizer(struct collector *c)
+{
+	struct symbolizer *names = symbolizer_new();
+
+	if (!names)
+		return -ENOMEM;
+	symbolizer_set_lines(names, false);
+	symbolizer_free(c->symbolizer);
+	c->symbolizer = names;
+	c->host.symbolizer = names;
+	return 0;
 }
 
 static void print_unwind_stats(const struct collector *c)
@@ -1047,7 +1079,7 @@ int collector_run(const struct options *opts)
 	}
 	finish_run_stats(&c);
 	err = c.failed ?: write_outputs(&c, &outs);
-	if (!err && !opts->quiet) {
+	if (!err && !opts->quiet && (err = use_names_only_symbolizer(&c)) == 0) {
 		summary_print(stderr, &c.run, c.profile, &c.host.api, &c.stats, &outs);
 		if (c.unwinder)
 			print_unwind_stats(&c);

@@ -341,9 +341,25 @@ int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out)
 	return 0;
 }
 
-void sampler_forget_stack(struct sampler *s, uint64_t id)
+int sampler_prune_stacks(struct sampler *s, bool (*copied)(void *ctx, uint64_t id), void *ctx)
 {
-	bpf_map__delete_elem(s->skel->maps.stacks, &id, sizeof(id), 0);
+	struct bpf_map *map = s->skel->maps.stacks;
+	size_t cap = bpf_map__max_entries(map), n = 0;
+	uint64_t *ids = malloc(cap * sizeof(*ids)), key, *prev = NULL;
+	int fd = bpf_map__fd(map), pruned = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	/* Collect first: deleting while walking restarts the walk. */
+	while (n < cap && bpf_map_get_next_key(fd, prev, &key) == 0) {
+		ids[n++] = key;
+		prev = &ids[n - 1];
+	}
+	for (size_t i = 0; i < n; i++)
+		if (copied(ctx, ids[i]) && bpf_map_delete_elem(fd, &ids[i]) == 0)
+			pruned++;
+	free(ids);
+	return pruned;
 }
 
 #define DRAIN_BATCH 4096

@@ -76,8 +76,12 @@ void sampler_stop(struct sampler *s);
 /* Copy the stack with id @id from the kernel map. 0 or -ENOENT. */
 int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
 
-/* Remove a stack from the kernel map (it was copied). */
-void sampler_forget_stack(struct sampler *s, uint64_t id);
+/*
+ * Make room in the kernel's stack map: delete every stack for which
+ * @copied says userspace already has its frames (a later sample simply
+ * stores it again).  Returns how many were deleted, or -errno.
+ */
+int sampler_prune_stacks(struct sampler *s, bool (*copied)(void *ctx, uint64_t id), void *ctx);
 
 /*
  * Move the in-kernel counts to @fn: flip the program to the other count

@@ -99,6 +99,7 @@ struct symbolizer {
 	struct istr *strings;		/* uthash by content */
 	struct kallsyms *kallsyms;
 	bool kallsyms_tried;
+	bool no_lines;			/* function names only: no DWARF loaded */
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -115,6 +116,11 @@ struct symbolizer *symbolizer_new(void)
 	if (s)
 		s->max_open = SYMBOLIZE_MAX_OPEN_FILES;
 	return s;
+}
+
+void symbolizer_set_lines(struct symbolizer *s, bool lines)
+{
+	s->no_lines = !lines;
 }
 
 int symbolizer_set_max_open(struct symbolizer *s, size_t max_open)
@@ -500,7 +506,7 @@ static int resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr, str
 			return -ENOMEM;
 		r->function_start = fs->addr;
 	}
-	line = dwfl_module_getsrc(f->mod, vaddr + f->bias);
+	line = s->no_lines ? NULL : dwfl_module_getsrc(f->mod, vaddr + f->bias);
 	if (line) {
 		Dwarf_Addr a;
 		int lineno = 0;

@@ -20,6 +20,7 @@
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,13 @@ int symbolizer_set_max_open(struct symbolizer *s, size_t max_open);
  * Release @s, its caches and every string it handed out.  NULL allowed.
  */
 void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Whether lookups also find the DWARF source file and line (the default).
+ * Without, no DWARF is loaded: far less memory and time when only function
+ * names matter.  Set it before the first lookup.
+ */
+void symbolizer_set_lines(struct symbolizer *s, bool lines);
 
 /*
  * Resolve the user address @ip of process @pid, whose mappings are @maps
