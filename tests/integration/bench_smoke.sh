@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The benchmark harness works end to end: tests/bench/run --quick (one
+# frequency, one thread, two repetitions, small synthetic profile) must
+# produce a complete report: a row for perf record and for every built-in
+# format of bpfprof with -p and --all, each with a slowdown, CPU time, RSS,
+# output size and sample counts; the long --all runs; one row per plugin in
+# the writers table and the symbolizer table.  No timing is asserted: the
+# numbers of a smoke run on a shared machine mean nothing.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+command -v perf >/dev/null || fail "perf is not installed (linux-perf)"
+[ -x "$WL/bench_work" ] || fail "$WL/bench_work missing"
+bash "$BPFPROF_SRC/tests/bench/run" "$BPFPROF_BUILD" --quick > "$TMP/report.md" 2> "$TMP/log" ||
+	{ cat "$TMP/log"; fail "tests/bench/run --quick failed"; }
+cat "$TMP/report.md"
+R=$TMP/report.md
+for s in "### Overhead" "### --all for" "### Writers" "### Symbolizer"; do
+	grep -q "^$s" "$R" || fail "section '$s' missing"
+done
+ok "every section present"
+! grep -q "FAILED\|failed\]" "$R" || fail "a measurement failed"
+ok "no failed measurement"
+for t in -p -a; do
+	for v in "perf record -g $t" "bpfprof gperftools $t" "bpfprof perf $t" \
+		 "bpfprof hpctoolkit $t" "bpfprof pprof $t" "bpfprof folded $t"; do
+		row=$(grep -F "| $v |" "$R" | head -1)
+		[ -n "$row" ] || fail "no row for $v"
+		# slowdown, CPU during, CPU total, RSS, output, samples must be numbers
+		echo "$row" | awk -F'|' '{
+			if ($5 !~ /[0-9]/ || $8 !~ /[0-9]/ || $10 !~ /[0-9]/ || $11 !~ /[0-9]/) exit 1
+			n = split($12, s, "/"); if (n != 3) exit 1
+			for (i = 1; i <= 3; i++) if (s[i] !~ /[0-9]/) exit 1 }' ||
+			fail "incomplete row: $row"
+	done
+done
+ok "overhead table complete"
+for v in "bpfprof gperftools -a" "bpfprof perf -a" "perf record -g -a"; do
+	grep -A6 "^### --all for" "$R" | grep -qF "| $v | 999 |" || fail "long run row $v missing"
+done
+ok "long-run table complete"
+for so in "$BPFPROF_BUILD"/plugins/*.so; do
+	p=$(basename "$so" .so)
+	grep -A12 "^### Writers" "$R" | grep -qE "^\| $p \| [0-9]+ \|" || fail "writers row $p missing"
+done
+ok "writers table complete"
+[ "$(grep -A8 "^### Symbolizer" "$R" | grep -cE '^\| /.* \| [0-9.]+ \| [0-9]+ \|')" -ge 2 ] ||
+	fail "symbolizer rows missing"
+ok "symbolizer table complete"
