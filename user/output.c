@@ -256,24 +256,7 @@ int output_publish(struct output *o)
 
 int output_commit(struct output *o)
 {
-	int err = o->is_dir ? finish_dir(o) : finish_file(o);
-
-	if (!err) {
-		give_to_sudo_user(o->tmp_path);
-		if (rename(o->tmp_path, o->final_path))
-			err = -errno;
-	}
-	if (err) {
-		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
-			o->final_path, strerror(-err));
-		output_abort(o);
-		return err;
-	}
-	free(o->tmp_path);
-	free(o->final_path);
-	o->tmp_path = NULL;
-	o->final_path = NULL;
-	return 0;
+	return output_finish(o) ?: output_publish(o);
 }
 
 void output_abort(struct output *o)
