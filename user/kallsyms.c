@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kallsyms.h"
+#include "procfs.h"
 
 /* Ranks: lower wins among symbols at one address; >= RANK_DATA is not text. */
 enum { RANK_T, RANK_t, RANK_W, RANK_w, RANK_DATA };
@@ -212,46 +213,14 @@ nomem:
 
 int kallsyms_load(const char *path, struct kallsyms **out)
 {
-	size_t cap = 1 << 20, n = 0;
-	char *buf;
-	int fd, err = 0;
+	size_t n = 0;
+	char *buf = NULL;
+	int err;
 
 	if (!path || !out)
 		return -EINVAL;
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
+	err = procfs_read_file(path, &buf, &n);
 	if (!err)
 		err = kallsyms_parse(buf, n, out);
 	free(buf);

@@ -33,4 +33,8 @@ int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), voi
 /* True if process @pid exists and is not a zombie. */
 bool procfs_alive(uint32_t pid);
 
+/* Read a whole file (any size; /proc files report size 0) into a malloc'd
+ * buffer the caller frees. 0 or -errno. */
+int procfs_read_file(const char *path, char **buf, size_t *len);
+
 #endif /* BPFPROF_PROCFS_H */

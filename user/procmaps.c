@@ -16,6 +16,7 @@
 
 #include <uthash.h>
 
+#include "procfs.h"
 #include "procmaps.h"
 #include "symbolize.h"
 
@@ -210,55 +211,6 @@ int procmaps_parse(const char *text, size_t len, struct procmaps *out)
 	return 0;
 }
 
-/* Read a whole /proc file into a malloc'd buffer. */
-static int read_proc_file(const char *path, char **buf, size_t *len)
-{
-	size_t cap = 16384, n = 0;
-	char *b = malloc(cap);
-	int fd, err = 0;
-
-	if (!b)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(b);
-		return err;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *nb = realloc(b, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (err) {
-		free(b);
-		return err;
-	}
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 int procmaps_read(uint32_t pid, struct procmaps *out)
 {
 	char path[64], *text = NULL;
@@ -269,7 +221,7 @@ int procmaps_read(uint32_t pid, struct procmaps *out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
-	err = read_proc_file(path, &text, &len);
+	err = procfs_read_file(path, &text, &len);
 	if (err)
 		return err;
 	err = procmaps_parse(text, len, out);
