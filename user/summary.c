@@ -83,9 +83,44 @@ static int by_samples_desc(struct func_total *a, struct func_total *b)
 	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : strcmp(a->name, b->name);
 }
 
-/* Self samples per leaf function, and frames that did not resolve. */
-static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *host,
-		  struct func_total **totals, uint64_t *frames, uint64_t *unresolved)
+/* Kernel leaf frames, by address, until we know whether they need names. */
+struct kernel_leaf {
+	uint64_t key;			/* ip */
+	uint32_t pid;
+	uint64_t samples;
+	UT_hash_handle hh;
+};
+
+struct tally {
+	struct func_total *totals;	/* self samples by function name */
+	struct kernel_leaf *kleaves;
+	uint64_t kernel_self;		/* samples whose leaf is a kernel frame */
+	uint64_t user_frames, unresolved, kernel_frames;
+};
+
+static void add_kernel_leaf(struct tally *t, uint32_t pid, uint64_t ip, uint64_t samples)
+{
+	struct kernel_leaf *k;
+
+	t->kernel_self += samples;
+	HASH_FIND(hh, t->kleaves, &ip, sizeof(ip), k);
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return;
+		k->key = ip;
+		k->pid = pid;
+		HASH_ADD(hh, t->kleaves, key, sizeof(k->key), k);
+	}
+	k->samples += samples;
+}
+
+/*
+ * Self samples per user leaf function (named), kernel leaves by address
+ * (named later only if they can matter, see name_kernel_leaves()), and user
+ * frames that did not resolve.
+ */
+static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *host, struct tally *t)
 {
 	char name[512];
 	bool ok;
@@ -96,21 +131,61 @@ static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *ho
 		const struct bpfprof_stack *k = &v->stacks[cnt->kernel_stack];
 		const struct bpfprof_stack *u = &v->stacks[cnt->user_stack];
 
-		for (int s = 0; s < 2; s++) {
-			const struct bpfprof_stack *st = s ? u : k;
-
-			for (uint32_t f = 0; f < st->nr; f++) {
-				/* return addresses: look up the call instruction */
-				frame_name(host, pid, st->ips[f] - (f > 0), !s, name, sizeof(name), &ok);
-				*frames += cnt->samples;
-				*unresolved += ok ? 0 : cnt->samples;
-				if (f == 0 && (s == 0 || k->nr == 0))
-					add_total(totals, name, cnt->samples);
-			}
+		t->kernel_frames += (uint64_t)k->nr * cnt->samples;
+		if (k->nr)
+			add_kernel_leaf(t, pid, k->ips[0], cnt->samples);
+		for (uint32_t f = 0; f < u->nr; f++) {
+			/* return addresses: look up the call instruction */
+			frame_name(host, pid, u->ips[f] - (f > 0), 0, name, sizeof(name), &ok);
+			t->user_frames += cnt->samples;
+			t->unresolved += ok ? 0 : cnt->samples;
+			if (f == 0 && k->nr == 0)
+				add_total(&t->totals, name, cnt->samples);
 		}
 		if (k->nr == 0 && u->nr == 0)
-			add_total(totals, "[no stack]", cnt->samples);
+			add_total(&t->totals, "[no stack]", cnt->samples);
 	}
+}
+
+/* The samples of the TOP_FUNCTIONS-th biggest function so far (0 if fewer). */
+static uint64_t top_threshold(struct func_total **totals)
+{
+	struct func_total *f;
+	int n = 0;
+
+	HASH_SORT(*totals, by_samples_desc);
+	for (f = *totals; f; f = f->hh.next)
+		if (++n == TOP_FUNCTIONS)
+			return f->samples;
+	return 0;
+}
+
+/*
+ * Naming kernel frames means reading /proc/kallsyms, ~50 ms of system time
+ * here: more than the rest of a short run costs.  No kernel function can
+ * have more self samples than all kernel leaves together, so when that sum
+ * is below the smallest of the top user functions, or below 1% of the
+ * samples (too little for a top-functions list), the kernel leaves stay one
+ * "[kernel]" line and kallsyms is never read.
+ */
+static void name_kernel_leaves(const struct bpfprof_host *host, struct tally *t, uint64_t kept)
+{
+	struct kernel_leaf *k, *tmp;
+	char name[512];
+	bool ok;
+	uint64_t threshold = top_threshold(&t->totals);
+	bool named = t->kernel_self >= (threshold > kept / 100 ? threshold : kept / 100);
+
+	HASH_ITER(hh, t->kleaves, k, tmp) {
+		if (named) {
+			frame_name(host, k->pid, k->key, 1, name, sizeof(name), &ok);
+			add_total(&t->totals, name, k->samples);
+		}
+		HASH_DEL(t->kleaves, k);
+		free(k);
+	}
+	if (!named && t->kernel_self)
+		add_total(&t->totals, "[kernel]", t->kernel_self);
 }
 
 static void print_drops(FILE *out, const struct sampler_stats *st)
@@ -141,9 +216,10 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		   const struct bpfprof_host *host, const struct sampler_stats *stats,
 		   const struct summary_outputs *outs)
 {
-	struct func_total *totals = NULL, *t, *tmp;
+	struct tally ty = { 0 };
+	struct func_total *t, *tmp;
 	struct bpfprof_profile v;
-	uint64_t frames = 0, unresolved = 0, kept = 0;
+	uint64_t kept = 0;
 	int shown = 0;
 
 	if (profile_view(profile, run, 0, &v))
@@ -157,20 +233,22 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		run->event, (unsigned long long)(run->sample_freq ? run->sample_freq : run->sample_period),
 		run->sample_freq ? "Hz" : "ns period");
 	print_drops(out, stats);
-	tally(&v, host, &totals, &frames, &unresolved);
-	fprintf(out, "bpfprof: unresolved frames: %llu of %llu; distinct stacks: %zu\n",
-		(unsigned long long)unresolved, (unsigned long long)frames,
+	tally(&v, host, &ty);
+	name_kernel_leaves(host, &ty, kept);
+	fprintf(out, "bpfprof: unresolved user frames: %llu of %llu; kernel frames: %llu; "
+		"distinct stacks: %zu\n", (unsigned long long)ty.unresolved,
+		(unsigned long long)ty.user_frames, (unsigned long long)ty.kernel_frames,
 		profile_nr_stacks(profile) - 1);
 	for (size_t i = 0; i < outs->nr; i++)
 		fprintf(out, "bpfprof: wrote %s\n", outs->paths[i]);
-	HASH_SORT(totals, by_samples_desc);
-	if (totals)
+	HASH_SORT(ty.totals, by_samples_desc);
+	if (ty.totals)
 		fprintf(out, "bpfprof: top functions (self):\n");
-	HASH_ITER(hh, totals, t, tmp) {
+	HASH_ITER(hh, ty.totals, t, tmp) {
 		if (shown++ < TOP_FUNCTIONS && kept)
 			fprintf(out, "  %6.2f%% %8llu  %s\n", 100.0 * t->samples / kept,
 				(unsigned long long)t->samples, t->name);
-		HASH_DEL(totals, t);
+		HASH_DEL(ty.totals, t);
 		free(t->name);
 		free(t);
 	}

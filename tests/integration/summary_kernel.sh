@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The end-of-run summary names kernel functions only when they can matter.
+# Reading /proc/kallsyms costs ~40-50 ms of system time on a 6.x kernel,
+# more than the rest of a short run, so the summary reads it only when the
+# kernel leaves together reach 1% of the samples and could enter the top
+# functions.  Checked, with strace on the collector (not on its child,
+# which ptrace would slow down at every system call):
+#   - spin (pure user space), gperftools format: /proc/kallsyms is never
+#     opened and the top functions are named (spin_loop);
+#   - syscalls (about half of the time in read(2)), gperftools format:
+#     kallsyms is read and a kernel function of the /dev/zero read path
+#     (read_zero, clear_user, ...) is among the top functions by name.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+command -v strace > /dev/null || fail "strace is not installed (apt-get install strace)"
+
+run_traced() { # OUT_PREFIX BPFPROF_ARGS...
+	local out=$1; shift
+	strace -qq -e trace=openat -o "$out.strace" "$BPFPROF" "$@" 2> "$out.err" ||
+		{ cat "$out.err"; fail "bpfprof $* failed"; }
+	cat "$out.err"
+}
+
+run_traced "$TMP/spin" -F 499 -o "$TMP/spin.prof" -- "$WL/spin" 2
+grep -q '"/proc/kallsyms"' "$TMP/spin.strace" && fail "a user-space-only profile read /proc/kallsyms"
+grep -Eq '^ +[0-9.]+% +[0-9]+  spin_loop$' "$TMP/spin.err" || fail "spin_loop is not among the top functions"
+ok "spin: kallsyms not read, spin_loop named"
+
+run_traced "$TMP/sc" -F 499 -o "$TMP/sc.prof" -- "$WL/syscalls" -k 50 -s 3
+grep -q '"/proc/kallsyms"' "$TMP/sc.strace" || fail "kernel-heavy profile did not read /proc/kallsyms"
+grep -A10 'top functions' "$TMP/sc.err" | grep -q '\[kernel\]' &&
+	fail "kernel functions were lumped as [kernel] although the kernel share is ~50%"
+# the read(2) path of /dev/zero: clearing the user buffer dominates
+grep -A10 'top functions' "$TMP/sc.err" | grep -Eq ' (clear_user|rep_stos|iov_iter_zero|read_zero|__clear_user|rep_stos_alternative)' ||
+	fail "no kernel function of the read path among the top functions"
+ok "syscalls: kernel functions named"
