@@ -179,9 +179,13 @@ struct perf_kernel_info {
 	uint8_t build_id_size;		/* 0: unknown */
 };
 
-/* Kernel text range from @kallsyms (e.g. "/proc/kallsyms"); -ENOENT if
- * the symbols are missing or hidden (all zero). */
-PERF_HIDDEN int read_kernel_text(const char *kallsyms, struct perf_kernel_info *k);
+/* Kernel text range [_text, _etext) from @kallsyms (e.g. "/proc/kallsyms"),
+ * the end taken from the "Kernel code" length in @iomem (e.g. "/proc/iomem";
+ * NULL: scan kallsyms up to _etext instead) when it is there; -ENOENT if
+ * the symbols are missing or hidden (all zero), -errno if @kallsyms cannot
+ * be opened. */
+PERF_HIDDEN int read_kernel_text(const char *kallsyms, const char *iomem,
+				 struct perf_kernel_info *k);
 /* GNU build-id from an ELF note file such as /sys/kernel/notes. */
 PERF_HIDDEN int read_build_id_notes(const char *path, uint8_t *id, uint8_t *size);
 /* CPU description and perf's CPUID string from /proc/cpuinfo (x86 form

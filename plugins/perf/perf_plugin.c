@@ -227,7 +227,7 @@ static int perf_open(const struct bpfprof_host *host, const struct bpfprof_run *
 	pbuf_reset(&st->rec);
 
 	/* the kernel map, as perf record synthesizes it */
-	if (read_kernel_text("/proc/kallsyms", &st->kernel) == 0) {
+	if (read_kernel_text("/proc/kallsyms", "/proc/iomem", &st->kernel) == 0) {
 		char name[64];
 
 		st->have_kernel = 1;

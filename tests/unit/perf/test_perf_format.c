@@ -6,6 +6,7 @@
  * markers), MMAP2, COMM, FORK/EXIT, LOST_SAMPLES and FINISHED_ROUND
  * records, against perf.data-file-format.txt and linux/perf_event.h.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -462,8 +463,24 @@ static void test_string_features(void **unused)
 	pbuf_free(&b);
 }
 
+/* Writes @text to @tmpl (a mkstemp template, replaced by the name). */
+static int write_text(char *tmpl, const char *text)
+{
+	int fd = mkstemp(tmpl);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
 static void test_sysinfo(void **unused)
 {
+	char ksyms[] = "/tmp/bpfprof-kallsyms.XXXXXX", iomem[] = "/tmp/bpfprof-iomem.XXXXXX";
 	struct perf_kernel_info k = { 0 };
 	char desc[256], cpuid[128];
 	FILE *notes;
@@ -487,9 +504,30 @@ static void test_sysinfo(void **unused)
 	assert_int_equal(id[4], 5);
 	unlink(path);
 
-	if (read_kernel_text("/proc/kallsyms", &k) == 0) {
+	/* kallsyms cut before _etext: the end comes from iomem's "Kernel code" */
+	assert_int_equal(write_text(ksyms, "0000000000000000 A fixed_percpu_data\n"
+				    "ffffffff81000000 T _stext\nffffffff81000000 T _text\n"
+				    "ffffffff81000010 T do_one_initcall\n"), 0);
+	assert_int_equal(write_text(iomem, "00100000-bfffffff : System RAM\n"
+				    "  01000000-02206447 : Kernel code\n"
+				    "  02400000-02e08fff : Kernel rodata\n"), 0);
+	assert_int_equal(read_kernel_text(ksyms, NULL, &k), -ENOENT);
+	assert_int_equal(read_kernel_text(ksyms, iomem, &k), 0);
+	assert_int_equal(k.text_start, 0xffffffff81000000ull);
+	assert_int_equal(k.text_end, 0xffffffff82206448ull);
+	assert_string_equal(k.ref_reloc_sym, "_text");
+	unlink(ksyms);
+	unlink(iomem);
+
+	if (read_kernel_text("/proc/kallsyms", NULL, &k) == 0) {
+		struct perf_kernel_info fast = { 0 };
+
 		assert_true(k.text_end > k.text_start);
 		assert_int_equal(k.ref_reloc_addr, k.text_start);
+		/* the early stop with /proc/iomem's length finds the same range */
+		assert_int_equal(read_kernel_text("/proc/kallsyms", "/proc/iomem", &fast), 0);
+		assert_int_equal(fast.text_start, k.text_start);
+		assert_int_equal(fast.text_end, k.text_end);
 	}
 	read_cpu_info("/proc/cpuinfo", desc, sizeof(desc), cpuid, sizeof(cpuid));
 #if defined(__x86_64__)
