@@ -1079,6 +1079,7 @@ int collector_run(const struct options *opts)
 	}
 	finish_run_stats(&c);
 	err = c.failed ?: write_outputs(&c, &outs);
+	host_flush_warnings(&c.host);
 	if (!err && !opts->quiet && (err = use_names_only_symbolizer(&c)) == 0) {
 		summary_print(stderr, &c.run, c.profile, &c.host.api, &c.stats, &outs);
 		if (c.unwinder)

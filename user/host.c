@@ -3,6 +3,7 @@
  * host.c - implements struct bpfprof_host (see host.h and plugin.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,12 +61,28 @@ static const char *without_name(const struct host *h, const char *msg)
 	return msg;
 }
 
+/* Counts one more warning of kind @fmt; false when it should not print. */
+static bool warning_shown(struct host *h, const char *fmt)
+{
+	for (int i = 0; i < HOST_WARNING_KINDS; i++) {
+		struct host_warning *w = &h->warnings[i];
+
+		if (!w->fmt)
+			w->fmt = fmt;
+		if (w->fmt == fmt)
+			return ++w->count <= HOST_WARNINGS_SHOWN;
+	}
+	return true;
+}
+
 static void host_warn(const struct bpfprof_host *api, const char *fmt, ...)
 {
 	struct host *h = host_of(api);
 	char *msg = NULL;
 	va_list ap;
 
+	if (!warning_shown(h, fmt))
+		return;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
@@ -90,8 +107,19 @@ void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
 	h->plugin_name = plugin_name;
 }
 
+void host_flush_warnings(struct host *h)
+{
+	for (int i = 0; i < HOST_WARNING_KINDS && h->warnings[i].fmt; i++)
+		if (h->warnings[i].count > HOST_WARNINGS_SHOWN)
+			fprintf(stderr, "bpfprof: warning: %s: %u more like the above\n",
+				h->plugin_name, h->warnings[i].count - HOST_WARNINGS_SHOWN);
+	memset(h->warnings, 0, sizeof(h->warnings));
+}
+
 void host_fini(struct host *h)
 {
+	if (h->plugin_name)
+		host_flush_warnings(h);
 	free(h->error);
 	h->error = NULL;
 }

@@ -12,19 +12,34 @@
 struct profile;
 struct symbolizer;
 
+/* Distinct warnings counted; more print unthrottled. */
+#define HOST_WARNING_KINDS 16
+/* Warnings of one kind printed before the rest are only counted. */
+#define HOST_WARNINGS_SHOWN 3
+
 struct host {
 	struct bpfprof_host api;	/* first: plugins get &host->api */
 	struct profile *profile;
 	struct symbolizer *symbolizer;
 	const char *plugin_name;
 	char *error;			/* first error reported, malloc'd */
+	/* Warnings by format string: a per-process plugin run over hundreds
+	 * of processes says the same thing hundreds of times. */
+	struct host_warning {
+		const char *fmt;	/* the plugin's, compared by address */
+		unsigned count;
+	} warnings[HOST_WARNING_KINDS];
 };
 
 /* Set up @h for a plugin; the profile and symbolizer are borrowed. */
 void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
 	       const char *plugin_name);
 
-/* Free the recorded error. */
+/* Print one line per kind of warning that was repeated more than
+ * HOST_WARNINGS_SHOWN times ("N more like the above"), then reset. */
+void host_flush_warnings(struct host *h);
+
+/* Flush the warnings, free the recorded error. */
 void host_fini(struct host *h);
 
 /* Print the plugin's failure (its message, or @err) and clear it. */

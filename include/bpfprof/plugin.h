@@ -261,7 +261,9 @@ struct bpfprof_host {
 	/* Record why the plugin failed (printf format); the first message wins. */
 	void (*error)(const struct bpfprof_host *host, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
-	/* Print a warning to the user (printf format); the run goes on. */
+	/* Print a warning to the user (printf format); the run goes on.  The
+	 * host prints the first 3 warnings of each @fmt (by address) and
+	 * counts the rest in one line at the end. */
 	void (*warn)(const struct bpfprof_host *host, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
 	void *priv;			/* the host's, do not touch */
