@@ -794,17 +794,19 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 	if (nr == 0)	/* no samples: still write a valid, empty profile */
 		pids[nr++] = c->opts->nr_ids ? c->opts->ids[0] : (uint32_t)c->child;
 	for (size_t i = 0; i < nr && !err; i++) {
+		struct profile_slice slice;
 		struct bpfprof_profile view;
 		char *path = NULL;
 
-		/* profile_view() below replaces @all's arrays: use only pids[] here. */
 		if (per_process_path(c, pids[i], nr, &path)) {
 			err = -ENOMEM;
 			break;
 		}
-		err = profile_view(c->profile, &c->run, pids[i], &view);
+		/* i == all->nr_processes only for the empty profile above */
+		err = profile_view_process(all, i, &slice, &view);
 		err = err ?: open_plugin(c, path, pids[i]);
 		err = err ?: finish_plugin(c, &view, &pending[i]);
+		profile_slice_free(&slice);
 		paths[i] = path;
 	}
 	/* All or nothing: publish only when every output was written. */

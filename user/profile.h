@@ -88,4 +88,25 @@ void profile_for_each_proc(struct profile *p, void (*fn)(void *ctx, struct proc 
 int profile_view(struct profile *p, const struct bpfprof_run *run, uint32_t pid,
 		 struct bpfprof_profile *view);
 
+/*
+ * The view of one process, cut from a full view (profile_view() with pid 0)
+ * without walking the other processes: copies of its process entry, its
+ * threads and its counts, renumbered from 0.  O(its threads + its counts +
+ * log of all counts), so writing one output per process stays linear in
+ * the profile.  The arrays belong to @slice; @all must outlive @view.
+ */
+struct profile_slice {
+	struct bpfprof_process process;
+	struct bpfprof_thread *threads;
+	struct bpfprof_count *counts;
+};
+
+/* Fill @view with process @index (< all->nr_processes) of @all, or with no
+ * process at all when @index == all->nr_processes.  0 or -ENOMEM. */
+int profile_view_process(const struct bpfprof_profile *all, size_t index,
+			 struct profile_slice *slice, struct bpfprof_profile *view);
+
+/* Free what profile_view_process() allocated in @slice. */
+void profile_slice_free(struct profile_slice *slice);
+
 #endif /* BPFPROF_PROFILE_MODEL_H */
