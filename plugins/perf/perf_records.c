@@ -186,7 +186,6 @@ int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
 	uint64_t ip = 0, nr;
 	uint16_t misc;
 	size_t rec;
-	uint32_t i;
 
 	if (knr > max_nr)
 		knr = max_nr;
@@ -212,15 +211,14 @@ int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
 	pbuf_put_u32(b, 0);
 	pbuf_put_u64(b, period);
 	pbuf_put_u64(b, nr);
+	/* the stacks are u64 arrays already: one copy each */
 	if (knr) {
 		pbuf_put_u64(b, PERF_CONTEXT_KERNEL);
-		for (i = 0; i < knr; i++)
-			pbuf_put_u64(b, kstack->ips[i]);
+		pbuf_put(b, kstack->ips, knr * sizeof(uint64_t));
 	}
 	if (unr) {
 		pbuf_put_u64(b, PERF_CONTEXT_USER);
-		for (i = 0; i < unr; i++)
-			pbuf_put_u64(b, ustack->ips[i]);
+		pbuf_put(b, ustack->ips, unr * sizeof(uint64_t));
 	}
 	return record_end(b, rec);
 }
