@@ -2,8 +2,9 @@
 /*
  * symbolize.c - address -> (module, offset, function, file:line) for user
  * addresses (elfutils libdwfl, one Dwfl per ELF file, with caches of
- * files, per-file sorted function tables and results) and for kernel
- * addresses (kallsyms.c), plus the GNU build-id reader.
+ * files, per-file sorted function tables and results; [vdso] addresses
+ * through a copy of our own vDSO image) and for kernel addresses
+ * (kallsyms.c), plus the GNU build-id reader.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -18,6 +20,7 @@
 #include <uthash.h>
 
 #include "kallsyms.h"
+#include "procfs.h"
 #include "procmaps.h"
 #include "symbolize.h"
 
@@ -25,6 +28,8 @@
 #define SYM_SCAN_BACK 16
 /* Attempts to open a file that could not be opened, with other pids. */
 #define OPEN_ATTEMPTS 4
+/* The path procfs gives the vDSO mapping. */
+#define VDSO_PATH "[vdso]"
 
 /* An interned string (module names handed out to callers). */
 struct istr {
@@ -51,15 +56,18 @@ struct file_key {
 };
 
 /*
- * One ELF file, identified by (dev, inode, path) of its mappings.  Its
+ * One ELF file, identified by (dev, inode, path) of its mappings, or an
+ * ELF image in memory (the vDSO copy: image set, not in the hash).  Its
  * Dwfl (holding one or two file descriptors) may be closed again when
- * too many are open (LRU); the segments and cached results stay.
+ * too many are open (LRU); the segments, ABI and cached results stay.
  */
 struct elf_file {
 	UT_hash_handle hh;		/* keyed by key */
 	struct file_key key;
 	struct elf_file *next_same;	/* same key, other path */
 	char *path;
+	char *image;			/* in-memory ELF (owned), NULL for files */
+	size_t image_size;		/* its bytes: the size of its mapping */
 	int err;			/* < 0: last open failed (see attempts) */
 	bool bad_elf;			/* not a usable ELF file: never retried */
 	unsigned attempts;		/* failed opens */
@@ -68,7 +76,9 @@ struct elf_file {
 	Dwfl_Module *mod;
 	GElf_Addr bias;			/* Dwfl address = vaddr + bias */
 	struct elf_file *lru_prev, *lru_next; /* open files, most recent first */
-	bool segs_loaded;
+	bool segs_loaded;		/* also: elf_class and machine are set */
+	unsigned char elf_class;	/* EI_CLASS and e_machine: the ABI */
+	uint16_t machine;
 	struct seg *segs;
 	size_t nsegs;
 	struct fsym *syms;		/* names point into the Dwfl */
@@ -99,6 +109,8 @@ struct symbolizer {
 	struct istr *strings;		/* uthash by content */
 	struct kallsyms *kallsyms;
 	bool kallsyms_tried;
+	struct elf_file *vdso;		/* our own vDSO image, NULL if none */
+	bool vdso_tried;
 	bool no_lines;			/* function names only: no DWARF loaded */
 };
 
@@ -181,6 +193,7 @@ static void free_file(struct symbolizer *s, struct elf_file *f)
 	close_file(s, f);
 	free(f->segs);
 	free(f->path);
+	free(f->image);
 	free(f);
 }
 
@@ -209,6 +222,8 @@ void symbolizer_free(struct symbolizer *s)
 		HASH_DEL(s->strings, i);
 		free(i);
 	}
+	if (s->vdso)
+		free_file(s, s->vdso);
 	kallsyms_free(s->kallsyms);
 	free(s);
 }
@@ -232,16 +247,24 @@ static const char *intern(struct symbolizer *s, const char *str, size_t len)
 
 /* ---- ELF files ----------------------------------------------------------- */
 
-/* Read the PT_LOAD segments of the module's main ELF file (once). */
+/*
+ * Read the ABI (ELF class, machine) and the PT_LOAD segments of the
+ * module's main ELF file (once); the load bias at every open.
+ */
 static int load_segments(struct elf_file *f)
 {
 	Elf *elf = dwfl_module_getelf(f->mod, &f->bias);
+	GElf_Ehdr eh;
 	size_t phnum, i;
 
 	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
 		return -EINVAL;
 	if (f->segs_loaded)
 		return 0;
+	if (!gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	f->elf_class = eh.e_ident[EI_CLASS];
+	f->machine = eh.e_machine;
 	f->segs_loaded = true;
 	if (!phnum)
 		return 0;
@@ -263,8 +286,8 @@ static int load_segments(struct elf_file *f)
 	return 0;
 }
 
-/* Open the file of @map and set up its Dwfl. */
-static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapping *map)
+/* Report the file of @map, opened for @pid, as the module of f->dwfl. */
+static int report_file(struct elf_file *f, uint32_t pid, const struct bpfprof_mapping *map)
 {
 	size_t plen;
 	char *name;
@@ -273,11 +296,6 @@ static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapp
 	fd = procmaps_open_file(pid, map);
 	if (fd < 0)
 		return fd;
-	f->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!f->dwfl) {
-		close(fd);
-		return -ENOMEM;
-	}
 	/* the path without " (deleted)" is where debug links are looked for */
 	procmaps_path_deleted(map->path, &plen);
 	name = strndup(map->path, plen);
@@ -285,7 +303,6 @@ static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapp
 		close(fd);
 		return -ENOMEM;
 	}
-	dwfl_report_begin(f->dwfl);
 	f->mod = dwfl_report_elf(f->dwfl, name, name, fd, 0, true);
 	free(name);
 	if (!f->mod) {
@@ -293,6 +310,33 @@ static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapp
 		f->bad_elf = true;
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Report the in-memory image of @f as the module of f->dwfl. */
+static int report_image(struct elf_file *f)
+{
+	f->mod = dwfl_report_offline_memory(f->dwfl, f->path, f->path, f->image,
+					    f->image_size);
+	if (!f->mod) {
+		f->bad_elf = true;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Open the file of @map (or @f's image) and set up its Dwfl. */
+static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapping *map)
+{
+	int err;
+
+	f->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!f->dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(f->dwfl);
+	err = f->image ? report_image(f) : report_file(f, pid, map);
+	if (err)
+		return err;
 	if (dwfl_report_end(f->dwfl, NULL, NULL) != 0) {
 		f->bad_elf = true;
 		return -EINVAL;
@@ -389,6 +433,128 @@ static int offset_to_vaddr(const struct elf_file *f, uint64_t off, uint64_t *vad
 		}
 	}
 	return -ENOENT;
+}
+
+/* ---- the vDSO ------------------------------------------------------------ */
+
+/*
+ * The size of our own [vdso] mapping, which starts at @base, from
+ * /proc/self/maps.  Returns 0, -ENOENT if there is no such mapping, or an
+ * error of reading or parsing the maps file.
+ */
+static int own_vdso_size(uintptr_t base, size_t *size)
+{
+	const struct bpfprof_mapping *map;
+	struct procmaps self;
+	char *text;
+	size_t len;
+	int err;
+
+	err = procfs_read_file("/proc/self/maps", &text, &len);
+	if (err)
+		return err;
+	err = procmaps_parse(text, len, &self);
+	free(text);
+	if (err)
+		return err;
+	map = procmaps_find(self.maps, self.nr, base);
+	if (map && map->start == base && strcmp(map->path, VDSO_PATH) == 0)
+		*size = map->end - map->start;
+	else
+		err = -ENOENT;
+	procmaps_free(&self);
+	return err;
+}
+
+/* A file entry for a copy of the @size bytes at @data; NULL if no memory. */
+static struct elf_file *new_image(const char *path, const void *data, size_t size)
+{
+	struct elf_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->path = strdup(path);
+	f->image = malloc(size);
+	if (!f->path || !f->image) {
+		free(f->path);
+		free(f->image);
+		free(f);
+		return NULL;
+	}
+	memcpy(f->image, data, size);
+	f->image_size = size;
+	return f;
+}
+
+/*
+ * Our own vDSO image (AT_SYSINFO_EHDR), copied and opened on first use;
+ * NULL if this process has none or it cannot be read (tried once).
+ */
+static struct elf_file *own_vdso(struct symbolizer *s)
+{
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	struct elf_file *f;
+	size_t size;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	if (!base || own_vdso_size(base, &size))
+		return NULL;
+	f = new_image(VDSO_PATH, (const void *)base, size);
+	if (!f)
+		return NULL;
+	if (open_file(s, f, 0, NULL)) {
+		free_file(s, f);
+		return NULL;
+	}
+	s->vdso = f;
+	return f;
+}
+
+/*
+ * Whether the process with mappings @maps has the ABI (ELF class and
+ * machine) of @img: that of its first executable ELF file mapping that
+ * can be opened.  False when none can.
+ */
+static bool same_abi(struct symbolizer *s, uint32_t pid, const struct bpfprof_mapping *maps,
+		     size_t nr, const struct elf_file *img)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct bpfprof_mapping *m = &maps[i];
+		struct elf_file *f;
+
+		if (!m->path || m->path[0] != '/' || !(m->prot & BPFPROF_PROT_EXEC))
+			continue;
+		f = get_file(s, m);
+		if (!f)
+			return false;
+		/* the ABI is kept while the file is closed */
+		if (!f->segs_loaded && open_file(s, f, pid, m))
+			continue;
+		return f->elf_class == img->elf_class && f->machine == img->machine;
+	}
+	return false;
+}
+
+/*
+ * The image in which to look up the [vdso] mapping @map of the process
+ * with mappings @maps: our own vDSO when the mapping has its size and the
+ * process our ABI (the kernel maps the same image into every process of
+ * an ABI, only at other addresses), else NULL (32-bit and x32 processes
+ * of a 64-bit collector, a vDSO from elsewhere, e.g. a restored process).
+ */
+static struct elf_file *vdso_file(struct symbolizer *s, uint32_t pid,
+				  const struct bpfprof_mapping *maps, size_t nr,
+				  const struct bpfprof_mapping *map)
+{
+	struct elf_file *img = own_vdso(s);
+
+	if (!img || map->end - map->start != img->image_size)
+		return NULL;
+	return same_abi(s, pid, maps, nr, img) ? img : NULL;
 }
 
 /* ---- function symbols ---------------------------------------------------- */
@@ -545,12 +711,17 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, const struct bpfprof_map
 			     map->path ? strlen(map->path) : 0);
 	if (!sym->module)
 		return -ENOMEM;
-	if (!map->path || map->path[0] != '/')
-		return 0;	/* anonymous, [vdso], [heap], ... */
-
-	f = get_file(s, map);
-	if (!f)
-		return -ENOMEM;
+	if (map->path && strcmp(map->path, VDSO_PATH) == 0) {
+		f = vdso_file(s, pid, maps, nr, map);
+		if (!f)
+			return 0;	/* not our image: the file offset only */
+	} else if (map->path && map->path[0] == '/') {
+		f = get_file(s, map);
+		if (!f)
+			return -ENOMEM;
+	} else {
+		return 0;	/* anonymous, [heap], [stack], ... */
+	}
 	/* the segments are kept while the file is closed */
 	if (!f->segs_loaded && open_file(s, f, pid, map))
 		return 0;

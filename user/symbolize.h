@@ -12,6 +12,14 @@
  * /usr/lib/debug, /usr/lib/debug/.build-id).  Files are cached by
  * (dev, inode, path) of the mapping, and results by (file, vaddr).
  *
+ * [vdso] mappings have no file: they are looked up in a copy of the
+ * symbolizer's own process's vDSO (AT_SYSINFO_EHDR, as long as its [vdso]
+ * mapping), taken on first use.  The kernel maps one image per ABI into
+ * every process, at randomized addresses, so an address's offset into
+ * the target's [vdso] mapping is its offset into that copy, provided the
+ * mapping has the same size and the process the same ABI (see
+ * symbolizer_user()).
+ *
  * Not thread-safe: one struct symbolizer must be used by one thread at a
  * time.  Addresses are resolved exactly as given; callers that resolve
  * return addresses of a call stack usually pass ip - 1 for all but the
@@ -70,13 +78,21 @@ void symbolizer_set_lines(struct symbolizer *s, bool lines);
  *   module          the mapping's path ("[vdso]", "" for anonymous memory;
  *                   " (deleted)" kept as in the maps file);
  *   mapping         the element of @maps holding @ip (the caller's memory);
- *   module_offset   for ELF files, @ip in the file's vaddr space:
- *                   file offset = ip - start + pgoff, then through the
- *                   PT_LOAD segment holding that file offset; when the file
- *                   cannot be read or no segment holds the offset, and for
- *                   non-file mappings, the file offset itself;
+ *   module_offset   for ELF files and the vDSO, @ip in the file's (image's)
+ *                   vaddr space: file offset = ip - start + pgoff, then
+ *                   through the PT_LOAD segment holding that file offset;
+ *                   when the file cannot be read or no segment holds the
+ *                   offset, and for other non-file mappings, the file
+ *                   offset itself;
  *   function, function_start  ELF symbol (.symtab, else .dynsym/.gnu_debugdata)
- *                   containing it, start in the same vaddr space;
+ *                   containing it, start in the same vaddr space; in
+ *                   [vdso] the global name of the vDSO's .dynsym
+ *                   (__vdso_clock_gettime rather than its weak alias
+ *                   clock_gettime), only if the mapping is as large as
+ *                   ours and the process's first executable ELF file
+ *                   that opens has our ELF class and machine (so a
+ *                   32-bit or x32 process, or one whose files cannot be
+ *                   read, gets no name rather than a wrong one);
  *   file, line      DWARF line info, if debug info is available.
  * The file is opened through /proc/@pid/map_files or /proc/@pid/root
  * when @pid is alive, else by its path (see procmaps_open_file()); @pid 0

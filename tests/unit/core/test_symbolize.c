@@ -2,7 +2,8 @@
 /*
  * test_symbolize.c - unit tests of user/symbolize.c: the test binary's own
  * functions (name, vaddr, DWARF file:line), libc and a deleted library
- * copy, special mappings, processes that are gone, kernel addresses,
+ * copy, special mappings, vDSO functions (ours, another process's, and
+ * images that are not ours), processes that are gone, kernel addresses,
  * build-ids against readelf and the loaded notes, and malformed ELF files.
  */
 #include <dirent.h>
@@ -680,6 +681,307 @@ static void test_malformed_elf(void **state)
 	assert_int_equal(count_fds(), fds);
 }
 
+/* ---- the vDSO ----------------------------------------------------------- */
+
+/* A function of our vDSO: its runtime address and its vaddr in the image. */
+struct vdso_fn {
+	const char *name;
+	uintptr_t addr;
+	uint64_t vaddr;
+};
+
+/*
+ * Find the first of @names in our vDSO's .dynsym, walking its section
+ * headers with plain <elf.h> structs (independent of the symbolizer).
+ * Returns 0, or -1 when there is no vDSO or none of the names.
+ */
+static int find_vdso_fn(const char *const *names, struct vdso_fn *fn)
+{
+	const char *base = (const char *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+	const ElfW(Phdr) *ph;
+	const ElfW(Shdr) *sh;
+	uint64_t load_vaddr = 0, load_off = 0;
+	int i, k;
+
+	if (!base)
+		return -1;
+	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			load_vaddr = ph[i].p_vaddr;
+			load_off = ph[i].p_offset;
+			break;
+		}
+	sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+	for (k = 0; names[k]; k++) {
+		for (i = 0; i < eh->e_shnum; i++) {
+			const ElfW(Sym) *syms = (const ElfW(Sym) *)(base + sh[i].sh_offset);
+			const char *strs = base + sh[sh[i].sh_link].sh_offset;
+			size_t j;
+
+			if (sh[i].sh_type != SHT_DYNSYM || !sh[i].sh_entsize)
+				continue;
+			for (j = 1; j < sh[i].sh_size / sh[i].sh_entsize; j++) {
+				if (strcmp(strs + syms[j].st_name, names[k]) != 0 ||
+				    syms[j].st_shndx == SHN_UNDEF)
+					continue;
+				fn->name = names[k];
+				fn->vaddr = syms[j].st_value;
+				fn->addr = (uintptr_t)base + (uintptr_t)(load_off + fn->vaddr -
+									 load_vaddr);
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+/* Our vDSO's clock_gettime by its global name (the weak alias is not it). */
+static void vdso_clock_gettime(struct vdso_fn *fn)
+{
+	static const char *const names[] = {
+		"__vdso_clock_gettime", "__kernel_clock_gettime", NULL,
+	};
+
+	if (find_vdso_fn(names, fn))
+		skip();
+}
+
+static const struct bpfprof_mapping *find_vdso_map(const struct procmaps *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr; i++)
+		if (strcmp(m->maps[i].path, "[vdso]") == 0)
+			return &m->maps[i];
+	return NULL;
+}
+
+/* Addresses in our own [vdso] are named, by pid and by maps only. */
+static void test_vdso_own(void **state)
+{
+	static const char *const gtod[] = { "__vdso_gettimeofday", NULL };
+	struct symbolizer *s = symbolizer_new();
+	struct bpfprof_symbol sym, again;
+	struct vdso_fn fn, fn2;
+	struct procmaps m;
+	const struct bpfprof_mapping *vdso;
+	uint32_t pids[] = { (uint32_t)getpid(), 0 };
+	size_t i;
+
+	vdso_clock_gettime(&fn);
+	read_self_maps(&m);
+	vdso = find_vdso_map(&m);
+	assert_non_null(vdso);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(symbolizer_user(s, pids[i], m.maps, m.nr, fn.addr + 1, &sym), 0);
+		assert_string_equal(sym.module, "[vdso]");
+		assert_ptr_equal(sym.mapping, vdso);
+		assert_non_null(sym.function);
+		assert_string_equal(sym.function, fn.name);
+		assert_int_equal(sym.function_start, fn.vaddr);
+		assert_int_equal(sym.module_offset, fn.vaddr + 1);
+	}
+	assert_int_equal(symbolizer_user(s, pids[0], m.maps, m.nr, fn.addr + 1, &again), 0);
+	assert_ptr_equal(again.function, sym.function);	/* cached */
+	if (find_vdso_fn(gtod, &fn2) == 0) {
+		assert_int_equal(symbolizer_user(s, pids[0], m.maps, m.nr, fn2.addr, &sym), 0);
+		assert_string_equal(sym.function, "__vdso_gettimeofday");
+		assert_int_equal(sym.function_start, fn2.vaddr);
+	}
+	/* the ELF header is no function */
+	assert_int_equal(symbolizer_user(s, pids[0], m.maps, m.nr, vdso->start + 16, &sym), 0);
+	assert_null(sym.function);
+	procmaps_free(&m);
+	symbolizer_free(s);
+}
+
+/* Wait until @pid has exec'd a program whose path ends in @suffix. */
+static void wait_exec(pid_t pid, const char *suffix)
+{
+	char link[64], exe[4096];
+	ssize_t n;
+	int i;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (i = 0; i < 500; i++) {
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (ends_with(exe, suffix))
+				return;
+		}
+		usleep(10000);
+	}
+	fail_msg("process %d did not exec %s", (int)pid, suffix);
+}
+
+/*
+ * Another process (its own vDSO address) is named the same, while it runs
+ * and after it is gone (its files found by path then).
+ */
+static void test_vdso_other_process(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct bpfprof_symbol sym;
+	const struct bpfprof_mapping *vdso, *own;
+	struct procmaps m, self;
+	struct vdso_fn fn;
+	uintptr_t ip;
+	pid_t pid;
+	int st, round;
+
+	vdso_clock_gettime(&fn);
+	read_self_maps(&self);
+	own = find_vdso_map(&self);
+	assert_non_null(own);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	wait_exec(pid, "/sleep");
+	assert_int_equal(procmaps_read((uint32_t)pid, &m), 0);
+	vdso = find_vdso_map(&m);
+	assert_non_null(vdso);
+	ip = vdso->start + (fn.addr - own->start);
+	for (round = 0; round < 2; round++) {
+		if (round == 1) {	/* gone: a fresh symbolizer, no cached opens */
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			symbolizer_free(s);
+			s = symbolizer_new();
+		}
+		assert_int_equal(symbolizer_user(s, (uint32_t)pid, m.maps, m.nr, ip, &sym), 0);
+		assert_string_equal(sym.module, "[vdso]");
+		assert_ptr_equal(sym.mapping, vdso);
+		assert_non_null(sym.function);
+		assert_string_equal(sym.function, fn.name);
+		assert_int_equal(sym.function_start, fn.vaddr);
+		assert_int_equal(sym.module_offset, fn.vaddr);
+	}
+	procmaps_free(&m);
+	procmaps_free(&self);
+	symbolizer_free(s);
+}
+
+/* A minimal 32-bit i386 executable (ELF header and one PT_LOAD) at @path. */
+static void write_elf32(const char *path)
+{
+	unsigned char img[4096];
+	Elf32_Ehdr *eh = (Elf32_Ehdr *)img;
+	Elf32_Phdr *ph = (Elf32_Phdr *)(img + sizeof(*eh));
+
+	memset(img, 0, sizeof(img));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS32;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_386;
+	eh->e_version = EV_CURRENT;
+	eh->e_entry = 0x8048000 + 0x100;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	ph->p_type = PT_LOAD;
+	ph->p_offset = 0;
+	ph->p_vaddr = ph->p_paddr = 0x8048000;
+	ph->p_filesz = ph->p_memsz = sizeof(img);
+	ph->p_flags = PF_R | PF_X;
+	ph->p_align = 4096;
+	write_file(path, img, sizeof(img));
+}
+
+/*
+ * A [vdso] that is not our image gets no name, but its module and file
+ * offset: another size, a 32-bit process (its first executable file is
+ * ELF32; listed before a 64-bit one, so only the ABI check refuses it),
+ * a process without readable ELF files.  The same fake maps with a 64-bit
+ * executable first are named (the control).
+ */
+static void test_vdso_not_ours(void **state)
+{
+	char exe[4096], elf32[] = "/tmp/bpfprof-elf32-XXXXXX";
+	struct symbolizer *s;
+	struct bpfprof_symbol sym;
+	struct procmaps self;
+	struct vdso_fn fn;
+	struct bpfprof_mapping maps[3];
+	const struct bpfprof_mapping *own;
+	const uint64_t start = 0x7f0000000000ull;
+	uint64_t size, ip;
+	int fd;
+
+	vdso_clock_gettime(&fn);
+	self_exe(exe, sizeof(exe));
+	fd = mkstemp(elf32);	/* written only for the 32-bit case */
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(elf32);
+	read_self_maps(&self);
+	own = find_vdso_map(&self);
+	assert_non_null(own);
+	size = own->end - own->start;
+	ip = start + (fn.addr - own->start);
+	memset(maps, 0, sizeof(maps));
+	maps[0] = (struct bpfprof_mapping){ .start = 0x400000, .end = 0x500000,
+		.prot = BPFPROF_PROT_READ | BPFPROF_PROT_EXEC, .path = exe };
+	maps[1] = (struct bpfprof_mapping){ .start = 0x600000, .end = 0x601000,
+		.prot = BPFPROF_PROT_READ | BPFPROF_PROT_EXEC, .path = elf32 };
+	maps[2] = (struct bpfprof_mapping){ .start = start, .end = start + size,
+		.prot = BPFPROF_PROT_READ | BPFPROF_PROT_EXEC, .path = "[vdso]" };
+
+	/* the control: a 64-bit executable first */
+	s = symbolizer_new();
+	assert_int_equal(symbolizer_user(s, 0, maps, 3, ip, &sym), 0);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, fn.name);
+	symbolizer_free(s);
+
+	/* another size */
+	s = symbolizer_new();
+	maps[2].end = start + size + 4096;
+	assert_int_equal(symbolizer_user(s, 0, maps, 3, ip, &sym), 0);
+	assert_string_equal(sym.module, "[vdso]");
+	assert_ptr_equal(sym.mapping, &maps[2]);
+	assert_null(sym.function);
+	assert_int_equal(sym.module_offset, ip - start);
+	maps[2].end = start + size;
+	symbolizer_free(s);
+
+	/* 32-bit: the ELF32 file comes first */
+	write_elf32(elf32);
+	s = symbolizer_new();
+	maps[0].path = elf32;
+	maps[1].path = exe;
+	assert_int_equal(symbolizer_user(s, 0, maps, 3, ip, &sym), 0);
+	assert_string_equal(sym.module, "[vdso]");
+	assert_null(sym.function);
+	assert_int_equal(sym.module_offset, ip - start);
+	/* ... and its own file is still symbolized (no function there) */
+	assert_int_equal(symbolizer_user(s, 0, maps, 3, 0x400100, &sym), 0);
+	assert_int_equal(sym.module_offset, 0x8048100);
+	symbolizer_free(s);
+	unlink(elf32);
+
+	/* no ELF file that opens: unknown ABI, no name */
+	s = symbolizer_new();
+	maps[0].path = "/nonexistent/a.out";
+	maps[1].path = "";
+	assert_int_equal(symbolizer_user(s, 0, maps, 3, ip, &sym), 0);
+	assert_null(sym.function);
+	/* ... nor with the [vdso] alone */
+	assert_int_equal(symbolizer_user(s, 0, &maps[2], 1, ip, &sym), 0);
+	assert_string_equal(sym.module, "[vdso]");
+	assert_null(sym.function);
+	symbolizer_free(s);
+	procmaps_free(&self);
+}
+
 /* With one open file at a time, files are closed and reopened. */
 static void test_reopen(void **state)
 {
@@ -749,6 +1051,9 @@ int main(void)
 		cmocka_unit_test(test_own_function),
 		cmocka_unit_test(test_libc),
 		cmocka_unit_test(test_special_mappings),
+		cmocka_unit_test(test_vdso_own),
+		cmocka_unit_test(test_vdso_other_process),
+		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_deleted_library),
 		cmocka_unit_test(test_gone_process),
 		cmocka_unit_test(test_kernel),
