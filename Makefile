@@ -112,11 +112,11 @@ $(B)/plugins/%.so: $$(call plugin_objs,$$*)
 $(B)/obj/plugins/%.a: $$(call plugin_objs,$$*)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/workloads/nofp_%: tests/workloads/nofp_%.c
+$(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_NOFP_CFLAGS) $< -o $@ -lm
 
-$(B)/workloads/%: tests/workloads/%.c
+$(B)/workloads/%: tests/workloads/%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm
 

@@ -14,6 +14,7 @@
  *   bench_work: threads T iterations N wall_s W cpu_s C ns_per_iter X
  * with the wall time from release to the last worker's end and the CPU time
  * the process used in between (CLOCK_PROCESS_CPUTIME_ID), and exits 0.
+ * The LCG step and leaf are groundtruth.h's.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,41 +26,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "groundtruth.h"
+
 #define MAX_THREADS 256
-#define LCG_A 6364136223846793005ull
-#define LCG_C 1442695040888963407ull
 
 static uint64_t iterations = 1000000000ull;
 static pthread_barrier_t start_barrier;
-static volatile uint64_t sink;
-
-static double clock_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Leaves call this at the end so they keep their frame pointer. */
-__attribute__((noipa)) static uint64_t touch(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
+static SINK_FUNCTION(touch)
 
-#define LEAF(name, salt)						\
-	__attribute__((noipa)) static uint64_t name(uint64_t x, uint64_t n) \
-	{								\
-		for (uint64_t i = 0; i < n; i++)			\
-			x = x * LCG_A + LCG_C;				\
-		return touch(x + (salt));				\
-	}
-LEAF(leaf_a, 1)
-LEAF(leaf_b, 2)
-LEAF(leaf_c, 3)
-LEAF(leaf_d, 4)
+/* Four leaves with the same loop, each returning touch(x + its salt). */
+static LCG_LEAF_RETURNING(leaf_a, touch(x + 1))
+static LCG_LEAF_RETURNING(leaf_b, touch(x + 2))
+static LCG_LEAF_RETURNING(leaf_c, touch(x + 3))
+static LCG_LEAF_RETURNING(leaf_d, touch(x + 4))
 
-__attribute__((noipa)) static uint64_t descend(int depth, int leaf, uint64_t x, uint64_t n)
+NOIPA static uint64_t descend(int depth, int leaf, uint64_t x, uint64_t n)
 {
 	uint64_t r;
 
@@ -84,14 +67,14 @@ static void *worker(void *arg)
 	while (left) {
 		uint64_t chunk;
 
-		rng = rng * LCG_A + LCG_C;
+		rng = rng * LCG_MUL + LCG_ADD;
 		chunk = 20000 + (rng >> 33) % 60000;	/* 20k..80k steps, ~25..100 us */
 		if (chunk > left)
 			chunk = left;
 		x = descend(8 + (int)((rng >> 20) & 15), (int)((rng >> 40) & 3), x, chunk);
 		left -= chunk;
 	}
-	sink = x;
+	result_sink = x;
 	return NULL;
 }
 
@@ -117,9 +100,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Workers inherit the blocked SIGUSR1: only sigwait() below takes it. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 	pthread_barrier_init(&start_barrier, NULL, threads + 1);
 	for (int i = 0; i < threads; i++) {
 		int err = pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
@@ -135,13 +116,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_work: sigwait failed\n");
 		return 1;
 	}
-	w0 = clock_s(CLOCK_MONOTONIC);
-	c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	w0 = now(CLOCK_MONOTONIC);
+	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	pthread_barrier_wait(&start_barrier);
 	for (int i = 0; i < threads; i++)
 		pthread_join(tids[i], NULL);
-	w1 = clock_s(CLOCK_MONOTONIC);
-	c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	w1 = now(CLOCK_MONOTONIC);
+	c1 = now(CLOCK_PROCESS_CPUTIME_ID);
 	printf("bench_work: threads %d iterations %llu wall_s %.6f cpu_s %.6f ns_per_iter %.4f\n",
 	       threads, (unsigned long long)iterations, w1 - w0, c1 - c0,
 	       (c1 - c0) * 1e9 / ((double)iterations * threads));

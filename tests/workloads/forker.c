@@ -8,7 +8,8 @@
  * next), and every child spends about MS milliseconds of CPU in
  * child_work() (an LCG loop in pseudo-random chunks, a fixed number of
  * iterations) and exits 0.  Nearly all of a child's CPU time is in
- * child_work(); the rest is fork/exec/exit bookkeeping in the kernel.
+ * child_work(); the rest is fork/exec/exit bookkeeping in the kernel.  The
+ * loop body, calibration and --wait plumbing are groundtruth.h's.
  *
  *   -m fork   the child calls child_work() right after fork()
  *   -m exec   the child execs this same binary as "forker --child ITERS"
@@ -39,88 +40,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
-#define CHUNK_MIN 2000
-#define CHUNK_MAX 6000
+#include "groundtruth.h"
+
 #define MAX_CHILDREN 10000
 
-static volatile uint64_t result_sink;
-
-NOIPA uint64_t sink(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
+SINK_FUNCTION(sink)
 
 /* The children's whole job: @n LCG iterations in pseudo-random chunks. */
 NOIPA uint64_t child_work(uint64_t seed, uint64_t n)
 {
-	uint64_t rnd = seed * 2654435761u + 88172645463325252ULL, x = seed;
+	uint64_t rnd = RANDOM_SEED(seed), x = seed;
 
 	while (n > 0) {
-		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+		uint64_t len = CHUNK_LENGTH(&rnd, CHUNK_MIN, CHUNK_MAX);
 
 		if (len > n)
 			len = n;
-		for (uint64_t i = 0; i < len; i++)
-			x = x * LCG_MUL + LCG_ADD;
+		LCG_STEPS(x, len);
 		n -= len;
 		x = sink(x);
 	}
 	return sink(x);
 }
 
-NOIPA uint64_t parent_work(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-NOIPA uint64_t calibrate_loop(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Nanoseconds per LCG iteration: the best of a few short runs. */
-static double ns_per_iteration(void)
-{
-	uint64_t n = 1u << 20, x = 1;
-	double best = 1e9;
-
-	for (int i = 0; i < 5; i++) {
-		double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-
-		x = calibrate_loop(x, n);
-		double dt = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (dt < best)
-			best = dt;
-	}
-	result_sink = x;
-	return best * 1e9 / n;
-}
+LCG_LEAF(parent_work)
+LCG_LEAF(calibrate_loop)
 
 static double tv_seconds(struct timeval tv)
 {
@@ -200,20 +144,13 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	self[len] = '\0';
 
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	double ns = ns_per_iteration();
+	block_release_signal(&set);
+	double ns = ns_per_iteration(calibrate_loop, 1u << 20);
 	uint64_t child_iters = (uint64_t)(child_ms * 1e6 / ns);
 	uint64_t parent_iters = (uint64_t)(parent_ms * 1e6 / ns);
 
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (wait)
+		wait_for_release(&set);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	for (int i = 0; i < children; i++) {
 		int status;

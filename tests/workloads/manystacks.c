@@ -7,8 +7,8 @@
  * (4..13) and a pseudo-random path: at each level it calls either walk_a()
  * or walk_b(), so there are about 2^14 distinct stacks; the innermost
  * call spends a pseudo-random chunk of LCG iterations in burn().
- * (Same loop body and frame rules as the other workloads:
- * /work/shared/notes/ground-truth-workloads.md.)
+ * (Same loop body, from groundtruth.h, and frame rules as the other
+ * workloads: /work/shared/notes/ground-truth-workloads.md.)
  *
  * Usage: manystacks [-s SECONDS] [-t THREADS]
  *   -s SECONDS  wall seconds to run (default 5)
@@ -22,26 +22,12 @@
 #include <string.h>
 #include <time.h>
 
-#define NOIPA __attribute__((noipa))
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
-#define CHUNK_MIN 2000
-#define CHUNK_MAX 6000
+#include "groundtruth.h"
 
 static double seconds = 5;
-static volatile uint64_t result_sink;
 
-NOIPA uint64_t sink(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
-
-NOIPA uint64_t burn(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
+SINK_FUNCTION(sink)
+LCG_LEAF(burn)
 
 NOIPA uint64_t walk_b(uint64_t x, uint64_t path, int depth, uint64_t n);
 
@@ -71,31 +57,12 @@ NOIPA uint64_t walk_b(uint64_t x, uint64_t path, int depth, uint64_t n)
 	return r + 3;
 }
 
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 NOIPA void *run(void *arg)
 {
-	uint64_t rnd = 88172645463325252ULL + (uintptr_t)arg * 2654435761u, x = 1;
-	double end = now() + seconds;
+	uint64_t rnd = RANDOM_SEED((uintptr_t)arg), x = 1;
+	double end = now(CLOCK_MONOTONIC) + seconds;
 
-	while (now() < end) {
+	while (now(CLOCK_MONOTONIC) < end) {
 		for (int i = 0; i < 16; i++) {
 			uint64_t r = next_random(&rnd);
 			uint64_t len = CHUNK_MIN + (r >> 20) % (CHUNK_MAX - CHUNK_MIN + 1);

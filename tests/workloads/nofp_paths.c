@@ -20,7 +20,8 @@
  * on the paths is noipa and each call's result is used afterwards, so none
  * is inlined, cloned or turned into a tail call.  stage_a and stage_b keep
  * a small array on the stack, so their frames have a real size that an
- * unwinder must know from the CFI.
+ * unwinder must know from the CFI.  The loop body, calibration and --wait
+ * plumbing are groundtruth.h's, compiled here without frame pointers.
  *
  * Usage: nofp_paths [-s SECONDS] [--wait] [--truth]
  *   -s SECONDS  CPU seconds of work (default 2), calibrated before the work
@@ -42,38 +43,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
+#include "groundtruth.h"
 
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
+/* Iterations per round in leaf_a and leaf_b, in units of L. */
+#define WEIGHT_A 6
+#define WEIGHT_B 4
+#define WEIGHTS (WEIGHT_A + WEIGHT_B)
 
-/* Chunk length range in iterations; one round is 10 L iterations. */
-#define CHUNK_MIN 2000
-#define CHUNK_MAX 6000
-
-static volatile uint64_t result_sink;
-
-NOIPA uint64_t leaf_a(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return x;
-}
-
-NOIPA uint64_t leaf_b(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return x;
-}
+LCG_LEAF_RETURNING(leaf_a, x)
+LCG_LEAF_RETURNING(leaf_b, x)
 
 /* Same loop as the leaves; only used before the profiled work starts. */
-NOIPA uint64_t calibrate_loop(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return x;
-}
+LCG_LEAF_RETURNING(calibrate_loop, x)
 
 /* A frame with locals: the caller's return address is not at sp + 8. */
 NOIPA uint64_t stage_a(uint64_t x, uint64_t n)
@@ -98,44 +79,12 @@ NOIPA uint64_t stage_b(uint64_t x, uint64_t n)
 	return r + pad[2];
 }
 
-/* xorshift64: the chunk-length generator, independent of the work. */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Rounds that take about @seconds of CPU time. */
 NOIPA uint64_t calibrate(double seconds)
 {
-	uint64_t n = 1u << 20, x = 1;
-	double best = 1e9;
-
-	/* Best of a few runs of ~10 ms each: the least disturbed one. */
-	for (int i = 0; i < 5; i++) {
-		double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-
-		x = calibrate_loop(x, 10 * n);
-		double dt = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (dt < best)
-			best = dt;
-	}
-	result_sink = x;
-	double ns_per_iter = best * 1e9 / (10.0 * n);
-	double iters_per_round = 10.0 * (CHUNK_MIN + CHUNK_MAX) / 2.0;
+	/* ~10 ms per calibration run. */
+	double ns_per_iter = ns_per_iteration(calibrate_loop, 10u << 20);
+	double iters_per_round = WEIGHTS * (CHUNK_MIN + CHUNK_MAX) / 2.0;
 	uint64_t rounds = seconds * 1e9 / (ns_per_iter * iters_per_round);
 
 	return rounds ? rounds : 1;
@@ -162,8 +111,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--wait")) {
 			wait = 1;
 		} else if (!strcmp(argv[i], "--truth")) {
-			printf("path main;stage_a;leaf_a 0.600000\n"
-			       "path main;stage_b;leaf_b 0.400000\n");
+			truth_line("path", "main;stage_a;leaf_a", (double)WEIGHT_A / WEIGHTS);
+			truth_line("path", "main;stage_b;leaf_b", (double)WEIGHT_B / WEIGHTS);
 			return 0;
 		} else {
 			usage();
@@ -171,31 +120,23 @@ int main(int argc, char **argv)
 	}
 
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 
 	uint64_t rounds = calibrate(seconds);
 
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		if (sigwait(&set, &sig)) {
-			perror("nofp_paths: sigwait");
-			return 1;
-		}
+	if (wait && wait_for_release(&set)) {
+		perror("nofp_paths: sigwait");
+		return 1;
 	}
 
 	double w0 = now(CLOCK_MONOTONIC), t0 = now(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t rnd = 88172645463325252ULL, x = 1;
+	uint64_t rnd = RANDOM_SEED(0), x = 1;
 
 	for (uint64_t r = 0; r < rounds; r++) {
-		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+		uint64_t len = CHUNK_LENGTH(&rnd, CHUNK_MIN, CHUNK_MAX);
 
-		x = stage_a(x, 6 * len);
-		x = stage_b(x, 4 * len);
+		x = stage_a(x, WEIGHT_A * len);
+		x = stage_b(x, WEIGHT_B * len);
 	}
 	result_sink = x;
 	fprintf(stderr, "nofp_paths: rounds=%llu cpu_seconds=%.3f wall_seconds=%.3f\n",

@@ -21,6 +21,7 @@
  * array sizes vary pseudo-randomly per round.  Every function of ours is
  * noipa and uses the results of its calls, so none is inlined, cloned or
  * left by a tail call (libc itself may tail-call, e.g. qsort -> qsort_r).
+ * The LCG step, xorshift and --wait plumbing are groundtruth.h's.
  *
  * Usage: nofp_qsort [-s SECONDS] [--wait]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -38,10 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
-
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
+#include "groundtruth.h"
 
 /* Items per sort: 24 bytes each, so qsort's merge sort copies structs. */
 #define SORT_MIN 300
@@ -62,15 +60,13 @@ static char copy_src[COPY_BYTES], copy_dst[COPY_BYTES];
 #define SCANS 250000
 #define NAMES 64
 static char names[NAMES][16];
-static volatile uint64_t result_sink;
 
 /* An expensive sort key: a few dozen dependent multiply-adds. */
 NOIPA uint64_t item_key(const struct item *it)
 {
 	uint64_t x = it->value ^ it->salt;
 
-	for (int i = 0; i < 24; i++)
-		x = x * LCG_MUL + LCG_ADD;
+	LCG_STEPS(x, 24);
 	return x >> 1;
 }
 
@@ -82,21 +78,9 @@ NOIPA int cmp_items(const void *a, const void *b)
 	return ka < kb ? -1 : ka > kb;
 }
 
-/* xorshift64 */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
 NOIPA uint64_t sort_round(uint64_t *rnd)
 {
-	size_t n = SORT_MIN + next_random(rnd) % (SORT_MAX - SORT_MIN + 1);
+	size_t n = CHUNK_LENGTH(rnd, SORT_MIN, SORT_MAX);
 
 	for (size_t i = 0; i < n; i++) {
 		items[i].value = next_random(rnd);
@@ -130,14 +114,6 @@ NOIPA uint64_t scan_round(uint64_t *rnd)
 	return sum;
 }
 
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: nofp_qsort [-s SECONDS] [--wait]\n");
@@ -164,26 +140,18 @@ int main(int argc, char **argv)
 	}
 
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 	memset(copy_src, 0x5a, sizeof(copy_src));
 	for (int i = 0; i < NAMES; i++)
 		memset(names[i], 'a' + i % 26, 1 + i % 15);
 
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		if (sigwait(&set, &sig)) {
-			perror("nofp_qsort: sigwait");
-			return 1;
-		}
+	if (wait && wait_for_release(&set)) {
+		perror("nofp_qsort: sigwait");
+		return 1;
 	}
 
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID), end = t0 + seconds;
-	uint64_t rnd = 88172645463325252ULL, x = 0, rounds = 0, copied = 0;
+	uint64_t rnd = RANDOM_SEED(0), x = 0, rounds = 0, copied = 0;
 
 	/* One round is a few ms: the clock is read rarely enough. */
 	while (now(CLOCK_THREAD_CPUTIME_ID) < end) {

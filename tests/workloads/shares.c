@@ -3,7 +3,8 @@
  * shares - a CPU-bound workload whose profile is known in advance.
  *
  * This file owns the ground truth used by the profile-accuracy tests (see
- * /work/shared/notes/ground-truth-workloads.md for the rules it follows).
+ * /work/shared/notes/ground-truth-workloads.md for the rules it follows);
+ * the loop body, sink(), calibration and --wait plumbing are groundtruth.h's.
  *
  * Every busy thread runs busy_loop(), which repeats rounds of work.  Each
  * round draws a pseudo-random chunk length L (so the schedule cannot
@@ -54,52 +55,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
+#include "groundtruth.h"
 
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
-
-/* Chunk length range in iterations; one round is 10 L iterations. */
-#define CHUNK_MIN 2000
-#define CHUNK_MAX 6000
+/* Iterations per round in each leaf, in units of L: the truth's weights. */
+#define WEIGHT_A 5
+#define WEIGHT_B 3
+#define WEIGHT_C 2
+#define WEIGHTS (WEIGHT_A + WEIGHT_B + WEIGHT_C)
 
 static uint64_t rounds_per_thread;
-static volatile uint64_t result_sink;
 
 /* Keeps the hot leaves non-leaf functions (see the file comment). */
-NOIPA uint64_t sink(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
+SINK_FUNCTION(sink)
 
-NOIPA uint64_t leaf_a(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-NOIPA uint64_t leaf_b(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-NOIPA uint64_t leaf_c(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
+LCG_LEAF(leaf_a)
+LCG_LEAF(leaf_b)
+LCG_LEAF(leaf_c)
 
 /* Same loop as the leaves; only used before the profiled work starts. */
-NOIPA uint64_t calibrate_loop(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
+LCG_LEAF(calibrate_loop)
 
 NOIPA uint64_t phase_a(uint64_t x, uint64_t n)
 {
@@ -115,59 +89,27 @@ NOIPA uint64_t phase_b(uint64_t x, uint64_t n)
 	return r + 1;
 }
 
-/* xorshift64: the chunk-length generator, independent of the work. */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
 NOIPA uint64_t busy_loop(uint64_t seed, uint64_t rounds)
 {
-	uint64_t rnd = seed * 2654435761u + 88172645463325252ULL;
+	uint64_t rnd = RANDOM_SEED(seed);
 	uint64_t x = seed;
 
 	for (uint64_t r = 0; r < rounds; r++) {
-		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+		uint64_t len = CHUNK_LENGTH(&rnd, CHUNK_MIN, CHUNK_MAX);
 
-		x = phase_a(x, 5 * len);
-		x = phase_b(x, 3 * len);
-		x = leaf_c(x, 2 * len);
+		x = phase_a(x, WEIGHT_A * len);
+		x = phase_b(x, WEIGHT_B * len);
+		x = leaf_c(x, WEIGHT_C * len);
 	}
 	return x + 1;
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Rounds that take about @seconds of CPU time on one thread. */
 NOIPA uint64_t calibrate(double seconds)
 {
-	uint64_t n = 1u << 20, x = 1;
-	double best = 1e9;
-
-	/* Best of a few runs of ~10 ms each: the least disturbed one. */
-	for (int i = 0; i < 5; i++) {
-		double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-
-		x = calibrate_loop(x, 10 * n);
-		double dt = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (dt < best)
-			best = dt;
-	}
-	result_sink = x;
-	double ns_per_iter = best * 1e9 / (10.0 * n);
-	double iters_per_round = 10.0 * (CHUNK_MIN + CHUNK_MAX) / 2.0;
+	/* ~10 ms per calibration run. */
+	double ns_per_iter = ns_per_iteration(calibrate_loop, 10u << 20);
+	double iters_per_round = WEIGHTS * (CHUNK_MIN + CHUNK_MAX) / 2.0;
 	uint64_t rounds = seconds * 1e9 / (ns_per_iter * iters_per_round);
 
 	return rounds ? rounds : 1;
@@ -179,25 +121,7 @@ struct thread_arg {
 	double cpu_seconds;
 };
 
-static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
-static int started;
-
-static void wait_for_start(void)
-{
-	pthread_mutex_lock(&start_lock);
-	while (!started)
-		pthread_cond_wait(&start_cond, &start_lock);
-	pthread_mutex_unlock(&start_lock);
-}
-
-static void release_threads(void)
-{
-	pthread_mutex_lock(&start_lock);
-	started = 1;
-	pthread_cond_broadcast(&start_cond);
-	pthread_mutex_unlock(&start_lock);
-}
+static struct start_gate gate = START_GATE_INIT;
 
 NOIPA void run_thread(struct thread_arg *arg)
 {
@@ -205,7 +129,7 @@ NOIPA void run_thread(struct thread_arg *arg)
 
 	snprintf(name, sizeof(name), "shares-%d", arg->index);
 	pthread_setname_np(pthread_self(), name);
-	wait_for_start();
+	wait_for_start(&gate);
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
 	result_sink = busy_loop(arg->index + 1, rounds_per_thread);
 	arg->cpu_seconds = now(CLOCK_THREAD_CPUTIME_ID) - t0;
@@ -219,13 +143,13 @@ NOIPA void *thread_main(void *p)
 
 static void print_truth(void)
 {
-	printf("share leaf_a 0.500000\n"
-	       "share leaf_b 0.300000\n"
-	       "share leaf_c 0.200000\n"
-	       "path busy_loop;phase_a;leaf_a 0.500000\n"
-	       "path busy_loop;phase_b;leaf_b 0.300000\n"
-	       "path busy_loop;leaf_c 0.200000\n"
-	       "root main;run_thread\n");
+	truth_line("share", "leaf_a", (double)WEIGHT_A / WEIGHTS);
+	truth_line("share", "leaf_b", (double)WEIGHT_B / WEIGHTS);
+	truth_line("share", "leaf_c", (double)WEIGHT_C / WEIGHTS);
+	truth_line("path", "busy_loop;phase_a;leaf_a", (double)WEIGHT_A / WEIGHTS);
+	truth_line("path", "busy_loop;phase_b;leaf_b", (double)WEIGHT_B / WEIGHTS);
+	truth_line("path", "busy_loop;leaf_c", (double)WEIGHT_C / WEIGHTS);
+	printf("root main;run_thread\n");
 }
 
 static void usage(void)
@@ -267,9 +191,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 
 	/* Block SIGUSR1 before any thread exists, so all inherit the mask. */
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 
 	rounds_per_thread = calibrate(seconds);
 
@@ -287,19 +209,13 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 		}
 	}
 
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		if (sigwait(&set, &sig)) {
-			perror("shares: sigwait");
-			return 1;
-		}
+	if (wait && wait_for_release(&set)) {
+		perror("shares: sigwait");
+		return 1;
 	}
 
 	double w0 = now(CLOCK_MONOTONIC);
-	release_threads();
+	release_threads(&gate);
 	run_thread(&args[0]);
 	double cpu = args[0].cpu_seconds;
 	for (int i = 1; i < threads; i++) {

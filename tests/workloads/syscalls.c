@@ -16,7 +16,8 @@
  * all clearing the user buffer (clear_user / iov_iter_zero under read_zero).
  * R is chosen per round from a calibration so that the kernel part is about
  * KERNEL_PCT percent of the CPU time; the measured truth is what perf sees,
- * this is only the target.
+ * this is only the target.  The LCG leaf, sink() and --wait plumbing are
+ * groundtruth.h's.
  *
  * Usage: syscalls [-k KERNEL_PCT] [-s SECONDS] [--wait]
  *   -k PCT      target share of kernel time, 0..100 (default 50)
@@ -38,20 +39,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
-#define CHUNK_MIN 10000
-#define CHUNK_MAX 50000
+#include "groundtruth.h"
+
+/* Chunk length range of user_part() in iterations. */
+#define USER_CHUNK_MIN 10000
+#define USER_CHUNK_MAX 50000
 #define BLOCK (64 * 1024)
 
-static volatile uint64_t result_sink;
 static char buffer[BLOCK] __attribute__((aligned(4096)));
 
-NOIPA uint64_t sink(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
+SINK_FUNCTION(sink)
 
 /* read(2) straight into the kernel, from a frame with a frame pointer. */
 NOIPA long do_read(int fd, void *buf, unsigned long len)
@@ -68,12 +65,7 @@ NOIPA long do_read(int fd, void *buf, unsigned long len)
 	return (long)sink((uint64_t)ret);
 }
 
-NOIPA uint64_t user_part(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
+LCG_LEAF(user_part)
 
 NOIPA uint64_t sys_part(int fd, uint64_t reads)
 {
@@ -86,25 +78,6 @@ NOIPA uint64_t sys_part(int fd, uint64_t reads)
 			got += (uint64_t)n;
 	}
 	return sink(got);
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Best-of-five CPU time of @fn-like work: iterations and reads. */
@@ -159,26 +132,19 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 		return 1;
 	}
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 	double ns_iter, ns_read;
 	calibrate(fd, &ns_iter, &ns_read);
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (wait)
+		wait_for_release(&set);
 
 	/* Kernel ns per user ns, so that kernel / (kernel + user) = pct. */
 	double ratio = pct / (100 - pct);
-	uint64_t rnd = 88172645463325252ULL, x = 1, rounds = 0, reads = 0;
+	uint64_t rnd = RANDOM_SEED(0), x = 1, rounds = 0, reads = 0;
 	double carry = 0, end = now(CLOCK_MONOTONIC) + seconds;
 
 	while (now(CLOCK_MONOTONIC) < end) {
-		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+		uint64_t len = CHUNK_LENGTH(&rnd, USER_CHUNK_MIN, USER_CHUNK_MAX);
 
 		x = user_part(x, len);
 		carry += len * ns_iter * ratio / ns_read;

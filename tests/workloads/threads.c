@@ -9,7 +9,8 @@
  * the same loop body, so over the whole run each thread's CPU time, and so
  * its share of the samples, is its weight over the sum of the weights,
  * however the scheduler interleaves them on few CPUs.  The main thread only
- * calibrates (before the workers start), starts and joins them.
+ * calibrates (before the workers start), starts and joins them.  The loop
+ * body, calibration and --wait plumbing are groundtruth.h's.
  *
  * Inside every worker each round draws a pseudo-random chunk length L and
  * spends 7 L iterations in tw_main and 3 L in tw_side, both called from
@@ -38,72 +39,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
-#define LCG_MUL 6364136223846793005ULL
-#define LCG_ADD 1442695040888963407ULL
-#define CHUNK_MIN 2000
-#define CHUNK_MAX 6000
+#include "groundtruth.h"
+
+/* Iterations per round in tw_main and tw_side, in units of L. */
+#define WEIGHT_MAIN 7
+#define WEIGHT_SIDE 3
+#define WEIGHTS (WEIGHT_MAIN + WEIGHT_SIDE)
 #define MAX_WORKERS 64
 
 static const int default_weights[] = { 40, 30, 20, 10 };
-static volatile uint64_t result_sink;
 
-NOIPA uint64_t sink(uint64_t x)
-{
-	return x ^ (x >> 29);
-}
-
-NOIPA uint64_t tw_main(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-NOIPA uint64_t tw_side(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-NOIPA uint64_t calibrate_loop(uint64_t x, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		x = x * LCG_MUL + LCG_ADD;
-	return sink(x);
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t s = *state;
-
-	s ^= s << 13;
-	s ^= s >> 7;
-	s ^= s << 17;
-	*state = s;
-	return s;
-}
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+SINK_FUNCTION(sink)
+LCG_LEAF(tw_main)
+LCG_LEAF(tw_side)
+LCG_LEAF(calibrate_loop)
 
 /* Runs rounds until @budget iterations are done; returns the count done. */
 NOIPA uint64_t worker(uint64_t seed, uint64_t budget, uint64_t *done)
 {
-	uint64_t rnd = seed * 2654435761u + 88172645463325252ULL, x = seed, n = 0;
+	uint64_t rnd = RANDOM_SEED(seed), x = seed, n = 0;
 
 	while (n < budget) {
-		uint64_t len = CHUNK_MIN + next_random(&rnd) % (CHUNK_MAX - CHUNK_MIN + 1);
+		uint64_t len = CHUNK_LENGTH(&rnd, CHUNK_MIN, CHUNK_MAX);
 
-		x = tw_main(x, 7 * len);
-		x = tw_side(x, 3 * len);
-		n += 10 * len;
+		x = tw_main(x, WEIGHT_MAIN * len);
+		x = tw_side(x, WEIGHT_SIDE * len);
+		n += WEIGHTS * len;
 	}
 	*done = n;
 	return x + 1;
@@ -112,19 +73,7 @@ NOIPA uint64_t worker(uint64_t seed, uint64_t budget, uint64_t *done)
 /* Iterations that take @seconds of CPU time on one thread. */
 NOIPA uint64_t calibrate(double seconds)
 {
-	uint64_t n = 1u << 20, x = 1;
-	double best = 1e9;
-
-	for (int i = 0; i < 5; i++) {
-		double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-
-		x = calibrate_loop(x, 10 * n);
-		double dt = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (dt < best)
-			best = dt;
-	}
-	result_sink = x;
-	return (uint64_t)(seconds * 1e9 / (best * 1e9 / (10.0 * n)));
+	return (uint64_t)(seconds * 1e9 / ns_per_iteration(calibrate_loop, 10u << 20));
 }
 
 struct worker_arg {
@@ -134,9 +83,7 @@ struct worker_arg {
 	double cpu_seconds;
 };
 
-static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
-static int started;
+static struct start_gate gate = START_GATE_INIT;
 
 NOIPA void run_worker(struct worker_arg *a)
 {
@@ -144,10 +91,7 @@ NOIPA void run_worker(struct worker_arg *a)
 
 	snprintf(name, sizeof(name), "tw-%d", a->index);
 	pthread_setname_np(pthread_self(), name);
-	pthread_mutex_lock(&start_lock);
-	while (!started)
-		pthread_cond_wait(&start_cond, &start_lock);
-	pthread_mutex_unlock(&start_lock);
+	wait_for_start(&gate);
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
 	result_sink = worker(a->index + 1, a->budget, &a->done);
 	a->cpu_seconds = now(CLOCK_THREAD_CPUTIME_ID) - t0;
@@ -189,8 +133,10 @@ static void print_truth(const int *w, int n)
 
 	for (int i = 0; i < n; i++)
 		sum += w[i];
-	printf("share tw_main 0.700000\nshare tw_side 0.300000\n"
-	       "path worker;tw_main 0.700000\npath worker;tw_side 0.300000\n");
+	truth_line("share", "tw_main", (double)WEIGHT_MAIN / WEIGHTS);
+	truth_line("share", "tw_side", (double)WEIGHT_SIDE / WEIGHTS);
+	truth_line("path", "worker;tw_main", (double)WEIGHT_MAIN / WEIGHTS);
+	truth_line("path", "worker;tw_side", (double)WEIGHT_SIDE / WEIGHTS);
 	for (int i = 0; i < n; i++)
 		printf("thread tw-%d %.6f\n", i, (double)w[i] / sum);
 }
@@ -225,9 +171,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	}
 
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	block_release_signal(&set);
 
 	uint64_t total = calibrate(seconds);
 	struct worker_arg args[MAX_WORKERS] = { 0 };
@@ -243,19 +187,11 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (wait) {
-		int sig;
-
-		printf("ready %d\n", (int)getpid());
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	if (wait)
+		wait_for_release(&set);
 	double w0 = now(CLOCK_MONOTONIC), cpu = 0;
 
-	pthread_mutex_lock(&start_lock);
-	started = 1;
-	pthread_cond_broadcast(&start_cond);
-	pthread_mutex_unlock(&start_lock);
+	release_threads(&gate);
 	for (int i = 0; i < n; i++) {
 		pthread_join(args[i].handle, NULL);
 		cpu += args[i].cpu_seconds;
