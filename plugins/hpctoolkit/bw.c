@@ -3,7 +3,9 @@
  * bw.c - the HPCToolkit plugin's binary writer: little-endian integers,
  * doubles, strings and padding, buffered to a file descriptor (with
  * pwrite() patches of headers written last) or collected in memory (for
- * the byte-level unit tests).
+ * the byte-level unit tests).  The small fixed-size writes (bw_u8() ..
+ * bw_f64(), bw_bytes()) are inline in hpc.h and come here (bw_write()) only
+ * when the buffer is full.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,15 +16,21 @@
 
 #define BW_FILE_BUF (1u << 20)
 
-int bw_init_fd(struct bw *w, int fd)
+int bw_init_at(struct bw *w, int fd, uint64_t off, size_t cap)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
-	w->cap = BW_FILE_BUF;
+	w->off = w->buf_off = off;
+	w->cap = cap;
 	w->buf = malloc(w->cap);
 	if (!w->buf)
 		w->err = -ENOMEM;
 	return w->err;
+}
+
+int bw_init_fd(struct bw *w, int fd)
+{
+	return bw_init_at(w, fd, 0, BW_FILE_BUF);
 }
 
 void bw_init_mem(struct bw *w)
@@ -52,7 +60,7 @@ static int bw_flush(struct bw *w)
 	return w->err;
 }
 
-void bw_bytes(struct bw *w, const void *p, size_t n)
+void bw_write(struct bw *w, const void *p, size_t n)
 {
 	if (w->err || !n)
 		return;
@@ -88,61 +96,6 @@ void bw_bytes(struct bw *w, const void *p, size_t n)
 	memcpy(w->buf + w->len, p, n);
 	w->len += n;
 	w->off += n;
-}
-
-void put_u16(uint8_t *p, uint16_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-}
-
-void put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
-void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = v >> (8 * i);
-}
-
-void bw_u8(struct bw *w, uint8_t v)
-{
-	bw_bytes(w, &v, 1);
-}
-
-void bw_u16(struct bw *w, uint16_t v)
-{
-	uint8_t b[2];
-
-	put_u16(b, v);
-	bw_bytes(w, b, 2);
-}
-
-void bw_u32(struct bw *w, uint32_t v)
-{
-	uint8_t b[4];
-
-	put_u32(b, v);
-	bw_bytes(w, b, 4);
-}
-
-void bw_u64(struct bw *w, uint64_t v)
-{
-	uint8_t b[8];
-
-	put_u64(b, v);
-	bw_bytes(w, b, 8);
-}
-
-void bw_f64(struct bw *w, double v)
-{
-	uint64_t u;
-
-	memcpy(&u, &v, 8);
-	bw_u64(w, u);
 }
 
 void bw_str(struct bw *w, const char *s)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hpc.h - internal interfaces of the HPCToolkit v4 database plugin: the
- * binary writer (bw.c), the calling context tree builder (cct.c) and the
- * writers of meta.db (meta.c), profile.db (profile_db.c), cct.db
- * (cct_db.c), trace.db (trace_db.c) and metrics/default.yaml (meta.c).
+ * binary writer (bw.c), large arrays (pages.c), the integer hash map
+ * (map.c), the calling context tree (cct.c), its construction from call
+ * stacks (paths.c) and from counts and streamed samples (samples.c), the
+ * per-thread values (values.c) and the writers of meta.db (meta.c),
+ * profile.db (profile_db.c), cct.db (cct_db.c), trace.db (trace_db.c) and
+ * metrics/default.yaml (meta.c).
  *
  * Layout: hpctoolkit-formats-v4.0.md as corrected by
  * hpctoolkit-v4-as-written.md (what hpcprof writes, what hpcviewer reads).
@@ -13,8 +16,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
-#include <uthash.h>
 
 #include "bpfprof/plugin.h"
 
@@ -29,13 +32,10 @@ struct bw {
 };
 
 int bw_init_fd(struct bw *w, int fd);
+/* Write to @fd from offset @off through a buffer of @cap bytes. */
+int bw_init_at(struct bw *w, int fd, uint64_t off, size_t cap);
 void bw_init_mem(struct bw *w);
-void bw_bytes(struct bw *w, const void *p, size_t n);
-void bw_u8(struct bw *w, uint8_t v);
-void bw_u16(struct bw *w, uint16_t v);
-void bw_u32(struct bw *w, uint32_t v);
-void bw_u64(struct bw *w, uint64_t v);
-void bw_f64(struct bw *w, double v);
+void bw_write(struct bw *w, const void *p, size_t n);	/* any size: flush, grow */
 void bw_str(struct bw *w, const char *s);	/* with its NUL */
 void bw_zero(struct bw *w, uint64_t n);
 void bw_align(struct bw *w, unsigned a);	/* zero padding */
@@ -43,14 +43,141 @@ void bw_seek(struct bw *w, uint64_t off);	/* forward only; zero-fills (mem) */
 void bw_patch(struct bw *w, uint64_t off, const void *p, size_t n);
 int bw_finish(struct bw *w);			/* flush; returns w->err */
 void bw_free(struct bw *w);
-void put_u16(uint8_t *p, uint16_t v);
-void put_u32(uint8_t *p, uint32_t v);
-void put_u64(uint8_t *p, uint64_t v);
+
+/* Little-endian stores (one store each on little-endian hosts). */
+static inline void put_u16(uint8_t *p, uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 2);
+#else
+	p[0] = v;
+	p[1] = v >> 8;
+#endif
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4);
+#else
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+#endif
+}
+
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8);
+#else
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+#endif
+}
+
+static inline void put_f64(uint8_t *p, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	put_u64(p, u);
+}
+
+/* Small writes: straight into the buffer while it has room. */
+static inline void bw_bytes(struct bw *w, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	if (w->len + n > w->cap || w->err) {
+		bw_write(w, p, n);
+		return;
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+	w->off += n;
+}
+
+static inline void bw_u8(struct bw *w, uint8_t v)
+{
+	bw_bytes(w, &v, 1);
+}
+
+static inline void bw_u16(struct bw *w, uint16_t v)
+{
+	uint8_t b[2];
+
+	put_u16(b, v);
+	bw_bytes(w, b, 2);
+}
+
+static inline void bw_u32(struct bw *w, uint32_t v)
+{
+	uint8_t b[4];
+
+	put_u32(b, v);
+	bw_bytes(w, b, 4);
+}
+
+static inline void bw_u64(struct bw *w, uint64_t v)
+{
+	uint8_t b[8];
+
+	put_u64(b, v);
+	bw_bytes(w, b, 8);
+}
+
+static inline void bw_f64(struct bw *w, double v)
+{
+	uint8_t b[8];
+
+	put_f64(b, v);
+	bw_bytes(w, b, 8);
+}
+
+/* Room for @n more bytes in the buffer, for a run of put_*() stores;
+ * NULL if the writer must flush (use bw_bytes() then). */
+static inline uint8_t *bw_reserve(struct bw *w, size_t n)
+{
+	uint8_t *p;
+
+	if (w->len + n > w->cap || w->err)
+		return NULL;
+	p = w->buf + w->len;
+	w->len += n;
+	w->off += n;
+	return p;
+}
 
 static inline uint64_t align_up(uint64_t v, unsigned a)
 {
 	return (v + a - 1) / a * a;
 }
+
+/* ---- pages.c: large arrays from mmap (zeroed; sizes kept by the caller) -- */
+void *hpc_pages_alloc(size_t size);
+void *hpc_pages_realloc(void *p, size_t old, size_t size);
+void hpc_pages_free(void *p, size_t size);
+
+/* ---- map.c: integer hash map (two u64 keys -> u32 value) -------------- */
+#define HPC_NONE UINT32_MAX
+
+struct hpc_map_ent {
+	uint64_t k0, k1;
+	uint32_t v;			/* HPC_NONE: empty slot */
+};
+
+struct hpc_map {
+	struct hpc_map_ent *ent;
+	size_t mask;			/* slots - 1 */
+	size_t n;			/* used slots */
+};
+
+void hpc_map_init(struct hpc_map *m);
+void hpc_map_free(struct hpc_map *m);
+/* The value stored for (k0, k1), HPC_NONE if none. */
+uint32_t hpc_map_get(const struct hpc_map *m, uint64_t k0, uint64_t k1);
+/* Store @v (not HPC_NONE) for (k0, k1), replacing an older value. */
+int hpc_map_put(struct hpc_map *m, uint64_t k0, uint64_t k1, uint32_t v);
 
 /* ---- cct.c: the calling context tree ----------------------------------- */
 enum hpc_node_kind {
@@ -66,95 +193,216 @@ enum { HPC_EP_UNKNOWN = 0, HPC_EP_MAIN = 1, HPC_EP_THREAD = 2 };
 /* Relations ({Ctx}.relation). */
 enum { HPC_REL_LEXICAL = 0, HPC_REL_CALL = 1 };
 
-struct hpc_str {			/* an interned string of the Common String Table */
-	char *s;
-	uint64_t off;			/* offset inside the string table */
-	uint32_t idx;			/* index in its array (modules, files) */
-	UT_hash_handle hh;
+/* Largest function, instruction, source location index or line a node
+ * can hold. */
+#define HPC_MAX_INDEX ((1u << 27) - 1)
+
+/* A context: 12 bytes, as a profile may have millions of them. */
+struct hpc_node {
+	uint32_t kind : 2;		/* enum hpc_node_kind */
+	uint32_t relation : 1;
+	uint32_t srcloc : 1;		/* LINE: a is a source location index */
+	uint32_t indexed : 1;		/* its children are in child_index too */
+	uint32_t a : 27;		/* ENTRY: type; FUNC: function; INSN: instruction
+					 * (module + offset); LINE: srcloc ? source location
+					 * (file + line) : line in its function's file */
+	union {
+		uint32_t first_child;	/* newest child, HPC_NONE if none */
+		uint32_t ctx;		/* ctxId, once hpc_cct_number() passed it */
+	};
+	uint32_t next_sibling;		/* HPC_NONE: last */
 };
 
 struct hpc_func {
-	struct { uint32_t module; uint32_t name_off_plus1; uint64_t offset; } key;
-	uint32_t idx;
-	int32_t file;			/* file index, -1 unknown */
+	uint32_t name;			/* string offset + 1; 0: no name */
+	uint32_t module;
+	uint64_t offset;		/* entry point, offset in the module */
+	int32_t file;			/* definition: file index, -1 unknown */
 	uint32_t line;
-	UT_hash_handle hh;
 };
 
-struct hpc_node {
-	uint32_t parent;		/* node index; UINT32_MAX for entries */
-	uint8_t kind;			/* enum hpc_node_kind */
-	uint8_t relation;
-	uint16_t entry;			/* HPC_ENTRY: entry point type */
-	uint32_t a;			/* FUNC: function; LINE: file; INSN: module */
-	uint32_t line;			/* LINE */
-	uint64_t offset;		/* INSN: offset in module */
-	uint32_t first_child, last_child, next_sibling; /* UINT32_MAX = none */
+struct hpc_insn {			/* an instruction context's point */
+	uint32_t module;
+	uint64_t offset;
 };
 
-struct hpc_node_key {
-	uint32_t parent, kind;
-	uint64_t a, b;
-};
-
-struct hpc_node_ent {
-	struct hpc_node_key key;
-	uint32_t node;
-	UT_hash_handle hh;
+struct hpc_srcloc {			/* a line context's, when not implied */
+	uint32_t file;
+	uint32_t line;
 };
 
 struct hpc_cct {
 	struct hpc_node *nodes;
 	uint32_t nr_nodes, cap_nodes;
-	struct hpc_node_ent *node_index;
-	uint32_t entry[3];		/* node of each entry point type, or UINT32_MAX */
+	uint32_t entry[3];		/* node of each entry point type, or HPC_NONE */
 
-	/* Common String Table: strings in insertion order */
-	struct hpc_str *strings;	/* hash by text */
+	/* Common String Table: strings in insertion order, each once */
 	char *strtab;
 	uint64_t strtab_len, strtab_cap;
+	uint32_t *str_slots;		/* open addressing: offset + 1, 0 = empty */
+	size_t str_mask, nr_strs;
 
-	struct hpc_str **modules;	/* by module index */
+	uint32_t *modules;		/* string offset of each load module's path */
 	uint32_t nr_modules, cap_modules;
-	struct hpc_str **files;
+	uint32_t *files;		/* string offset of each source file's path */
 	uint32_t nr_files, cap_files;
-	struct hpc_func **funcs;
+	struct hpc_func *funcs;
 	uint32_t nr_funcs, cap_funcs;
-	struct hpc_func *func_index;
-	struct hpc_str *module_index, *file_index;	/* by path (separate hh) */
-};
+	struct hpc_insn *insns;
+	uint32_t nr_insns, cap_insns;
+	struct hpc_srcloc *srclocs;
+	uint32_t nr_srclocs, cap_srclocs;
 
-#define HPC_NONE UINT32_MAX
+	struct hpc_map paths;		/* (string offset, 0 module / 1 file) -> index */
+	struct hpc_map func_index;	/* (module << 32 | name, offset) -> function */
+	struct hpc_map insn_index;	/* (module, offset) -> instruction */
+	struct hpc_map srcloc_index;	/* (file, line) -> source location */
+	struct hpc_map child_index;	/* (parent, identity) -> child, for parents
+					 * with many children */
+};
 
 void hpc_cct_init(struct hpc_cct *t);
 void hpc_cct_free(struct hpc_cct *t);
-/* Intern a string in the Common String Table; returns its offset. */
+/* Free the lookup indices once the tree is complete (strings, modules,
+ * files, functions, instructions and nodes stay). */
+void hpc_cct_seal(struct hpc_cct *t);
+/* Intern a string in the Common String Table; returns its offset, or
+ * UINT64_MAX on ENOMEM (or a table past 4 GiB). */
 uint64_t hpc_cct_string(struct hpc_cct *t, const char *s);
+/* Offset of an interned string, UINT64_MAX if it is not in the table. */
+uint64_t hpc_cct_find_string(const struct hpc_cct *t, const char *s);
 int32_t hpc_cct_module(struct hpc_cct *t, const char *path);
 int32_t hpc_cct_file(struct hpc_cct *t, const char *path);
 int32_t hpc_cct_func(struct hpc_cct *t, const char *name, uint32_t module, uint64_t offset,
 		     int32_t file, uint32_t line);
+/* The function (name = string offset + 1, 0 for none), -1 if not known. */
+int32_t hpc_cct_find_func(const struct hpc_cct *t, uint32_t name, uint32_t module,
+			  uint64_t offset);
+int32_t hpc_cct_add_func(struct hpc_cct *t, uint32_t name, uint32_t module, uint64_t offset,
+			 int32_t file, uint32_t line);
 /* The child of @parent with this identity, created if new; HPC_NONE on ENOMEM. */
 uint32_t hpc_cct_child(struct hpc_cct *t, uint32_t parent, uint8_t kind, uint8_t relation,
 		       uint32_t a, uint32_t line, uint64_t offset);
+/* The same in two steps: the identity of such a child of a context in
+ * function @func (-1: not in a function context; it decides how a line is
+ * kept), negative errno on failure; then the child of @parent with it. */
+int64_t hpc_cct_identity(struct hpc_cct *t, int32_t func, uint8_t kind, uint8_t relation,
+			 uint32_t a, uint32_t line, uint64_t offset);
+uint32_t hpc_cct_child_of(struct hpc_cct *t, uint32_t parent, uint32_t id);
 uint32_t hpc_cct_entry(struct hpc_cct *t, uint16_t type);
-/* ctxId of a node: dense, 0 is the global context. */
-static inline uint32_t hpc_ctx_id(uint32_t node)
-{
-	return node + 1;
-}
 /* Size of a node's {Ctx} record (0x20 + 8 * flex words). */
 uint32_t hpc_ctx_size(const struct hpc_node *n);
+/* File index (-1: none) and line of a LINE context below @parent. */
+void hpc_node_line(const struct hpc_cct *t, const struct hpc_node *parent,
+		   const struct hpc_node *n, int32_t *file, uint32_t *line);
 
 /*
- * The calling context of one sample: resolve @user and @kernel stacks of
- * process @pid with the host's symbolizer and return its leaf node.
+ * ctxIds: hpc_cct_number() numbers the contexts 1, 2, ... in post order
+ * (every context after its children; 0 is the global context), stores
+ * each in node->ctx (replacing first_child: the tree can grow no more)
+ * and calls @visit for each node in that order with its parent (NULL and
+ * @depth 0 for entry points).  @shape (nr_nodes + 1 entries, or NULL)
+ * receives for each ctxId its number of children << 1, | HPC_SHAPE_LEXICAL
+ * if its values propagate to its parent's exclusive (function) value.
  */
-uint32_t hpc_cct_path(struct hpc_cct *t, const struct bpfprof_host *host, uint32_t pid,
-		      uint16_t entry_type, const struct bpfprof_stack *user,
-		      const struct bpfprof_stack *kernel);
+#define HPC_SHAPE_LEXICAL 1u
+typedef int (*hpc_cct_visit_fn)(void *arg, const struct hpc_node *n,
+				const struct hpc_node *parent, uint32_t depth);
+int hpc_cct_number(struct hpc_cct *t, uint32_t *shape, hpc_cct_visit_fn visit, void *arg);
 
-/* ---- values ------------------------------------------------------------ */
+/* ---- paths.c: call stacks -> contexts ---------------------------------- */
+/* A resolved frame: the identities of its contexts (cct.c). */
+struct hpc_frame {
+	uint32_t func;			/* function context, HPC_NONE: no symbol */
+	uint32_t point;			/* line or instruction context below it */
+};
+
+struct hpc_paths {
+	struct hpc_cct *t;
+	const struct bpfprof_host *host;
+	struct hpc_map modules;		/* host module name (by address) -> module */
+	struct hpc_map files;		/* host file name (by address) -> file */
+	struct hpc_map funcs;		/* (host function name, entry) -> function */
+	struct hpc_map kernel;		/* (pid, kernel address) -> kframes[] index */
+	struct hpc_frame *kframes;
+	uint32_t nr_kframes, cap_kframes;
+};
+
+void hpc_paths_init(struct hpc_paths *ps, struct hpc_cct *t, const struct bpfprof_host *host);
+void hpc_paths_free(struct hpc_paths *ps);
+/*
+ * The frames of @st (kernel != 0: kernel addresses) of process @pid below
+ * @node, from the outermost one, skipping the first @skip (already
+ * resolved: @node is the context after them), resolved with the host's
+ * symbolizer.  path[j], if @path, receives the context after frame j.
+ * Returns the last context, HPC_NONE on ENOMEM.
+ */
+uint32_t hpc_paths_walk(struct hpc_paths *ps, uint32_t pid, uint32_t node,
+			const struct bpfprof_stack *st, uint32_t skip, int kernel, uint32_t *path);
+/* Leaf context of a sample: the entry point, @user, then @kernel (may be NULL). */
+uint32_t hpc_paths_leaf(struct hpc_paths *ps, uint32_t pid, uint16_t entry_type,
+			const struct bpfprof_stack *user, const struct bpfprof_stack *kernel);
+/* How many frames, from the outermost one, @a and @b have in common (the
+ * same addresses to look up); NULL is the empty stack. */
+uint32_t hpc_paths_common(const struct bpfprof_stack *a, const struct bpfprof_stack *b);
+/* Order of stacks by their frames from the outermost one (so that stacks
+ * with a common prefix are neighbors). */
+int hpc_paths_cmp(const struct bpfprof_stack *a, const struct bpfprof_stack *b);
+
+/* ---- samples.c: counts and spooled samples -> leaf contexts, trace lines */
+struct hpc_spool_rec {			/* one streamed sample, as spooled by event() */
+	uint32_t pid, tid;
+	uint64_t time;			/* CLOCK_MONOTONIC */
+	uint32_t user_stack, kernel_stack; /* host->stack() indices */
+};
+
+struct hpc_trace_elem {
+	uint64_t time;			/* ns since the epoch */
+	uint32_t ctx;			/* ctxId, 0 = not running */
+	uint32_t kernel_stack;		/* while bucketing (ctx: the user stack) */
+};
+
+/* The samples of thread t at elems[line_start[t] .. line_start[t + 1]). */
+struct hpc_trace_lines {
+	struct hpc_trace_elem *elems;	/* an unlinked mapped file, or NULL */
+	size_t map_len;
+	uint64_t *line_start;		/* nthreads + 1 */
+};
+
+/*
+ * Leaf contexts by slot: slot c < nr_counts is count c's; the slots after
+ * them are (thread, stacks) of streamed samples that no count has.
+ */
+struct hpc_samples {
+	const struct bpfprof_profile *p;
+	const struct bpfprof_host *host;
+	struct hpc_paths *paths;
+	struct hpc_map threads;		/* (pid, tid) -> thread index */
+	uint32_t *first;		/* [thread]: its first count in order[] */
+	uint32_t *order;		/* count indices by (thread, user, kernel stack) */
+	uint32_t *leaf;			/* [slot]: node; its ctxId after numbering */
+	size_t nr_slots, cap_slots;
+	struct hpc_map extra;		/* (thread, user id, kernel id) -> slot */
+};
+
+/* An unlinked scratch file inside the output directory. */
+int hpc_scratch_file(int dir_fd, const char *name);
+/* Index threads and counts, and build every count's leaf context. */
+int hpc_samples_init(struct hpc_samples *sm, const struct bpfprof_profile *p,
+		     const struct bpfprof_host *host, struct hpc_paths *paths);
+void hpc_samples_free(struct hpc_samples *sm);
+/* Thread index of (pid, tid), HPC_NONE if the profile lacks it. */
+uint32_t hpc_samples_thread(const struct hpc_samples *sm, uint32_t pid, uint32_t tid);
+/* The @nr spooled samples as (wall time, leaf slot), by thread, in a
+ * scratch file of @dir_fd; contexts are built for stacks no count has. */
+int hpc_samples_bucket(struct hpc_samples *sm, int spool_fd, uint64_t nr, int dir_fd,
+		       struct hpc_trace_lines *tl);
+/* Once the tree is numbered: slots and trace elements -> ctxIds. */
+void hpc_samples_number(struct hpc_samples *sm, const struct hpc_cct *t,
+			struct hpc_trace_lines *tl);
+void hpc_trace_lines_free(struct hpc_trace_lines *tl);
+
+/* ---- values.c: per-thread values, context by context ------------------ */
 /* Metric ids: propMetricId == statMetricId == scope index. */
 enum { HPC_M_POINT = 0, HPC_M_FUNCTION = 1, HPC_M_LEXAWARE = 2, HPC_M_EXECUTION = 3,
        HPC_NR_SCOPES = 4 };
@@ -175,6 +423,37 @@ static inline uint64_t hpc_value_of(const struct hpc_value *v, int metric)
 	default: return v->execution;
 	}
 }
+
+/* The samples of one count at its leaf context. */
+struct hpc_leaf {
+	uint32_t ctx;
+	uint32_t thread;
+	uint64_t samples;
+};
+
+/* What the values are computed from. */
+struct hpc_values {
+	const uint32_t *shape;		/* [ctxId] from hpc_cct_number() */
+	uint32_t nctxs;			/* ctxIds 0 .. nctxs - 1 */
+	const struct hpc_leaf *leaves;	/* sorted by ctx, then thread */
+	size_t nr_leaves;
+	const uint64_t *totals;		/* [thread]: its samples (ctxId 0) */
+	uint32_t nthreads;
+};
+
+/* Sort leaves by ctx, keeping the order within a ctx (stable). */
+int hpc_sort_leaves(struct hpc_leaf *l, size_t n);
+
+/*
+ * Call @fn for every ctxId in increasing order with the context's non-zero
+ * values, one per thread in increasing thread order: point at the leaf,
+ * function summed up through lexically nested contexts, execution
+ * (inclusive) summed up to the entry point, and the thread totals at
+ * ctxId 0 (execution only).  Memory: O(threads + depth x fan-out), not
+ * O(threads x contexts).  Stops at the first non-zero return of @fn.
+ */
+typedef int (*hpc_values_fn)(void *arg, uint32_t ctx, const struct hpc_value *v, size_t n);
+int hpc_values_walk(const struct hpc_values *in, hpc_values_fn fn, void *arg);
 
 /* A thread profile's identity, for id tuples and the description. */
 struct hpc_thread_id {
@@ -201,37 +480,63 @@ uint64_t write_load_modules_section(struct bw *w, const struct hpc_cct *t, uint6
 uint64_t write_source_files_section(struct bw *w, const struct hpc_cct *t, uint64_t strtab);
 uint64_t write_functions_section(struct bw *w, const struct hpc_cct *t, uint64_t strtab,
 				 uint64_t pmodules, uint64_t pfiles);
-void write_context(struct bw *w, const struct hpc_cct *t, uint32_t node, uint64_t pchildren,
-		   uint64_t szchildren, uint64_t pfuncs, uint64_t pfiles, uint64_t pmodules);
-uint64_t write_context_tree_section(struct bw *w, const struct hpc_cct *t, uint64_t strtab,
-				    uint64_t pfuncs, uint64_t pfiles, uint64_t pmodules);
-int write_meta_db(int dir_fd, const struct hpc_cct *t, const struct hpc_meta_info *info);
+/* @parent: the node's parent (HPC_NONE for entry points). */
+void write_context(struct bw *w, const struct hpc_cct *t, uint32_t node, uint32_t parent,
+		   uint32_t ctx, uint64_t pchildren, uint64_t szchildren, uint64_t pfuncs,
+		   uint64_t pfiles, uint64_t pmodules);
+/* Numbers the tree (hpc_cct_number(), @shape may be NULL) as it writes it. */
+uint64_t write_context_tree_section(struct bw *w, struct hpc_cct *t, uint32_t *shape,
+				    uint64_t strtab, uint64_t pfuncs, uint64_t pfiles,
+				    uint64_t pmodules);
+int write_meta_db(int dir_fd, struct hpc_cct *t, uint32_t *shape,
+		  const struct hpc_meta_info *info);
 int write_metrics_yaml(int dir_fd);
 
 #define HPC_METRIC_NAME "CPUTIME (sec)"
 
 /* ---- profile_db.c ------------------------------------------------------ */
 void write_identifier_tuple(struct bw *w, uint64_t hostid, const struct hpc_thread_id *id);
-/* Profile-major sparse value block of @n values (sorted by ctx), in seconds
- * (samples * @scale); returns the block header fields through @hdr. */
-void write_profile_major_sparse_value_block(struct bw *w, const struct hpc_value *v, size_t n,
-					    double scale, uint8_t hdr[32]);
-int write_profile_db(int dir_fd, const struct hpc_value *vals, size_t nvals,
-		     const struct hpc_thread_id *ids, uint32_t nthreads, uint32_t nctxs,
+
+/*
+ * A Profile-Major Sparse Value Block written context by context: the
+ * {Val}s from pvalues, the {Idx}s from pidx = align4(pvalues + 10 *
+ * nvalues), each through its own buffer (@bufsize bytes) to @fd; nvalues
+ * must be known beforehand (the two arrays are adjacent).
+ */
+struct hpc_pblock {
+	struct bw vals, idx;
+	uint64_t pvalues, pidx;
+	uint64_t expected;		/* nvalues given to pblock_begin() */
+	uint64_t nvalues;		/* written so far */
+	uint32_t nctxs;
+};
+
+int pblock_begin(struct hpc_pblock *b, int fd, uint64_t pvalues, uint64_t nvalues,
+		 size_t bufsize);
+/* Append one context's values (in seconds: samples * @scale). */
+void write_profile_major_sparse_value_block(struct hpc_pblock *b, const struct hpc_value *v,
+					    double scale);
+/* Flush, free the buffers and fill in the 32-byte block header; returns the
+ * first error. */
+int pblock_end(struct hpc_pblock *b, uint8_t hdr[32]);
+/* Bytes of a block of @nvalues values in @nctxs contexts starting at @p. */
+uint64_t pblock_end_offset(uint64_t p, uint64_t nvalues, uint32_t nctxs);
+/* Number of {Val}s of one context's values. */
+static inline unsigned hpc_nr_values(const struct hpc_value *v)
+{
+	return (v->point != 0) + 2 * (v->function != 0) + (v->execution != 0);
+}
+
+int write_profile_db(int dir_fd, const struct hpc_values *in, const struct hpc_thread_id *ids,
 		     uint64_t hostid, double scale);
 
 /* ---- cct_db.c ---------------------------------------------------------- */
-void write_context_major_sparse_value_block(struct bw *w, const struct hpc_value *const *v,
-					    size_t n, double scale, uint8_t hdr[32]);
-int write_cct_db(int dir_fd, const struct hpc_value *vals, size_t nvals, uint32_t nctxs,
-		 double scale);
+/* @v: one context's values, sorted by thread. */
+void write_context_major_sparse_value_block(struct bw *w, const struct hpc_value *v, size_t n,
+					    double scale, uint8_t hdr[32]);
+int write_cct_db(int dir_fd, const struct hpc_values *in, double scale);
 
 /* ---- trace_db.c -------------------------------------------------------- */
-struct hpc_trace_elem {
-	uint64_t time;			/* ns since the epoch */
-	uint32_t ctx;			/* ctxId, 0 = not running */
-};
-
 /* One trace line from samples sorted by time: gaps longer than @gap_ns
  * get a ctxId 0 element; returns the number of elements written. */
 uint64_t write_trace_line(struct bw *w, const struct hpc_trace_elem *s, size_t n,

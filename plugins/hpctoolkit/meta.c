@@ -4,7 +4,9 @@
  * General Properties, Identifier Names, Performance Metrics, Common String
  * Table, Load Modules, Source Files, Functions, Context Tree, footer) and
  * metrics/default.yaml, without which hpcviewer refuses a database.
- * One function per on-disk structure, named after its spec section.
+ * One function per on-disk structure, named after its spec section.  The
+ * Context Tree is written while the tree is numbered (ctxIds in post
+ * order, cct.c), in one pass over it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -138,9 +140,8 @@ uint64_t write_common_string_table(struct bw *w, const struct hpc_cct *t)
 }
 
 /* Load Modules / Source Files share the (pArray, n, u16 size) header and a
- * 16-byte {flags u32, pad, pPath} entry. */
-static uint64_t write_path_array(struct bw *w, struct hpc_str *const *a, uint32_t n,
-				 uint64_t strtab)
+ * 16-byte {flags u32, pad, pPath} entry; @a holds the paths' string offsets. */
+static uint64_t write_path_array(struct bw *w, const uint32_t *a, uint32_t n, uint64_t strtab)
 {
 	uint64_t base = w->off;
 
@@ -151,7 +152,7 @@ static uint64_t write_path_array(struct bw *w, struct hpc_str *const *a, uint32_
 	for (uint32_t i = 0; i < n; i++) {
 		bw_u32(w, 0);
 		bw_u32(w, 0);
-		bw_u64(w, strtab + a[i]->off);
+		bw_u64(w, strtab + a[i]);
 	}
 	return w->off - base;
 }
@@ -176,11 +177,11 @@ uint64_t write_functions_section(struct bw *w, const struct hpc_cct *t, uint64_t
 	bw_u16(w, 0x28);
 	bw_align(w, 8);
 	for (uint32_t i = 0; i < t->nr_funcs; i++) {
-		const struct hpc_func *f = t->funcs[i];
+		const struct hpc_func *f = &t->funcs[i];
 
-		bw_u64(w, f->key.name_off_plus1 ? strtab + f->key.name_off_plus1 - 1 : 0);
-		bw_u64(w, pmodules + 0x10 * f->key.module);
-		bw_u64(w, f->key.offset);
+		bw_u64(w, f->name ? strtab + f->name - 1 : 0);
+		bw_u64(w, pmodules + 0x10 * (uint64_t)f->module);
+		bw_u64(w, f->offset);
 		bw_u64(w, f->file >= 0 ? pfiles + 0x10 * (uint64_t)f->file : 0);
 		bw_u32(w, f->file >= 0 ? f->line : 0);
 		bw_u32(w, 0);
@@ -189,113 +190,145 @@ uint64_t write_functions_section(struct bw *w, const struct hpc_cct *t, uint64_t
 }
 
 /* One {Ctx}: header, propagation bit 0 for lexical nesting, packed flex. */
-void write_context(struct bw *w, const struct hpc_cct *t, uint32_t node, uint64_t pchildren,
-		   uint64_t szchildren, uint64_t pfuncs, uint64_t pfiles, uint64_t pmodules)
+void write_context(struct bw *w, const struct hpc_cct *t, uint32_t node, uint32_t parent,
+		   uint32_t ctx, uint64_t pchildren, uint64_t szchildren, uint64_t pfuncs,
+		   uint64_t pfiles, uint64_t pmodules)
 {
 	const struct hpc_node *n = &t->nodes[node];
-	uint8_t flags = 0, lt = 0, words = 0;
+	uint8_t rec[0x30] = { 0 }, flags = 0, lt = 0, words = 0;
+	int32_t file;
+	uint32_t line;
 
 	switch (n->kind) {
 	case HPC_FUNC: flags = 1; lt = 0; words = 1; break;
 	case HPC_LINE: flags = 2; lt = 2; words = 2; break;
 	case HPC_INSN: flags = 4; lt = 3; words = 2; break;
 	}
-	bw_u64(w, szchildren);
-	bw_u64(w, szchildren ? pchildren : 0);
-	bw_u32(w, hpc_ctx_id(node));
-	bw_u8(w, flags);
-	bw_u8(w, n->relation);
-	bw_u8(w, lt);
-	bw_u8(w, words);
-	bw_u16(w, n->relation == HPC_REL_LEXICAL ? 1 : 0);
-	bw_zero(w, 6);
+	put_u64(rec, szchildren);
+	put_u64(rec + 8, szchildren ? pchildren : 0);
+	put_u32(rec + 0x10, ctx);
+	rec[0x14] = flags;
+	rec[0x15] = n->relation;
+	rec[0x16] = lt;
+	rec[0x17] = words;
+	put_u16(rec + 0x18, n->relation == HPC_REL_LEXICAL ? 1 : 0);
 	switch (n->kind) {
 	case HPC_FUNC:
-		bw_u64(w, pfuncs + 0x28 * (uint64_t)n->a);
+		put_u64(rec + 0x20, pfuncs + 0x28 * (uint64_t)n->a);
 		break;
 	case HPC_LINE:
-		bw_u64(w, pfiles + 0x10 * (uint64_t)n->a);
-		bw_u32(w, n->line);
-		bw_u32(w, 0);
+		hpc_node_line(t, parent != HPC_NONE ? &t->nodes[parent] : NULL, n, &file, &line);
+		put_u64(rec + 0x20, file >= 0 ? pfiles + 0x10 * (uint64_t)file : 0);
+		put_u32(rec + 0x28, line);
 		break;
 	case HPC_INSN:
-		bw_u64(w, pmodules + 0x10 * (uint64_t)n->a);
-		bw_u64(w, n->offset);
+		put_u64(rec + 0x20, pmodules + 0x10 * (uint64_t)t->insns[n->a].module);
+		put_u64(rec + 0x28, t->insns[n->a].offset);
 		break;
 	}
+	bw_bytes(w, rec, 0x20 + 8 * words);
 }
 
-static uint64_t children_size(const struct hpc_cct *t, uint32_t node)
-{
-	uint64_t sz = 0;
+/* The context tree as it is numbered: each context's children array is
+ * written when the context is finished (post order), from the records its
+ * children left in pending[depth + 1]. */
+struct tree_writer {
+	struct bw *w;
+	const struct hpc_cct *t;
+	uint64_t strtab, pfuncs, pfiles, pmodules;
+	struct bw *pending;		/* [depth]: records of finished children */
+	uint32_t nr_pending;
+	uint8_t entries[3][0x20];	/* the {Entry} records */
+	uint32_t nr_entries;
+};
 
-	for (uint32_t c = t->nodes[node].first_child; c != HPC_NONE; c = t->nodes[c].next_sibling)
-		sz += hpc_ctx_size(&t->nodes[c]);
-	return sz;
+static int pending_at(struct tree_writer *tw, uint32_t depth)
+{
+	while (tw->nr_pending <= depth) {
+		struct bw *p = realloc(tw->pending, (tw->nr_pending + 16) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		tw->pending = p;
+		for (int i = 0; i < 16; i++)
+			bw_init_mem(&p[tw->nr_pending++]);
+	}
+	return 0;
+}
+
+static void entry_record(struct tree_writer *tw, const struct hpc_node *n, uint64_t pos,
+			 uint64_t sz)
+{
+	uint64_t name = hpc_cct_find_string(tw->t, entry_names[n->a]);
+	uint8_t *e = tw->entries[tw->nr_entries++];
+
+	put_u64(e, sz);
+	put_u64(e + 8, sz ? pos : 0);
+	put_u32(e + 0x10, n->ctx);
+	put_u16(e + 0x14, n->a);
+	put_u16(e + 0x16, 0);
+	put_u64(e + 0x18, name != UINT64_MAX ? tw->strtab + name : 0);
+}
+
+static int tree_visit(void *arg, const struct hpc_node *n, const struct hpc_node *parent,
+		      uint32_t depth)
+{
+	struct tree_writer *tw = arg;
+	struct bw *kids;
+	uint64_t pos = tw->w->off, sz;
+
+	if (pending_at(tw, depth + 1))
+		return -ENOMEM;
+	kids = &tw->pending[depth + 1];
+	if (kids->err)
+		return kids->err;
+	sz = kids->len;
+	bw_bytes(tw->w, kids->buf, kids->len);
+	kids->len = kids->off = 0;
+	if (depth == 0) {
+		entry_record(tw, n, pos, sz);
+		return 0;
+	}
+	write_context(&tw->pending[depth], tw->t, (uint32_t)(n - tw->t->nodes),
+		      (uint32_t)(parent - tw->t->nodes), n->ctx, pos, sz, tw->pfuncs, tw->pfiles,
+		      tw->pmodules);
+	return tw->pending[depth].err ? tw->pending[depth].err : tw->w->err;
 }
 
 /*
- * Context Tree: header, the {Entry} array, then every node's children
- * array in breadth-first order (so each array's position is known before
- * its parent record is written).
+ * Context Tree: header, the {Entry} array, then every context's children
+ * array, in post order of the parents.
  */
-uint64_t write_context_tree_section(struct bw *w, const struct hpc_cct *t, uint64_t strtab,
-				    uint64_t pfuncs, uint64_t pfiles, uint64_t pmodules)
+uint64_t write_context_tree_section(struct bw *w, struct hpc_cct *t, uint32_t *shape,
+				    uint64_t strtab, uint64_t pfuncs, uint64_t pfiles,
+				    uint64_t pmodules)
 {
-	uint64_t base = w->off, pos, *arr;
-	uint32_t *queue, qn = 0, ne = 0;
+	struct tree_writer tw = { .w = w, .t = t, .strtab = strtab, .pfuncs = pfuncs,
+				  .pfiles = pfiles, .pmodules = pmodules };
+	uint64_t base = w->off;
+	uint32_t ne = 0;
+	int err;
 
-	arr = calloc(t->nr_nodes ? t->nr_nodes : 1, sizeof(*arr));
-	queue = calloc(t->nr_nodes ? t->nr_nodes : 1, sizeof(*queue));
-	if (!arr || !queue) {
-		free(arr);
-		free(queue);
-		if (!w->err)
-			w->err = -ENOMEM;
-		return 0;
-	}
 	for (int e = 0; e < 3; e++)
-		if (t->entry[e] != HPC_NONE)
-			queue[qn++] = t->entry[e];
-	ne = qn;
-	pos = base + 0x10 + 0x20 * ne;
-	for (uint32_t i = 0; i < qn; i++) {	/* lay out the children arrays */
-		uint32_t node = queue[i];
-
-		arr[node] = pos;
-		pos += children_size(t, node);
-		for (uint32_t c = t->nodes[node].first_child; c != HPC_NONE;
-		     c = t->nodes[c].next_sibling)
-			queue[qn++] = c;
-	}
+		ne += t->entry[e] != HPC_NONE;
 	bw_u64(w, base + 0x10);			/* pEntryPoints */
 	bw_u16(w, ne);
 	bw_u8(w, 0x20);
 	bw_align(w, 8);
-	for (uint32_t i = 0; i < ne; i++) {	/* {Entry} */
-		const struct hpc_node *n = &t->nodes[queue[i]];
-		uint64_t sz = children_size(t, queue[i]);
-		struct hpc_str *s;
-
-		HASH_FIND_STR(t->strings, entry_names[n->entry], s);
-		bw_u64(w, sz);
-		bw_u64(w, sz ? arr[queue[i]] : 0);
-		bw_u32(w, hpc_ctx_id(queue[i]));
-		bw_u16(w, n->entry);
-		bw_u16(w, 0);
-		bw_u64(w, s ? strtab + s->off : 0);
-	}
-	for (uint32_t i = 0; i < qn; i++)
-		for (uint32_t c = t->nodes[queue[i]].first_child; c != HPC_NONE;
-		     c = t->nodes[c].next_sibling)
-			write_context(w, t, c, arr[c], children_size(t, c), pfuncs, pfiles,
-				      pmodules);
-	free(arr);
-	free(queue);
+	bw_zero(w, 0x20 * ne);			/* {Entry}, patched */
+	err = hpc_cct_number(t, shape, tree_visit, &tw);
+	if (!err && tw.nr_entries == ne)
+		bw_patch(w, base + 0x10, tw.entries, 0x20 * ne);
+	else if (!w->err)
+		w->err = err ? err : -EINVAL;
+	for (uint32_t i = 0; i < tw.nr_pending; i++)
+		bw_free(&tw.pending[i]);
+	free(tw.pending);
 	return w->off - base;
 }
 
-int write_meta_db(int dir_fd, const struct hpc_cct *t, const struct hpc_meta_info *info)
+int write_meta_db(int dir_fd, struct hpc_cct *t, uint32_t *shape,
+		  const struct hpc_meta_info *info)
 {
 	uint64_t sec[16];	/* (sz, p) of General, IdNames, Metrics, Context,
 				 * Strings, Modules, Files, Functions */
@@ -332,8 +365,8 @@ int write_meta_db(int dir_fd, const struct hpc_cct *t, const struct hpc_meta_inf
 	sec[14] = write_functions_section(&w, t, sec[9], sec[11] + 0x10, sec[13] + 0x10);
 	bw_align(&w, 8);
 	sec[7] = w.off;
-	sec[6] = write_context_tree_section(&w, t, sec[9], sec[15] + 0x10, sec[13] + 0x10,
-					    sec[11] + 0x10);
+	sec[6] = write_context_tree_section(&w, t, shape, sec[9], sec[15] + 0x10,
+					    sec[13] + 0x10, sec[11] + 0x10);
 	bw_bytes(&w, "_meta.db", 8);
 	bw_init_mem(&h);
 	write_file_header(&h, "meta", 0, sec, 8);

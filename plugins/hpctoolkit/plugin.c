@@ -6,49 +6,19 @@
  *
  * event() spools each sample's (pid, tid, time, stacks) to an unlinked file
  * in the output directory, so memory does not grow with the run's length.
- * write() builds the calling context tree from the aggregated profile,
- * computes per-thread values (point, function, lex_aware, execution), maps
- * the spooled samples to leaf contexts, buckets them by thread in a second
- * unlinked file and writes the four databases.
+ * write() builds the calling context tree from the counts and the spooled
+ * samples (samples.c, paths.c) and buckets the samples by thread, writes
+ * meta.db (which numbers the contexts), trace.db, then cct.db and
+ * profile.db from the per-thread values computed context by context
+ * (values.c).  Peak memory: the tree, not threads x contexts.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hpc.h"
-
-struct spool_rec {
-	uint32_t pid, tid;
-	uint64_t time;			/* CLOCK_MONOTONIC */
-	uint32_t user_stack, kernel_stack;
-};
-
-struct thread_key {
-	uint32_t pid, tid;
-};
-
-struct thread_ent {
-	struct thread_key key;
-	uint32_t index;
-	UT_hash_handle hh;
-};
-
-/* Stack indices of the stream (host->stack()) and of the profile
- * (profile->stacks) need not be the same space: keyed apart. */
-struct leaf_key {
-	uint32_t thread, user_stack, kernel_stack, from_host;
-};
-
-struct leaf_ent {
-	struct leaf_key key;
-	uint32_t node;
-	UT_hash_handle hh;
-};
 
 struct hpc_state {
 	const struct bpfprof_host *host;
@@ -59,23 +29,10 @@ struct hpc_state {
 	struct bw spool;
 	uint64_t nr_spooled;
 	struct hpc_cct cct;
-	struct thread_ent *threads;
-	struct leaf_ent *leaves;
+	struct hpc_paths paths;
+	struct hpc_samples samples;
+	struct hpc_trace_lines trace;
 };
-
-/* An unlinked scratch file inside the output directory. */
-static int scratch_file(int dir_fd, const char *name)
-{
-	int fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd >= 0)
-		return fd;
-	fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	unlinkat(dir_fd, name, 0);
-	return fd;
-}
 
 static int hpc_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		    const struct bpfprof_output *out, void **state)
@@ -90,7 +47,8 @@ static int hpc_open(const struct bpfprof_host *host, const struct bpfprof_run *r
 	s->dir_fd = out->dir_fd;
 	s->path = out->path ? out->path : "the output directory";
 	hpc_cct_init(&s->cct);
-	fd = scratch_file(out->dir_fd, ".samples.spool");
+	hpc_paths_init(&s->paths, &s->cct, host);
+	fd = hpc_scratch_file(out->dir_fd, ".samples.spool");
 	if (fd < 0) {
 		host->error(host, "hpctoolkit: cannot create the sample spool in %s: %s",
 			    out->path, strerror(-fd));
@@ -110,7 +68,7 @@ static int hpc_open(const struct bpfprof_host *host, const struct bpfprof_run *r
 static int hpc_event(void *state, const struct bpfprof_event *ev)
 {
 	struct hpc_state *s = state;
-	struct spool_rec r;
+	struct hpc_spool_rec r;
 
 	if (ev->type != BPFPROF_EVENT_SAMPLE)
 		return 0;
@@ -128,43 +86,6 @@ static int hpc_event(void *state, const struct bpfprof_event *ev)
 		return s->spool.err;
 	}
 	return 0;
-}
-
-static const struct bpfprof_stack *get_stack(struct hpc_state *s,
-					     const struct bpfprof_profile *p, uint32_t idx,
-					     int from_host)
-{
-	if (idx == 0)
-		return NULL;
-	if (!from_host)
-		return idx < p->nr_stacks ? &p->stacks[idx] : NULL;
-	return s->host->stack(s->host, idx);
-}
-
-/* Leaf node of (thread, user stack, kernel stack), built if new. */
-static uint32_t leaf_node(struct hpc_state *s, const struct bpfprof_profile *p,
-			  uint32_t thread, uint32_t us, uint32_t ks, int from_host)
-{
-	const struct bpfprof_thread *th = &p->threads[thread];
-	struct leaf_key key = { thread, us, ks, from_host != 0 };
-	struct leaf_ent *e;
-	uint32_t node;
-
-	HASH_FIND(hh, s->leaves, &key, sizeof(key), e);
-	if (e)
-		return e->node;
-	node = hpc_cct_path(&s->cct, s->host, th->pid,
-			    th->tid == th->pid ? HPC_EP_MAIN : HPC_EP_THREAD,
-			    get_stack(s, p, us, from_host), get_stack(s, p, ks, from_host));
-	if (node == HPC_NONE)
-		return node;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return HPC_NONE;
-	e->key = key;
-	e->node = node;
-	HASH_ADD(hh, s->leaves, key, sizeof(e->key), e);
-	return node;
 }
 
 static uint64_t period_ns(const struct bpfprof_run *run)
@@ -247,212 +168,9 @@ static char *make_description(const struct bpfprof_profile *p, const struct hpc_
 	return buf;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Profile identities: process index and thread index within it. */
+static void thread_ids(const struct bpfprof_profile *p, struct hpc_thread_id *ids)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Per-thread values from the counts (sorted by thread): point at the leaf,
- * function up the lexical chain to the enclosing call, execution to the
- * root, the thread total at ctxId 0.  Output sorted by (thread, ctx).
- */
-static int compute_values(struct hpc_state *s, const struct bpfprof_profile *p,
-			  const uint32_t *leaf, struct hpc_value **out, size_t *nout)
-{
-	const struct hpc_node *nodes = s->cct.nodes;
-	uint32_t nn = s->cct.nr_nodes;
-	struct hpc_value *acc = calloc(nn ? nn : 1, sizeof(*acc)), *vals = NULL;
-	uint32_t *touched = calloc(nn ? nn : 1, sizeof(*touched)), ntouched;
-	uint8_t *mark = calloc(nn ? nn : 1, 1);
-	size_t nvals = 0, cap = 0, c = 0;
-	int err = -ENOMEM;
-
-	if (!acc || !touched || !mark)
-		goto out;
-	for (uint32_t t = 0; t < p->nr_threads; t++) {
-		uint64_t total = 0;
-
-		ntouched = 0;
-		for (; c < p->nr_counts && p->counts[c].thread == t; c++) {
-			uint64_t n = p->counts[c].samples;
-			uint32_t x = leaf[c];
-
-			if (x == HPC_NONE)
-				continue;
-			total += n;
-			acc[x].point += n;
-			for (uint32_t y = x, fn = 1; y != HPC_NONE; y = nodes[y].parent) {
-				if (!mark[y]) {
-					mark[y] = 1;
-					touched[ntouched++] = y;
-				}
-				acc[y].execution += n;
-				if (fn)
-					acc[y].function += n;
-				if (nodes[y].relation != HPC_REL_LEXICAL || nodes[y].kind == HPC_ENTRY)
-					fn = 0;
-			}
-		}
-		if (!total)
-			continue;
-		if (nvals + ntouched + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 1024;
-			struct hpc_value *nv;
-
-			while (ncap < nvals + ntouched + 1)
-				ncap *= 2;
-			nv = realloc(vals, ncap * sizeof(*nv));
-			if (!nv)
-				goto out;
-			vals = nv;
-			cap = ncap;
-		}
-		vals[nvals++] = (struct hpc_value){ .ctx = 0, .thread = t, .execution = total };
-		/* node order is ctxId order: sort the touched nodes */
-		qsort(touched, ntouched, sizeof(*touched), cmp_u32);
-		for (uint32_t k = 0; k < ntouched; k++) {
-			uint32_t i = touched[k];
-
-			acc[i].ctx = hpc_ctx_id(i);
-			acc[i].thread = t;
-			vals[nvals++] = acc[i];
-			memset(&acc[i], 0, sizeof(acc[i]));
-			mark[i] = 0;
-		}
-	}
-	*out = vals;
-	*nout = nvals;
-	vals = NULL;
-	err = 0;
-out:
-	free(vals);
-	free(acc);
-	free(touched);
-	free(mark);
-	return err;
-}
-
-/*
- * The spooled samples as (wall time, leaf ctxId), bucketed by thread in an
- * unlinked mapped file; line_start[t] .. line_start[t + 1] is thread t's.
- */
-static int bucket_samples(struct hpc_state *s, const struct bpfprof_profile *p,
-			  struct hpc_trace_elem **elems, size_t *map_len, uint64_t **line_start)
-{
-	const struct bpfprof_run *run = p->run;
-	uint64_t *start = calloc(p->nr_threads + 1, sizeof(*start)), *pos = NULL, total = 0;
-	struct spool_rec *rec = MAP_FAILED;
-	struct hpc_trace_elem *out = MAP_FAILED;
-	size_t spool_len = s->nr_spooled * sizeof(*rec), out_len = 0;
-	int fd = -1, err;
-
-	if (!start)
-		return -ENOMEM;
-	err = bw_finish(&s->spool);
-	if (err)
-		goto out;
-	if (spool_len) {
-		rec = mmap(NULL, spool_len, PROT_READ, MAP_SHARED, s->spool_fd, 0);
-		if (rec == MAP_FAILED) {
-			err = -errno;
-			goto out;
-		}
-	}
-	/* pass 1: threads, leaves (new contexts for stacks the counts lack) */
-	for (uint64_t i = 0; i < s->nr_spooled; i++) {
-		struct thread_key k = { rec[i].pid, rec[i].tid };
-		struct thread_ent *te;
-
-		HASH_FIND(hh, s->threads, &k, sizeof(k), te);
-		if (!te)
-			continue;
-		if (leaf_node(s, p, te->index, rec[i].user_stack, rec[i].kernel_stack, 1) ==
-		    HPC_NONE)
-			continue;
-		start[te->index + 1]++;
-		total++;
-	}
-	for (size_t t = 0; t < p->nr_threads; t++)
-		start[t + 1] += start[t];
-	if (total) {
-		fd = scratch_file(s->dir_fd, ".trace.spool");
-		if (fd < 0) {
-			err = fd;
-			goto out;
-		}
-		out_len = total * sizeof(*out);
-		/* Allocate the blocks now: a store through the mapping into a
-		 * hole of a full file system would be a SIGBUS, not ENOSPC. */
-		if ((err = posix_fallocate(fd, 0, out_len))) {
-			err = -err;
-			goto out;
-		}
-		out = mmap(NULL, out_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (out == MAP_FAILED) {
-			err = -errno;
-			goto out;
-		}
-		pos = calloc(p->nr_threads + 1, sizeof(*pos));
-		if (!pos) {
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(pos, start, (p->nr_threads + 1) * sizeof(*pos));
-		/* pass 2: scatter */
-		for (uint64_t i = 0; i < s->nr_spooled; i++) {
-			struct thread_key k = { rec[i].pid, rec[i].tid };
-			struct thread_ent *te;
-			uint32_t node;
-
-			HASH_FIND(hh, s->threads, &k, sizeof(k), te);
-			if (!te)
-				continue;
-			node = leaf_node(s, p, te->index, rec[i].user_stack, rec[i].kernel_stack, 1);
-			if (node == HPC_NONE)
-				continue;
-			out[pos[te->index]].time = rec[i].time - run->start_ns +
-						   run->realtime_anchor_ns;
-			out[pos[te->index]].ctx = hpc_ctx_id(node);
-			pos[te->index]++;
-		}
-	}
-	*elems = total ? out : NULL;
-	*map_len = out_len;
-	*line_start = start;
-	out = MAP_FAILED;
-	start = NULL;
-	err = 0;
-out:
-	if (rec != MAP_FAILED)
-		munmap(rec, spool_len);
-	if (out != MAP_FAILED)
-		munmap(out, out_len);
-	if (fd >= 0)
-		close(fd);
-	free(pos);
-	free(start);
-	return err;
-}
-
-static int hpc_write(void *state, const struct bpfprof_profile *p)
-{
-	struct hpc_state *s = state;
-	const struct bpfprof_host *host = s->host;
-	struct hpc_thread_id *ids = calloc(p->nr_threads ? p->nr_threads : 1, sizeof(*ids));
-	uint32_t *leaf = calloc(p->nr_counts ? p->nr_counts : 1, sizeof(*leaf));
-	struct hpc_trace_elem *elems = NULL;
-	struct hpc_value *vals = NULL;
-	struct hpc_meta_info info = { 0 };
-	uint64_t *line_start = NULL, hostid = (uint32_t)gethostid(), period = period_ns(p->run);
-	size_t nvals = 0, map_len = 0;
-	const char *what = "memory";
-	int err = -ENOMEM;
-
-	if (!ids || !leaf)
-		goto out;
 	for (size_t i = 0; i < p->nr_processes; i++) {
 		const struct bpfprof_process *pr = &p->processes[i];
 
@@ -465,98 +183,127 @@ static int hpc_write(void *state, const struct bpfprof_profile *p)
 							 p->threads[t].comm };
 		}
 	}
-	for (size_t t = 0; t < p->nr_threads; t++) {
-		struct thread_ent *te = calloc(1, sizeof(*te)), *old;
+}
 
-		if (!te)
-			goto out;
-		te->key.pid = p->threads[t].pid;
-		te->key.tid = p->threads[t].tid;
-		te->index = t;
-		HASH_FIND(hh, s->threads, &te->key, sizeof(te->key), old);
-		if (old) {
-			free(te);
-			continue;
-		}
-		HASH_ADD(hh, s->threads, key, sizeof(te->key), te);
-	}
-	/* the calling context tree from the aggregated counts */
+/* The tree from the counts and the stream, the samples by thread. */
+static int build_tree(struct hpc_state *s, const struct bpfprof_profile *p)
+{
+	int err = hpc_samples_init(&s->samples, p, s->host, &s->paths);
+
+	if (!err)
+		err = bw_finish(&s->spool);
+	if (!err)
+		err = hpc_samples_bucket(&s->samples, s->spool_fd, s->nr_spooled, s->dir_fd,
+					 &s->trace);
+	hpc_paths_free(&s->paths);
+	hpc_cct_seal(&s->cct);
+	return err;
+}
+
+static int write_meta(struct hpc_state *s, const struct bpfprof_profile *p,
+		      const struct hpc_thread_id *ids, uint64_t hostid, uint32_t *shape)
+{
+	struct hpc_meta_info info = { 0 };
+	int err = -ENOMEM;
+
+	info.title = make_title(p);
+	info.description = make_description(p, ids, hostid);
+	if (info.title && info.description)
+		err = write_meta_db(s->dir_fd, &s->cct, shape, &info);
+	free((char *)info.title);
+	free((char *)info.description);
+	return err;
+}
+
+/* cct.db and profile.db from the counts at their leaf ctxIds. */
+static int write_values(struct hpc_state *s, const struct bpfprof_profile *p,
+			const uint32_t *shape, uint32_t nctxs, const struct hpc_thread_id *ids,
+			uint64_t hostid, const char **what)
+{
+	struct hpc_leaf *leaves = malloc((p->nr_counts ? p->nr_counts : 1) * sizeof(*leaves));
+	uint64_t *totals = calloc(p->nr_threads ? p->nr_threads : 1, sizeof(*totals));
+	double scale = period_ns(p->run) / 1e9;
+	struct hpc_values in = { .shape = shape, .nctxs = nctxs, .leaves = leaves,
+				 .totals = totals, .nthreads = p->nr_threads };
+	size_t n = 0;
+	int err = -ENOMEM;
+
+	if (!leaves || !totals)
+		goto out;
 	for (size_t c = 0; c < p->nr_counts; c++) {
 		const struct bpfprof_count *cnt = &p->counts[c];
 
-		if (cnt->thread >= p->nr_threads) {
-			leaf[c] = HPC_NONE;
+		if (s->samples.leaf[c] == HPC_NONE)
 			continue;
-		}
-		leaf[c] = leaf_node(s, p, cnt->thread, cnt->user_stack, cnt->kernel_stack, 0);
-		if (leaf[c] == HPC_NONE)
-			goto out;
+		leaves[n++] = (struct hpc_leaf){ s->samples.leaf[c], cnt->thread, cnt->samples };
+		totals[cnt->thread] += cnt->samples;
 	}
-	what = "trace samples";
-	err = bucket_samples(s, p, &elems, &map_len, &line_start);
-	if (err)
+	in.nr_leaves = n;
+	hpc_samples_free(&s->samples);
+	if ((err = hpc_sort_leaves(leaves, n)))
 		goto out;
-	what = "values";
-	err = compute_values(s, p, leaf, &vals, &nvals);
-	if (err)
+	*what = "cct.db";
+	if ((err = write_cct_db(s->dir_fd, &in, scale)))
 		goto out;
-	err = -ENOMEM;
-	what = "description";
-	info.title = make_title(p);
-	info.description = make_description(p, ids, hostid);
-	if (!info.title || !info.description)
+	*what = "profile.db";
+	err = write_profile_db(s->dir_fd, &in, ids, hostid, scale);
+out:
+	free(leaves);
+	free(totals);
+	return err;
+}
+
+static int hpc_write(void *state, const struct bpfprof_profile *p)
+{
+	struct hpc_state *s = state;
+	struct hpc_thread_id *ids = calloc(p->nr_threads ? p->nr_threads : 1, sizeof(*ids));
+	uint64_t hostid = (uint32_t)gethostid(), period = period_ns(p->run);
+	const char *what = "the context tree";
+	uint32_t *shape = NULL, nctxs = 0;
+	int err = -ENOMEM;
+
+	if (!ids)
+		goto out;
+	thread_ids(p, ids);
+	if ((err = build_tree(s, p)))
 		goto out;
 	what = "meta.db";
-	err = write_meta_db(s->dir_fd, &s->cct, &info);
-	if (!err) {
-		what = "metrics/default.yaml";
-		err = write_metrics_yaml(s->dir_fd);
-	}
-	if (!err) {
-		what = "profile.db";
-		err = write_profile_db(s->dir_fd, vals, nvals, ids, p->nr_threads,
-				       s->cct.nr_nodes + 1, hostid, period / 1e9);
-	}
-	if (!err) {
-		what = "cct.db";
-		err = write_cct_db(s->dir_fd, vals, nvals, s->cct.nr_nodes + 1, period / 1e9);
-	}
-	if (!err && elems) {
+	nctxs = s->cct.nr_nodes + 1;
+	err = -ENOMEM;
+	if (!(shape = hpc_pages_alloc((size_t)nctxs * sizeof(*shape))) ||
+	    (err = write_meta(s, p, ids, hostid, shape)))
+		goto out;
+	hpc_samples_number(&s->samples, &s->cct, &s->trace);
+	hpc_cct_free(&s->cct);
+	if (s->trace.elems) {
 		what = "trace.db";
-		err = write_trace_db(s->dir_fd, elems, line_start, p->nr_threads, 4 * period,
-				     period);
+		if ((err = write_trace_db(s->dir_fd, s->trace.elems, s->trace.line_start,
+					  p->nr_threads, 4 * period, period)))
+			goto out;
 	}
+	hpc_trace_lines_free(&s->trace);
+	what = "metrics/default.yaml";
+	if ((err = write_metrics_yaml(s->dir_fd)))
+		goto out;
+	err = write_values(s, p, shape, nctxs, ids, hostid, &what);
 out:
 	if (err)
-		host->error(host, "hpctoolkit: writing %s in %s: %s", what, s->path,
-			    strerror(-err));
-	if (elems)
-		munmap(elems, map_len);
-	free((char *)info.title);
-	free((char *)info.description);
-	free(line_start);
-	free(vals);
+		s->host->error(s->host, "hpctoolkit: writing %s in %s: %s", what, s->path,
+			       strerror(-err));
+	hpc_pages_free(shape, (size_t)nctxs * sizeof(*shape));
 	free(ids);
-	free(leaf);
 	return err;
 }
 
 static void hpc_close(void *state)
 {
 	struct hpc_state *s = state;
-	struct thread_ent *te, *tt;
-	struct leaf_ent *le, *lt;
 
 	if (!s)
 		return;
-	HASH_ITER(hh, s->threads, te, tt) {
-		HASH_DEL(s->threads, te);
-		free(te);
-	}
-	HASH_ITER(hh, s->leaves, le, lt) {
-		HASH_DEL(s->leaves, le);
-		free(le);
-	}
+	hpc_samples_free(&s->samples);
+	hpc_trace_lines_free(&s->trace);
+	hpc_paths_free(&s->paths);
 	hpc_cct_free(&s->cct);
 	bw_free(&s->spool);
 	if (s->spool_fd >= 0)

@@ -5,9 +5,10 @@
  * trace_db}.c): each writes into a memory buffer and is compared with bytes
  * computed by hand from hpctoolkit-formats-v4.0.md and
  * hpctoolkit-v4-as-written.md (file header, General Properties, Identifier
- * Names, Performance Metrics, Functions, {Ctx} flex packing, Context Tree,
- * identifier tuples, profile- and context-major sparse value blocks, trace
- * lines and trace headers), plus the file mode of the writer (seek, patch).
+ * Names, Performance Metrics, Functions, {Ctx} flex packing, Context Tree
+ * in post order with its ctxIds and shape, identifier tuples, profile-major
+ * sparse value blocks streamed to a file, context-major blocks, trace lines
+ * and trace headers), plus the file mode of the writer (seek, patch).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -180,13 +181,14 @@ static void test_context_flex_packing(void **st)
 
 	tiny_tree(&t);
 	bw_init_mem(&w);
-	write_context(&w, &t, 1, 0x58, 0x30, 0x2000, 0x3000, 0x4000);
-	write_context(&w, &t, 2, 0x88, 0x30, 0x2000, 0x3000, 0x4000);
-	write_context(&w, &t, 3, 0x1234, 0, 0x2000, 0x3000, 0x4000);
+	write_context(&w, &t, 1, 0, 2, 0x58, 0x30, 0x2000, 0x3000, 0x4000);
+	write_context(&w, &t, 2, 1, 3, 0x88, 0x30, 0x2000, 0x3000, 0x4000);
+	write_context(&w, &t, 3, 2, 4, 0x1234, 0, 0x2000, 0x3000, 0x4000);
 	assert_int_equal(w.len, sizeof(func) + sizeof(line) + sizeof(insn));
 	expect_bytes(&w, 0, func, sizeof(func));
 	expect_bytes(&w, sizeof(func), line, sizeof(line));
 	expect_bytes(&w, sizeof(func) + sizeof(line), insn, sizeof(insn));
+	assert_int_equal(sizeof(t.nodes[0]), 12);
 	assert_int_equal(hpc_ctx_size(&t.nodes[1]), 0x28);
 	assert_int_equal(hpc_ctx_size(&t.nodes[2]), 0x30);
 	assert_int_equal(hpc_ctx_size(&t.nodes[3]), 0x30);
@@ -196,23 +198,32 @@ static void test_context_flex_packing(void **st)
 
 static void test_context_tree_section(void **st)
 {
-	/* header @0, {Entry} @0x10, children arrays breadth first: entry's @0x30
-	 * (0x28), main's @0x58 (0x30), the line's @0x88 (0x30) */
+	/* ctxIds in post order: the instruction 1, the line 2, main 3, the
+	 * entry 4; header @0, {Entry} @0x10, then each children array when
+	 * its parent is finished: the line's @0x30 (0x30), main's @0x60
+	 * (0x30), the entry's @0x90 (0x28) */
 	const uint8_t exp[] = {
 		U64(0x10), U16(1), 0x20, 0, Z4,
-		U64(0x28), U64(0x30), U32(1), U16(1), U16(0), U64(0x1000),
-		U64(0x30), U64(0x58), U32(2), 1, 1, 0, 1, U16(0), Z6, U64(0x2000),
-		U64(0x30), U64(0x88), U32(3), 2, 0, 2, 2, U16(1), Z6, U64(0x3000), U32(7), U32(0),
-		U64(0), U64(0), U32(4), 4, 1, 3, 2, U16(0), Z6, U64(0x4000), U64(0x99),
+		U64(0x28), U64(0x90), U32(4), U16(1), U16(0), U64(0x1000),
+		U64(0), U64(0), U32(1), 4, 1, 3, 2, U16(0), Z6, U64(0x4000), U64(0x99),
+		U64(0x30), U64(0x30), U32(2), 2, 0, 2, 2, U16(1), Z6, U64(0x3000), U32(7), U32(0),
+		U64(0x30), U64(0x60), U32(3), 1, 1, 0, 1, U16(0), Z6, U64(0x2000),
 	};
+	/* children << 1 | lexical, by ctxId */
+	const uint32_t shape_exp[5] = { 0, 0, 1 << 1 | 1, 1 << 1, 1 << 1 };
+	uint32_t shape[5];
 	struct hpc_cct t;
 	struct bw w;
 
 	tiny_tree(&t);
 	bw_init_mem(&w);
-	assert_int_equal(write_context_tree_section(&w, &t, 0x1000, 0x2000, 0x3000, 0x4000),
+	assert_int_equal(write_context_tree_section(&w, &t, shape, 0x1000, 0x2000, 0x3000,
+						    0x4000),
 			 sizeof(exp));
 	expect_bytes(&w, 0, exp, sizeof(exp));
+	assert_memory_equal(shape, shape_exp, sizeof(shape));
+	assert_int_equal(t.nodes[0].ctx, 4);
+	assert_int_equal(t.nodes[3].ctx, 1);
 	bw_free(&w);
 	hpc_cct_free(&t);
 }
@@ -235,9 +246,30 @@ static void test_identifier_tuple(void **st)
 	bw_free(&w);
 }
 
+/* The bytes of @fd from 0 to @n (cmocka fails if fewer). */
+static uint8_t *file_bytes(int fd, size_t n)
+{
+	uint8_t *b = calloc(1, n + 1);
+
+	assert_non_null(b);
+	assert_int_equal(pread(fd, b, n + 1, 0), n);
+	return b;
+}
+
+static int temp_file(void)
+{
+	char path[] = "/tmp/bpfprof-hpc-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	unlink(path);
+	return fd;
+}
+
 static void test_profile_major_block(void **st)
 {
-	/* ctx 0: execution 3 samples; ctx 5: one sample at the leaf; 0.5 s each */
+	/* ctx 0: execution 3 samples; ctx 5: one sample at the leaf; 0.5 s
+	 * each; streamed context by context through 8-byte buffers */
 	const struct hpc_value v[] = {
 		{ .ctx = 0, .thread = 0, .execution = 3 },
 		{ .ctx = 5, .thread = 0, .point = 1, .function = 1, .execution = 1 },
@@ -249,39 +281,48 @@ static void test_profile_major_block(void **st)
 		U32(0), U64(0), U32(5), U64(1),
 	};
 	const uint8_t hdr_exp[32] = { U64(5), U64(0), U32(2), Z4, U64(52) };
-	uint8_t hdr[32];
-	struct bw w;
+	struct hpc_pblock b;
+	uint8_t hdr[32], *got;
+	int fd = temp_file();
 
-	bw_init_mem(&w);
-	write_profile_major_sparse_value_block(&w, v, 2, 0.5, hdr);
-	assert_int_equal(w.len, sizeof(exp));
-	expect_bytes(&w, 0, exp, sizeof(exp));
+	assert_int_equal(hpc_nr_values(&v[0]) + hpc_nr_values(&v[1]), 5);
+	assert_int_equal(pblock_begin(&b, fd, 0, 5, 8), 0);
+	write_profile_major_sparse_value_block(&b, &v[0], 0.5);
+	write_profile_major_sparse_value_block(&b, &v[1], 0.5);
+	assert_int_equal(pblock_end(&b, hdr), 0);
+	assert_int_equal(pblock_end_offset(0, 5, 2), sizeof(exp));
+	got = file_bytes(fd, sizeof(exp));
+	assert_memory_equal(got, exp, sizeof(exp));
 	assert_memory_equal(hdr, hdr_exp, 32);
-	bw_free(&w);
+	free(got);
+	close(fd);
 }
 
 static void test_empty_profile_block(void **st)
 {
 	const uint8_t hdr_exp[32] = { U64(0), U64(6), U32(0), Z4, U64(8) };
+	struct hpc_pblock b;
 	uint8_t hdr[32];
-	struct bw w;
+	int fd = temp_file();
 
-	bw_init_mem(&w);
-	bw_zero(&w, 6);
-	write_profile_major_sparse_value_block(&w, NULL, 0, 0.5, hdr);
-	assert_int_equal(w.len, 8);	/* only the padding to 4 */
+	assert_int_equal(pblock_begin(&b, fd, 6, 0, 4096), 0);
+	assert_int_equal(pblock_end(&b, hdr), 0);
 	assert_memory_equal(hdr, hdr_exp, 32);
-	bw_free(&w);
+	assert_int_equal(pblock_end_offset(6, 0, 0), 8);	/* only the padding to 4 */
+	/* a block given fewer values than announced is an error */
+	assert_int_equal(pblock_begin(&b, fd, 0, 2, 4096), 0);
+	assert_int_equal(pblock_end(&b, hdr), -EIO);
+	close(fd);
 }
 
 static void test_context_major_block(void **st)
 {
 	/* one context: thread 0 (profile 1) leaf sample + 2 inclusive,
 	 * thread 2 (profile 3) 4 inclusive; 0.5 s per sample */
-	const struct hpc_value a = { .ctx = 7, .thread = 0, .point = 1, .function = 1,
-				     .execution = 2 };
-	const struct hpc_value b = { .ctx = 7, .thread = 2, .execution = 4 };
-	const struct hpc_value *v[] = { &a, &b };
+	const struct hpc_value v[] = {
+		{ .ctx = 7, .thread = 0, .point = 1, .function = 1, .execution = 2 },
+		{ .ctx = 7, .thread = 2, .execution = 4 },
+	};
 	const uint8_t exp[] = {
 		Z4,					/* 2 written, align to 4 */
 		U32(1), F64_0_5,			/* point */
@@ -307,7 +348,7 @@ static void test_trace_line(void **st)
 {
 	/* a gap of 8000 ns > 4 periods of 1000 ns: a ctxId 0 element one
 	 * period after the last sample before it */
-	const struct hpc_trace_elem s[] = { { 1000, 5 }, { 2000, 6 }, { 10000, 5 } };
+	const struct hpc_trace_elem s[] = { { 1000, 5, 0 }, { 2000, 6, 0 }, { 10000, 5, 0 } };
 	const uint8_t exp[] = {
 		U64(1000), U32(5), U64(2000), U32(6), U64(3000), U32(0), U64(10000), U32(5),
 	};
