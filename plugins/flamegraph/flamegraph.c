@@ -6,7 +6,8 @@
  * of the folded plugin (../folded/fold.h: comm, user frames, kernel
  * frames with _[k]); this file writes the page around them, the
  * stylesheet and script are in assets.c.  The page is written by
- * write_page_head(), write_page_data() and write_page_tail().
+ * write_page_head(), write_page_data() and write_page_tail(), through
+ * the large buffer of ../folded/foldout.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
 #include "bpfprof/plugin.h"
 #include "../folded/fold.h"
+#include "../folded/foldout.h"
 
 extern const char flamegraph_css[];
 extern const char flamegraph_js[];
@@ -28,122 +28,166 @@ struct fg_state {
 	const struct bpfprof_output *out;
 };
 
-/* A frame name and its index in the page's name table. */
-struct fg_name {
-	const char *name;		/* points into the folded line */
-	size_t len;
-	uint64_t index;
-	UT_hash_handle hh;
-};
-
 /* @s with &, <, > and " as HTML entities. */
-static void put_html(FILE *f, const char *s)
+static void put_html(struct fold_out *o, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		case '&': fold_out_str(o, "&amp;"); break;
+		case '<': fold_out_str(o, "&lt;"); break;
+		case '>': fold_out_str(o, "&gt;"); break;
+		case '"': fold_out_str(o, "&quot;"); break;
+		default: fold_out_char(o, *s);
 		}
 	}
 }
 
+/* The bytes put_json() escapes. */
+static const unsigned char json_escaped[256] = {
+	[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1,
+};
+
 /* @n bytes of @s as a JSON string; '<' escaped so "</script>" cannot occur. */
-static void put_json(FILE *f, const char *s, size_t n)
+static void put_json(struct fold_out *o, const char *s, size_t n)
 {
-	fputc('"', f);
+	size_t done = 0;
+
+	fold_out_char(o, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
+		char esc[8];
 
+		if (!json_escaped[c])
+			continue;
+		fold_out_put(o, s + done, i - done);
+		done = i + 1;
 		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == '<' || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
+			snprintf(esc, sizeof(esc), "\\%c", c);
 		else
-			fputc(c, f);
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		fold_out_str(o, esc);
 	}
-	fputc('"', f);
+	fold_out_put(o, s + done, n - done);
+	fold_out_char(o, '"');
 }
 
-static void write_page_head(struct fg_state *st, uint64_t total)
+static void write_page_head(struct fg_state *st, struct fold_out *o, uint64_t total)
 {
-	FILE *f = st->out->file;
 	const struct bpfprof_run *run = st->run;
-	char title[512];
+	char title[512], period[64];
 
 	snprintf(title, sizeof(title), "bpfprof: %s, %" PRIu64 " samples", run && run->target ?
 		 run->target : "profile", total);
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
-	put_html(f, title);
-	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<div id=\"bar\"><h1>", flamegraph_css);
-	put_html(f, title);
-	if (run && run->sample_period)
-		fprintf(f, " (1 sample = %.3g ms of CPU)", run->sample_period / 1e6);
-	fputs("</h1>\n<input id=\"search\" type=\"search\" placeholder=\"search (regular expression)\">\n"
-	      "<span id=\"matched\"></span>\n<button id=\"reset\">Reset zoom</button></div>\n"
-	      "<div id=\"details\">Click a frame to zoom in; hover for details.</div>\n"
-	      "<svg id=\"fg\" xmlns=\"http://www.w3.org/2000/svg\"></svg>\n"
-	      "<pre id=\"bpfprof-summary\"></pre>\n", f);
+	fold_out_str(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		     "<title>");
+	put_html(o, title);
+	fold_out_str(o, "</title>\n<style>\n");
+	fold_out_str(o, flamegraph_css);
+	fold_out_str(o, "</style>\n</head>\n<body>\n<div id=\"bar\"><h1>");
+	put_html(o, title);
+	if (run && run->sample_period) {
+		snprintf(period, sizeof(period), " (1 sample = %.3g ms of CPU)",
+			 run->sample_period / 1e6);
+		fold_out_str(o, period);
+	}
+	fold_out_str(o, "</h1>\n<input id=\"search\" type=\"search\" "
+		     "placeholder=\"search (regular expression)\">\n"
+		     "<span id=\"matched\"></span>\n"
+		     "<button id=\"reset\">Reset zoom</button></div>\n"
+		     "<div id=\"details\">Click a frame to zoom in; hover for details.</div>\n"
+		     "<svg id=\"fg\" xmlns=\"http://www.w3.org/2000/svg\"></svg>\n"
+		     "<pre id=\"bpfprof-summary\"></pre>\n");
 }
 
-/* {"names": [...], "stacks": [[samples, name, ...], ...]}, root first. */
-static int write_page_data(struct fg_state *st, struct fold_stack **stacks, size_t n)
+/* A name's index in the page's name table, as text ",INDEX". */
+struct fg_index {
+	char s[15];
+	uint8_t len;			/* 0: not in the table yet */
+};
+
+/* "names": every name once, in the order of first use, lines in text order. */
+static void write_page_names(struct fold_out *o, const struct fold *f, struct fg_index *index)
 {
-	FILE *f = st->out->file;
-	struct fg_name *names = NULL, *e, *tmp;
-	uint64_t nr_names = 0;
-	int err = 0;
+	struct fold_cursor c = { 0 };
+	uint32_t nr_names = 0;
 
-	fputs("<script id=\"bpfprof-data\" type=\"application/json\">\n{\"names\": [", f);
-	for (size_t i = 0; i < n && !err; i++) {
-		for (const char *p = stacks[i]->line; *p;) {
-			size_t len = strcspn(p, ";");
+	fold_out_str(o, "\"names\": [");
+	while (fold_next(f, &c) && !o->err) {
+		for (uint32_t i = c.same; i < c.nr; i++) {	/* the others are known */
+			struct fg_index *x = &index[c.names[i]];
+			size_t len;
+			const char *s;
 
-			HASH_FIND(hh, names, p, len, e);
-			if (!e) {
-				e = calloc(1, sizeof(*e));
-				if (!e) {
-					err = -ENOMEM;
-					break;
-				}
-				e->name = p;
-				e->len = len;
-				e->index = nr_names++;
-				HASH_ADD_KEYPTR(hh, names, e->name, e->len, e);
-				if (e->index)
-					fputs(",", f);
-				put_json(f, p, len);
-			}
-			p += len + (p[len] == ';');
+			if (x->len)
+				continue;
+			s = fold_name(f, c.names[i], &len);
+			x->len = (uint8_t)snprintf(x->s, sizeof(x->s), ",%" PRIu32, nr_names);
+			if (nr_names++)
+				fold_out_char(o, ',');
+			put_json(o, s, len);
 		}
 	}
-	fputs("],\n\"stacks\": [", f);
-	for (size_t i = 0; i < n && !err; i++) {
-		fprintf(f, "%s\n[%" PRIu64, i ? "," : "", stacks[i]->samples);
-		for (const char *p = stacks[i]->line; *p;) {
-			size_t len = strcspn(p, ";");
+	fold_out_str(o, "]");
+}
 
-			HASH_FIND(hh, names, p, len, e);
-			fprintf(f, ",%" PRIu64, e->index);
-			p += len + (p[len] == ';');
+/*
+ * "stacks": [samples, name index, ...] per line, root first.  The names a
+ * line has in common with the line before are copied from that one, where
+ * it still is in the buffer (as in folded.c); @end holds f->max_pieces.
+ */
+static void write_page_stacks(struct fold_out *o, const struct fold *f,
+			      const struct fg_index *index, size_t *end)
+{
+	struct fold_cursor c = { 0 };
+	struct fold_out_mark line = { 0 };	/* where the names of the line before start */
+
+	fold_out_str(o, "\"stacks\": [");
+	for (size_t n = 0; fold_next(f, &c) && !o->err; n++) {
+		struct fold_out_mark names;
+		uint32_t i = 0;
+
+		fold_out_str(o, n ? ",\n[" : "\n[");
+		fold_out_u64(o, c.samples);
+		names = fold_out_mark(o);
+		if (c.same && fold_out_again(o, line, end[c.same - 1]))
+			i = c.same;
+		for (; i < c.nr; i++) {
+			fold_out_small(o, index[c.names[i]].s, index[c.names[i]].len);
+			end[i] = o->len - names.off;	/* meaningless after a flush */
 		}
-		fputc(']', f);
+		line = names;
+		fold_out_char(o, ']');
 	}
-	fputs("]}\n</script>\n", f);
-	HASH_ITER(hh, names, e, tmp) {
-		HASH_DEL(names, e);
-		free(e);
-	}
-	if (err)
+	fold_out_str(o, "]");
+}
+
+/* {"names": [...], "stacks": [[samples, name, ...], ...]} in a script element. */
+static int write_page_data(struct fg_state *st, struct fold_out *o, const struct fold *f)
+{
+	struct fg_index *index = calloc(f->nr_names ? f->nr_names : 1, sizeof(*index));
+	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
+
+	if (!index || !end) {
+		free(index);
+		free(end);
 		st->host->error(st->host, "flamegraph: out of memory");
-	return err;
+		return -ENOMEM;
+	}
+	fold_out_str(o, "<script id=\"bpfprof-data\" type=\"application/json\">\n{");
+	write_page_names(o, f, index);
+	fold_out_str(o, ",\n");
+	write_page_stacks(o, f, index, end);
+	fold_out_str(o, "}\n</script>\n");
+	free(index);
+	free(end);
+	return 0;
 }
 
-static void write_page_tail(struct fg_state *st)
+static void write_page_tail(struct fold_out *o)
 {
-	fprintf(st->out->file, "<script>\n%s</script>\n</body>\n</html>\n", flamegraph_js);
+	fold_out_str(o, "<script>\n");
+	fold_out_str(o, flamegraph_js);
+	fold_out_str(o, "</script>\n</body>\n</html>\n");
 }
 
 static int fg_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
@@ -165,26 +209,28 @@ static int fg_open(const struct bpfprof_host *host, const struct bpfprof_run *ru
 static int fg_write(void *state, const struct bpfprof_profile *prof)
 {
 	struct fg_state *st = state;
-	struct fold_stack **stacks;
-	size_t n;
-	uint64_t total;
-	int err = fold_profile(st->host, prof, "flamegraph", &stacks, &n, &total);
+	struct fold *f;
+	struct fold_out o;
+	int err = fold_profile(st->host, prof, "flamegraph", &f), werr;
 
 	if (prof->run)
 		st->run = prof->run;
-	if (!err) {
-		errno = 0;
-		write_page_head(st, total);
-		err = write_page_data(st, stacks, n);
+	if (!err && fold_out_init(&o, st->out->file)) {
+		st->host->error(st->host, "flamegraph: out of memory");
+		err = -ENOMEM;
+	} else if (!err) {
+		write_page_head(st, &o, fold_total(f));
+		err = write_page_data(st, &o, f);
 		if (!err)
-			write_page_tail(st);
-		if (!err && (fflush(st->out->file) || ferror(st->out->file))) {
-			err = errno ? -errno : -EIO;
+			write_page_tail(&o);
+		werr = fold_out_finish(&o);
+		if (!err && werr) {
 			st->host->error(st->host, "flamegraph: cannot write %s: %s",
-					st->out->path, strerror(-err));
+					st->out->path, strerror(-werr));
+			err = werr;
 		}
 	}
-	fold_free(stacks, n);
+	fold_free(f);
 	return err;
 }
 

@@ -8,13 +8,13 @@
  * CPU time); the counts add up to the samples in the profile.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpfprof/plugin.h"
 #include "fold.h"
+#include "foldout.h"
 
 struct folded_state {
 	const struct bpfprof_host *host;
@@ -36,36 +36,70 @@ static int folded_open(const struct bpfprof_host *host, const struct bpfprof_run
 	return 0;
 }
 
-/* One "line COUNT" per folded stack. */
-static int write_folded_lines(struct folded_state *st, struct fold_stack **stacks, size_t n)
+/*
+ * The line @c as "names COUNT".  Lines in text order share long
+ * prefixes: the names it has in common with the line before, which
+ * starts at *@line, are copied from that one, where it still is in the
+ * buffer; @end[i] is where name i ends, from the start of the line.
+ */
+static void write_folded_line(struct fold_out *o, const struct fold *f,
+			      const struct fold_cursor *c, struct fold_out_mark *line, size_t *end)
 {
-	errno = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (fprintf(st->out->file, "%s %" PRIu64 "\n", stacks[i]->line,
-			    stacks[i]->samples) < 0)
-			break;
-	}
-	if (fflush(st->out->file) || ferror(st->out->file)) {
-		int err = errno ? errno : EIO;
+	struct fold_out_mark start = fold_out_mark(o);
+	uint32_t i = 0;
 
-		st->host->error(st->host, "folded: cannot write %s: %s", st->out->path,
-				strerror(err));
-		return -err;
+	if (c->same && fold_out_again(o, *line, end[c->same - 1]))
+		i = c->same;	/* their end[] is the same */
+	for (; i < c->nr; i++) {
+		size_t len;
+		const char *s = fold_name(f, c->names[i], &len);
+
+		if (i)
+			fold_out_piece(o, s - 1, len + 1);	/* with its ';' */
+		else
+			fold_out_piece(o, s, len);
+		end[i] = o->len - start.off;	/* meaningless after a flush */
 	}
-	return 0;
+	*line = start;
+	fold_out_char(o, ' ');
+	fold_out_u64(o, c->samples);
+	fold_out_char(o, '\n');
+}
+
+/* One "line COUNT" per folded stack, in text order. */
+static int write_folded_lines(struct folded_state *st, const struct fold *f)
+{
+	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
+	struct fold_cursor c = { 0 };
+	struct fold_out_mark line = { 0 };
+	struct fold_out o;
+	int err = fold_out_init(&o, st->out->file);
+
+	if (err || !end) {
+		fold_out_finish(&o);
+		free(end);
+		st->host->error(st->host, "folded: out of memory");
+		return -ENOMEM;
+	}
+	while (fold_next(f, &c) && !o.err)
+		write_folded_line(&o, f, &c, &line, end);
+	free(end);
+	err = fold_out_finish(&o);
+	if (err)
+		st->host->error(st->host, "folded: cannot write %s: %s", st->out->path,
+				strerror(-err));
+	return err;
 }
 
 static int folded_write(void *state, const struct bpfprof_profile *prof)
 {
 	struct folded_state *st = state;
-	struct fold_stack **stacks;
-	size_t n;
-	uint64_t total;
-	int err = fold_profile(st->host, prof, "folded", &stacks, &n, &total);
+	struct fold *f;
+	int err = fold_profile(st->host, prof, "folded", &f);
 
 	if (!err)
-		err = write_folded_lines(st, stacks, n);
-	fold_free(stacks, n);
+		err = write_folded_lines(st, f);
+	fold_free(f);
 	return err;
 }
 
