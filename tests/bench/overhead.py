@@ -209,13 +209,10 @@ class Bench:
             res["foreign"] = max(0.0, (busy1 - busy0) - own) / res["wall"]
             wl.wait()
             if prof:
+                # Reaped only by the wait4() below, which also gives the
+                # rusage (Popen.wait() would reap it first and lose it).
                 if v[2] == "all":
                     prof.send_signal(signal.SIGINT)
-                else:
-                    try:
-                        prof.wait(timeout=0)
-                    except subprocess.TimeoutExpired:
-                        pass
                 # -p: both exit when the target does; stop them otherwise.
                 deadline = time.monotonic() + (60 if v[2] == "all" else 10)
                 status = None
