@@ -7,8 +7,7 @@
 
 #include "pb.h"
 
-/* Make room for @n more bytes; 0 or -1 (and b->oom set). */
-static int pb_reserve(struct pb_buf *b, size_t n)
+int pb_reserve(struct pb_buf *b, size_t n)
 {
 	if (b->oom)
 		return -1;
@@ -29,7 +28,7 @@ static int pb_reserve(struct pb_buf *b, size_t n)
 	return 0;
 }
 
-static void pb_raw(struct pb_buf *b, const void *data, size_t n)
+void pb_raw(struct pb_buf *b, const void *data, size_t n)
 {
 	if (n && pb_reserve(b, n) == 0) {
 		memcpy(b->data + b->len, data, n);
@@ -49,11 +48,21 @@ size_t pb_encode_varint(uint8_t *out, uint64_t v)
 	return n;
 }
 
+size_t pb_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 void pb_varint(struct pb_buf *b, uint64_t v)
 {
-	uint8_t tmp[PB_VARINT_MAX];
-
-	pb_raw(b, tmp, pb_encode_varint(tmp, v));
+	if (pb_reserve(b, PB_VARINT_MAX) == 0)
+		b->len += pb_encode_varint(b->data + b->len, v);
 }
 
 void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type)
@@ -82,8 +91,7 @@ void pb_bool(struct pb_buf *b, uint32_t field, int v)
 
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
 {
-	pb_key(b, field, PB_LEN);
-	pb_varint(b, len);
+	pb_len_prefix(b, field, len);
 	pb_raw(b, data, len);
 }
 
@@ -116,6 +124,17 @@ void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t 
 	pb_end(b, mark);
 }
 
+void pb_len_prefix(struct pb_buf *b, uint32_t field, size_t len)
+{
+	pb_key(b, field, PB_LEN);
+	pb_varint(b, len);
+}
+
+size_t pb_len_field_size(uint32_t field, size_t len)
+{
+	return pb_varint_size((uint64_t)field << 3 | PB_LEN) + pb_varint_size(len) + len;
+}
+
 /* Returns the offset of the reserved length byte. */
 size_t pb_begin(struct pb_buf *b, uint32_t field)
 {
@@ -142,6 +161,11 @@ void pb_end(struct pb_buf *b, size_t mark)
 		b->len += n - 1;
 	}
 	memcpy(b->data + mark, tmp, n);
+}
+
+void pb_reset(struct pb_buf *b)
+{
+	b->len = 0;
 }
 
 void pb_free(struct pb_buf *b)

@@ -14,6 +14,11 @@
  * moves the message body up.  Nesting is unlimited (pb_begin returns a
  * mark, the caller keeps it).
  *
+ * A message whose length is known in advance (or whose body was encoded
+ * elsewhere) is written without moving bytes: pb_len_prefix() writes the
+ * key and the length, the caller appends exactly that many bytes with
+ * pb_raw().
+ *
  * Errors are sticky: after an allocation failure every call does nothing
  * and pb_buf.oom stays set, so callers check once at the end.
  */
@@ -40,6 +45,15 @@ struct pb_buf {
 /* Encode @v as a varint into @out (room for PB_VARINT_MAX); returns bytes. */
 size_t pb_encode_varint(uint8_t *out, uint64_t v);
 
+/* Bytes of the varint encoding of @v (1..PB_VARINT_MAX). */
+size_t pb_varint_size(uint64_t v);
+
+/* Make room for @n more bytes; 0 or -1 (and b->oom set). */
+int pb_reserve(struct pb_buf *b, size_t n);
+
+/* Append @n bytes as they are. */
+void pb_raw(struct pb_buf *b, const void *data, size_t n);
+
 void pb_varint(struct pb_buf *b, uint64_t v);
 void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type);
 
@@ -57,10 +71,19 @@ void pb_string(struct pb_buf *b, uint32_t field, const char *s);
 void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n);
 void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n);
 
+/* The key and length of a length-delimited field of @len bytes, which
+ * the caller appends next. */
+void pb_len_prefix(struct pb_buf *b, uint32_t field, size_t len);
+
+/* Bytes of a length-delimited field @field of @len bytes, key included. */
+size_t pb_len_field_size(uint32_t field, size_t len);
+
 /* An embedded message: pb_begin(), its fields, pb_end(mark). */
 size_t pb_begin(struct pb_buf *b, uint32_t field);
 void pb_end(struct pb_buf *b, size_t mark);
 
+/* Forget the contents, keep the memory (and the oom state). */
+void pb_reset(struct pb_buf *b);
 void pb_free(struct pb_buf *b);
 
 #endif /* BPFPROF_PPROF_PB_H */

@@ -1,13 +1,32 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * pprof_messages.c - encodes struct pprof_profile as profile.proto
- * (github.com/google/pprof, proto/profile.proto, package perftools.profiles).
- * One function per message, named after it; the field numbers are the
- * ones of the .proto file, repeated here next to each field.
+ * pprof_messages.c - the encoders of the messages of profile.proto
+ * (github.com/google/pprof, proto/profile.proto, package
+ * perftools.profiles), one function per message, named after it, and the
+ * writers of the fields of Profile (see pprof.h for their order).  The
+ * field numbers are the ones of the .proto file, repeated here next to
+ * each field.
  */
-#include <errno.h>
-
 #include "pprof.h"
+
+/* The fields of message Profile (see write_profile_header()). */
+enum profile_field {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+};
+
+/* The label field of message Sample. */
+#define SAMPLE_LABEL 3
 
 /* message ValueType { int64 type = 1; int64 unit = 2; } */
 static void write_value_type(struct pb_buf *b, uint32_t field, const struct pprof_value_type *v)
@@ -32,16 +51,32 @@ static void write_label(struct pb_buf *b, uint32_t field, const struct pprof_lab
 }
 
 /* message Sample { repeated uint64 location_id = 1; repeated int64 value = 2;
- *                  repeated Label label = 3; } */
+ *                  repeated Label label = 3; }
+ * Its repeated parts come encoded (struct pprof_sample), so its length is
+ * known before it is written and no byte moves. */
 static void write_sample(struct pb_buf *b, uint32_t field, const struct pprof_sample *s)
 {
-	size_t m = pb_begin(b, field);
+	size_t ids = s->kernel_len + s->user_len, values = 0, len;
 
-	pb_packed_uint64(b, 1, s->location_ids, s->nr_locations);
-	pb_packed_int64(b, 2, s->values, PPROF_NR_VALUES);
-	for (size_t i = 0; i < s->nr_labels; i++)
-		write_label(b, 3, &s->labels[i]);
-	pb_end(b, m);
+	for (size_t i = 0; i < PPROF_NR_VALUES; i++)
+		values += pb_varint_size((uint64_t)s->values[i]);
+	len = (ids ? pb_len_field_size(1, ids) : 0) + pb_len_field_size(2, values) +
+	      s->labels_len;
+	pb_len_prefix(b, field, len);
+	if (ids) {
+		pb_len_prefix(b, 1, ids);
+		pb_raw(b, s->kernel_ids, s->kernel_len);
+		pb_raw(b, s->user_ids, s->user_len);
+	}
+	pb_len_prefix(b, 2, values);
+	for (size_t i = 0; i < PPROF_NR_VALUES; i++)
+		pb_varint(b, (uint64_t)s->values[i]);
+	pb_raw(b, s->labels, s->labels_len);
+}
+
+void write_sample_label(struct pb_buf *b, const struct pprof_label *l)
+{
+	write_label(b, SAMPLE_LABEL, l);
 }
 
 /* message Mapping { uint64 id = 1; uint64 memory_start = 2; uint64 memory_limit = 3;
@@ -108,26 +143,41 @@ static void write_function(struct pb_buf *b, uint32_t field, const struct pprof_
  *   repeated Function function = 5; repeated string string_table = 6;
  *   int64 drop_frames = 7; int64 keep_frames = 8; int64 time_nanos = 9;
  *   int64 duration_nanos = 10; ValueType period_type = 11; int64 period = 12;
- *   repeated int64 comment = 13; int64 default_sample_type = 14; } */
-int write_profile(struct pb_buf *b, const struct pprof_profile *p)
+ *   repeated int64 comment = 13; int64 default_sample_type = 14; }
+ * The header: every field but the repeated messages and strings. */
+void write_profile_header(struct pb_buf *b, const struct pprof_header *h)
 {
 	for (size_t i = 0; i < PPROF_NR_VALUES; i++)
-		write_value_type(b, 1, &p->sample_type[i]);
-	for (size_t i = 0; i < p->nr_samples; i++)
-		write_sample(b, 2, &p->samples[i]);
-	for (size_t i = 0; i < p->nr_mappings; i++)
-		write_mapping(b, 3, &p->mappings[i]);
-	for (size_t i = 0; i < p->nr_locations; i++)
-		write_location(b, 4, &p->locations[i]);
-	for (size_t i = 0; i < p->nr_functions; i++)
-		write_function(b, 5, &p->functions[i]);
-	for (size_t i = 0; i < p->nr_strings; i++)
-		pb_string(b, 6, p->strings[i]);
-	pb_int64(b, 9, p->time_nanos);
-	pb_int64(b, 10, p->duration_nanos);
-	write_value_type(b, 11, &p->period_type);
-	pb_int64(b, 12, p->period);
-	pb_packed_int64(b, 13, p->comments, p->nr_comments);
-	pb_int64(b, 14, p->default_sample_type);
-	return b->oom ? -ENOMEM : 0;
+		write_value_type(b, PROFILE_SAMPLE_TYPE, &h->sample_type[i]);
+	pb_int64(b, PROFILE_TIME_NANOS, h->time_nanos);
+	pb_int64(b, PROFILE_DURATION_NANOS, h->duration_nanos);
+	write_value_type(b, PROFILE_PERIOD_TYPE, &h->period_type);
+	pb_int64(b, PROFILE_PERIOD, h->period);
+	pb_packed_int64(b, PROFILE_COMMENT, h->comments, h->nr_comments);
+	pb_int64(b, PROFILE_DEFAULT_SAMPLE_TYPE, h->default_sample_type);
+}
+
+void write_profile_sample(struct pb_buf *b, const struct pprof_sample *s)
+{
+	write_sample(b, PROFILE_SAMPLE, s);
+}
+
+void write_profile_mapping(struct pb_buf *b, const struct pprof_mapping *m)
+{
+	write_mapping(b, PROFILE_MAPPING, m);
+}
+
+void write_profile_location(struct pb_buf *b, const struct pprof_location *l)
+{
+	write_location(b, PROFILE_LOCATION, l);
+}
+
+void write_profile_function(struct pb_buf *b, const struct pprof_function *f)
+{
+	write_function(b, PROFILE_FUNCTION, f);
+}
+
+void write_profile_string(struct pb_buf *b, const char *s)
+{
+	pb_string(b, PROFILE_STRING_TABLE, s);
 }

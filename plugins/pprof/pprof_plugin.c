@@ -5,14 +5,16 @@
  * Google Cloud Profiler), default output bpfprof.pb.gz.  One file holds
  * every profiled process; samples carry pid/tid/comm/thread labels and
  * kernel frames (mapping "[kernel.kallsyms]").  This file owns the plugin
- * entry points and the gzip stream; the tables are built by pprof_build.c
- * and encoded by pprof_messages.c.
+ * entry points, the header fields of the Profile and the order in which
+ * its parts are written (pprof.h); the samples are written by
+ * pprof_samples.c, the tables by pprof_tables.c, all through the gzip
+ * stream of pprof_gzip.c.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <zlib.h>
 
 #include "bpfprof/plugin.h"
 #include "pprof.h"
@@ -22,46 +24,70 @@ struct pprof_state {
 	const struct bpfprof_output *out;
 };
 
-/* gzip @len bytes of @data into @f (RFC 1952 member, zlib's deflate). */
-static int write_gzip(struct pprof_state *st, const uint8_t *data, size_t len)
+/* The comments: bpfprof's version, the target, the event and counters. */
+static int add_comments(struct pprof_header *h, struct pprof_tables *t,
+			const struct bpfprof_run *run)
 {
-	unsigned char chunk[64 * 1024];
-	z_stream z;
-	int zr;
+	char buf[512];
 
-	memset(&z, 0, sizeof(z));
-	/* 15 window bits + 16: a gzip header and trailer instead of zlib's. */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		st->host->error(st->host, "pprof: cannot start gzip compression");
-		return -ENOMEM;
-	}
-	z.next_in = (Bytef *)data;
-	do {
-		/* deflate() takes at most UINT_MAX bytes per call. */
-		size_t room = len - (size_t)((const uint8_t *)z.next_in - data);
-
-		z.avail_in = room > (1u << 30) ? (1u << 30) : (uInt)room;
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		zr = deflate(&z, z.avail_in == room ? Z_FINISH : Z_NO_FLUSH);
-		size_t n = sizeof(chunk) - z.avail_out;
-		errno = 0;
-		if (n && fwrite(chunk, 1, n, st->out->file) != n) {
-			int err = errno ? errno : EIO;
-
-			deflateEnd(&z);
-			st->host->error(st->host, "pprof: cannot write %s: %s", st->out->path,
-					strerror(err));
-			return -err;
-		}
-	} while (zr == Z_OK || zr == Z_BUF_ERROR);
-	deflateEnd(&z);
-	if (zr != Z_STREAM_END) {
-		st->host->error(st->host, "pprof: gzip compression failed (%d)", zr);
-		return -EIO;
-	}
+	snprintf(buf, sizeof(buf), "bpfprof %s", run->version ? run->version : "");
+	h->comments[h->nr_comments++] = pprof_string(t, buf);
+	snprintf(buf, sizeof(buf), "target: %s", run->target ? run->target : "");
+	h->comments[h->nr_comments++] = pprof_string(t, buf);
+	snprintf(buf, sizeof(buf), "%s at %" PRIu64 " Hz, period %" PRIu64 " ns; %" PRIu64
+		 " samples kept of %" PRIu64 " seen", run->event ? run->event : "",
+		 run->sample_freq, run->sample_period, run->samples_kept, run->samples_seen);
+	h->comments[h->nr_comments++] = pprof_string(t, buf);
+	for (size_t i = 0; i < h->nr_comments; i++)
+		if (h->comments[i] < 0)
+			return -ENOMEM;
 	return 0;
+}
+
+/* Sample and period types ([samples/count, cpu/nanoseconds], cpu the
+ * default), period, time and duration, comments. */
+static int write_header(struct pb_buf *b, struct pprof_tables *t, const struct bpfprof_run *run)
+{
+	int64_t samples = pprof_string(t, "samples"), count = pprof_string(t, "count");
+	int64_t cpu = pprof_string(t, "cpu"), ns = pprof_string(t, "nanoseconds");
+	struct pprof_header h = {
+		.sample_type = { { samples, count }, { cpu, ns } },
+		.period_type = { cpu, ns },
+		.default_sample_type = cpu,
+	};
+
+	if (samples < 0 || count < 0 || cpu < 0 || ns < 0)
+		return -ENOMEM;
+	if (run) {
+		h.period = run->sample_period;
+		h.time_nanos = run->realtime_anchor_ns;
+		h.duration_nanos = run->end_ns > run->start_ns ? run->end_ns - run->start_ns : 0;
+		if (add_comments(&h, t, run))
+			return -ENOMEM;
+	}
+	write_profile_header(b, &h);
+	return b->oom ? -ENOMEM : 0;
+}
+
+/* The whole Profile, in the order of pprof.h, into the gzip stream @gz. */
+static int write_profile(struct pprof_state *st, const struct bpfprof_profile *prof,
+			 struct pprof_gz *gz)
+{
+	struct pprof_tables *t = pprof_tables_new(st->host, prof, gz);
+	int err = t ? write_header(pprof_gz_buf(gz), t, prof->run) : -ENOMEM;
+
+	if (err == -ENOMEM)
+		st->host->error(st->host, "pprof: out of memory");
+	if (!err)
+		err = pprof_write_samples(st->host, prof, t, gz);
+	if (!err)
+		err = pprof_write_locations(t, 1);
+	if (!err)
+		err = pprof_write_tables(t);
+	if (!err)
+		err = pprof_gz_finish(gz);
+	pprof_tables_free(t);
+	return err;
 }
 
 static int pprof_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
@@ -82,28 +108,12 @@ static int pprof_open(const struct bpfprof_host *host, const struct bpfprof_run 
 static int pprof_write(void *state, const struct bpfprof_profile *prof)
 {
 	struct pprof_state *st = state;
-	struct pprof_profile p;
-	struct pb_buf buf = { 0 };
-	int err;
+	struct pprof_gz *gz;
+	int err = pprof_gz_open(&gz, st->host, st->out);
 
-	err = pprof_build(&p, st->host, prof);
-	if (!err) {
-		err = write_profile(&buf, &p);
-		if (err)
-			st->host->error(st->host, "pprof: out of memory");
-	}
 	if (!err)
-		err = write_gzip(st, buf.data, buf.len);
-	if (!err) {
-		errno = 0;
-		if (fflush(st->out->file) || ferror(st->out->file)) {
-			err = errno ? -errno : -EIO;
-			st->host->error(st->host, "pprof: cannot write %s: %s", st->out->path,
-					strerror(-err));
-		}
-	}
-	pb_free(&buf);
-	pprof_free(&p);
+		err = write_profile(st, prof, gz);
+	pprof_gz_free(gz);
 	return err;
 }
 

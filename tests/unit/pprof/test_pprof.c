@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_pprof.c - unit tests of the pprof output plugin (plugins/pprof/):
- * the protobuf wire encoder (varints, embedded message lengths), and the
- * whole plugin driven through the ABI with a hand-built profile and a fake
- * host.  The output is gunzipped and decoded back here with a small
- * protobuf reader, then checked field by field against profile.proto:
- * sample/period types, period, time and duration, samples with values and
- * pid/tid/comm/thread labels, locations (kernel frames first, callers
- * symbolized at the return address - 1 but kept at the return address),
- * mappings (file, hex build-id, bounds, the executable first, the kernel
- * last) and functions.  When `go` is installed, `go tool pprof -raw` must
+ * the protobuf wire encoder (varints, embedded message lengths, fields of
+ * known length), and the whole plugin driven through the ABI with
+ * hand-built profiles and fake hosts.  The output is gunzipped and decoded
+ * back here with a small protobuf reader, then checked field by field
+ * against profile.proto: sample/period types, period, time and duration,
+ * samples (in any order) with values and pid/tid/comm/thread labels,
+ * locations (kernel frames first, callers symbolized at the return
+ * address - 1 but kept at the return address), mappings (file, hex
+ * build-id, bounds, the executable first, the kernel last) and functions.
+ * With several processes sharing stacks, every sample must be its count
+ * frame by frame whatever the plugin shared: locations of identical file
+ * mappings (forked workers) shared, JIT code, addresses in no mapping and
+ * a library one process cannot read kept per process, kernel frames
+ * shared, recursion.  When `go` is installed, `go tool pprof -raw` must
  * read the file too.
  */
 #include <errno.h>
@@ -72,6 +77,29 @@ static void test_nested_lengths(void **unused)
 	pb_free(&b);
 }
 
+/* Fields whose length is known before they are written. */
+static void test_len_prefix(void **unused)
+{
+	struct pb_buf b = { 0 };
+	char body[300];
+
+	assert_int_equal(pb_varint_size(0), 1);
+	assert_int_equal(pb_varint_size(127), 1);
+	assert_int_equal(pb_varint_size(128), 2);
+	assert_int_equal(pb_varint_size(UINT64_MAX), PB_VARINT_MAX);
+	memset(body, 'y', sizeof(body));
+	assert_int_equal(pb_len_field_size(2, sizeof(body)), 1 + 2 + 300);
+	assert_int_equal(pb_len_field_size(16, 0), 2 + 1);	/* a two-byte key */
+	pb_len_prefix(&b, 2, sizeof(body));
+	pb_raw(&b, body, sizeof(body));
+	assert_false(b.oom);
+	assert_int_equal(b.len, pb_len_field_size(2, sizeof(body)));
+	assert_memory_equal(b.data, "\x12\xac\x02yy", 5);
+	pb_reset(&b);
+	assert_int_equal(b.len, 0);
+	pb_free(&b);
+}
+
 /* --- a protobuf reader, enough for profile.proto ---------------------------- */
 
 struct field {
@@ -118,7 +146,7 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct field *f)
 	return 1;
 }
 
-#define MAX 64
+#define MAX 256
 
 struct d_label { int64_t key, str, num; };
 struct d_sample {
@@ -465,6 +493,23 @@ static uint8_t *gunzip_file(const char *path, size_t *len)
 	return buf;
 }
 
+static int64_t label_num(const struct decoded *d, const struct d_sample *s, const char *key);
+
+/* The one sample of thread @tid with @nr_locs locations. */
+static const struct d_sample *find_sample(const struct decoded *d, int64_t tid, size_t nr_locs)
+{
+	const struct d_sample *found = NULL;
+
+	for (size_t i = 0; i < d->nr_samples; i++) {
+		if (label_num(d, &d->samples[i], "tid") != tid || d->samples[i].nr_locs != nr_locs)
+			continue;
+		assert_null(found);
+		found = &d->samples[i];
+	}
+	assert_non_null(found);
+	return found;
+}
+
 static int64_t label_num(const struct decoded *d, const struct d_sample *s, const char *key)
 {
 	for (size_t i = 0; i < s->nr_labels; i++)
@@ -486,7 +531,7 @@ static const char *label_str(const struct decoded *d, const struct d_sample *s, 
 static void test_profile(void **unused)
 {
 	char path[] = "/tmp/test_pprof.XXXXXX";
-	struct decoded d;
+	static struct decoded d;
 	uint8_t *data;
 	size_t len;
 	int fd = mkstemp(path);
@@ -519,9 +564,10 @@ static void test_profile(void **unused)
 	assert_int_equal(d.duration_nanos, 1999999999);
 	assert_int_equal(d.nr_comments, 3);
 
-	/* samples: one per count, kernel frames then user frames */
+	/* samples: one per count (in any order), kernel frames then user frames */
 	assert_int_equal(d.nr_samples, 3);
-	const struct d_sample *s0 = &d.samples[0], *s1 = &d.samples[1], *s2 = &d.samples[2];
+	const struct d_sample *s0 = find_sample(&d, 42, 5), *s1 = find_sample(&d, 42, 3);
+	const struct d_sample *s2 = find_sample(&d, 43, 3);
 	assert_int_equal(s0->nr_values, 2);
 	assert_int_equal(s0->values[0], 2);
 	assert_int_equal(s0->values[1], 2 * 10000000);
@@ -577,6 +623,11 @@ static void test_profile(void **unused)
 
 	/* every location is symbolized once (cached by location) */
 	assert_int_equal(fh.nr_asked, 7);
+	assert_int_equal(d.nr_locations, 7);
+	/* every string once */
+	for (size_t i = 0; i < d.nr_strings; i++)
+		for (size_t j = i + 1; j < d.nr_strings; j++)
+			assert_string_not_equal(d.strings[i], d.strings[j]);
 
 	/* go tool pprof reads it, if installed; "leaf" has 5 + 3 of the 10
 	 * samples as its own (the other 2 have a kernel leaf) */
@@ -593,12 +644,303 @@ static void test_profile(void **unused)
 	unlink(path);
 }
 
+/* --- several processes sharing stacks ---------------------------------------- */
+
+/*
+ * Four processes: "flaky" (pid 300), whose libc the host cannot read, and
+ * two forked workers (pids 100, 101) map the same files at the same
+ * places, plus JIT code each; "other" (pid 200) has the executable
+ * elsewhere and the same libc.  Their threads share user and kernel
+ * stacks; one stack's addresses mean different code in "other".
+ */
+#define W_EXE 0x400000ull
+#define W_EXE2 0x500000ull
+#define W_JIT 0x7e0000000000ull
+#define W_LIBC 0x7f0000000000ull
+
+static char app_a[] = "/srv/app", app_b[] = "/srv/app";
+static char libc_a[] = "/lib/libc.so.6", libc_b[] = "/lib/libc.so.6";
+static const uint8_t libc_build_id[4] = { 1, 2, 3, 4 };
+
+#define W_EXE_MAP(base, file) { .start = (base), .end = (base) + 0x10000, .prot = 5, \
+	.dev_major = 8, .dev_minor = 1, .inode = 11, .path = (file) }
+#define W_JIT_MAP { .start = W_JIT, .end = W_JIT + 0x1000, .prot = 7, .path = "" }
+#define W_LIBC_MAP(file) { .start = W_LIBC, .end = W_LIBC + 0x10000, .pgoff = 0x1000, \
+	.prot = 5, .dev_major = 8, .dev_minor = 1, .inode = 12, .path = (file), \
+	.build_id = libc_build_id, .build_id_size = 4 }
+
+static const struct bpfprof_mapping w_maps_flaky[] = { W_EXE_MAP(W_EXE, app_a), W_JIT_MAP,
+						       W_LIBC_MAP(libc_a) };
+static const struct bpfprof_mapping w_maps_p0[] = { W_EXE_MAP(W_EXE, app_b), W_JIT_MAP,
+						    W_LIBC_MAP(libc_b) };
+static const struct bpfprof_mapping w_maps_p1[] = { W_EXE_MAP(W_EXE, app_a), W_JIT_MAP,
+						    W_LIBC_MAP(libc_a) };
+static const struct bpfprof_mapping w_maps_p2[] = { W_EXE_MAP(W_EXE2, app_a), W_LIBC_MAP(libc_b) };
+
+static const struct bpfprof_process w_procs[] = {
+	{ .pid = 300, .comm = "flaky", .exe = "/srv/app", .mappings = w_maps_flaky,
+	  .nr_mappings = 3, .first_thread = 0, .nr_threads = 1 },
+	{ .pid = 100, .comm = "w0", .exe = "/srv/app", .mappings = w_maps_p0, .nr_mappings = 3,
+	  .first_thread = 1, .nr_threads = 2 },
+	{ .pid = 101, .comm = "w1", .exe = "/srv/app", .mappings = w_maps_p1, .nr_mappings = 3,
+	  .first_thread = 3, .nr_threads = 2 },
+	{ .pid = 200, .comm = "other", .exe = "/srv/app", .mappings = w_maps_p2, .nr_mappings = 2,
+	  .first_thread = 5, .nr_threads = 1 },
+};
+static const struct bpfprof_thread w_threads[] = {
+	{ .tid = 300, .pid = 300, .process = 0, .comm = "flaky" },
+	{ .tid = 100, .pid = 100, .process = 1, .comm = "w0" },
+	{ .tid = 102, .pid = 100, .process = 1, .comm = "w0-b" },
+	{ .tid = 101, .pid = 101, .process = 2, .comm = "w1" },
+	{ .tid = 103, .pid = 101, .process = 2, .comm = "w1-b" },
+	{ .tid = 200, .pid = 200, .process = 3, .comm = "other" },
+};
+
+static const uint64_t w_s1[] = { W_EXE + 0x100, W_LIBC + 0x200, W_EXE + 0x300 };
+static const uint64_t w_s2[] = { W_JIT + 0x10, W_EXE + 0x400, W_LIBC + 0x200 };
+static const uint64_t w_s3[] = { 0x1234, W_EXE + 0x100 };
+static const uint64_t w_s4[] = { W_EXE + 0x500, W_EXE + 0x600, W_EXE + 0x600, W_EXE + 0x600 };
+static const uint64_t w_s5[] = { W_EXE2 + 0x100, W_LIBC + 0x200, W_EXE2 + 0x300 };
+static const uint64_t w_k1[] = { KBASE + 0x40, KBASE + 0x300 };
+
+enum { W_EMPTY, W_S1, W_S2, W_S3, W_S4, W_S5, W_K1, W_NR_STACKS };
+static const struct bpfprof_stack w_stacks[W_NR_STACKS] = {
+	[W_S1] = { .ips = w_s1, .nr = 3 }, [W_S2] = { .ips = w_s2, .nr = 3 },
+	[W_S3] = { .ips = w_s3, .nr = 2 }, [W_S4] = { .ips = w_s4, .nr = 4 },
+	[W_S5] = { .ips = w_s5, .nr = 3 }, [W_K1] = { .ips = w_k1, .nr = 2, .kernel = 1 },
+};
+
+static const char *const app_fn[] = { "app_f0", "app_f1", "app_f2", "app_f3", "app_f4",
+				      "app_f5", "app_f6", "app_f7" };
+static const char *const libc_fn[] = { "libc_f0", "libc_f1", "libc_f2", "libc_f3" };
+
+static int world_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
+			   int kernel, struct bpfprof_symbol *sym)
+{
+	const struct bpfprof_process *p = NULL;
+
+	memset(sym, 0, sizeof(*sym));
+	if (kernel)
+		return fake_symbolize(host, pid, ip, kernel, sym);
+	for (size_t i = 0; i < 4; i++)
+		if (w_procs[i].pid == pid)
+			p = &w_procs[i];
+	assert_non_null(p);
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct bpfprof_mapping *m = &p->mappings[i];
+		uint64_t off = ip - m->start;
+
+		if (ip < m->start || ip >= m->end)
+			continue;
+		sym->mapping = m;
+		sym->module = m->path;
+		sym->module_offset = off + m->pgoff;
+		if (m->path[0] != '/' || (pid == 300 && m->start == W_LIBC))
+			return 0;	/* JIT code; a file it cannot read */
+		sym->function = m->start == W_LIBC ? libc_fn[(off >> 8) & 3]
+						    : app_fn[(off >> 8) & 7];
+		sym->file = m->start == W_LIBC ? NULL : "app.c";
+		sym->line = (uint32_t)(off & 0xff);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A frame as one line: address, function, file, line, mapping file and start. */
+static void frame_text(char *buf, size_t size, uint64_t addr, const char *fn, const char *file,
+		       int64_t line, const char *map, uint64_t map_start)
+{
+	snprintf(buf, size, "%#" PRIx64 " %s %s %" PRId64 " %s %#" PRIx64 "\n", addr,
+		 fn ? fn : "-", file ? file : "-", line, map ? map : "-", map_start);
+}
+
+/* What the sample of count @c must say, asking the host as the plugin does. */
+static char *expected_sample(const struct bpfprof_count *c, int64_t period)
+{
+	const struct bpfprof_thread *t = &w_threads[c->thread];
+	const struct bpfprof_stack *parts[2] = { &w_stacks[c->kernel_stack],
+						 &w_stacks[c->user_stack] };
+	char *out = NULL, line[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	fprintf(f, "pid %u tid %u comm %s thread %s values %" PRIu64 " %" PRId64 "\n", t->pid,
+		t->tid, w_procs[t->process].comm, t->comm, c->samples,
+		(int64_t)c->samples * period);
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t i = 0; i < parts[k]->nr; i++) {
+			uint64_t ip = parts[k]->ips[i];
+			struct bpfprof_symbol sym;
+			int rc = world_symbolize(&fh.host, t->pid, i ? ip - 1 : ip, k == 0, &sym);
+
+			frame_text(line, sizeof(line), ip, rc ? NULL : sym.function,
+				   rc ? NULL : sym.file, rc || !sym.function ? 0 : sym.line,
+				   k == 0 ? "[kernel.kallsyms]"
+					  : sym.mapping ? sym.mapping->path : NULL,
+				   k == 0 || !sym.mapping ? 0 : sym.mapping->start);
+			fputs(line, f);
+		}
+	}
+	fclose(f);
+	return out;
+}
+
+/* The same text of a decoded sample. */
+static char *decoded_sample(const struct decoded *d, const struct d_sample *s)
+{
+	char *out = NULL, line[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	fprintf(f, "pid %" PRId64 " tid %" PRId64 " comm %s thread %s values %" PRId64 " %" PRId64
+		"\n", label_num(d, s, "pid"), label_num(d, s, "tid"), label_str(d, s, "comm"),
+		label_str(d, s, "thread"), s->values[0], s->values[1]);
+	for (size_t i = 0; i < s->nr_locs; i++) {
+		const struct d_location *l = loc(d, s->locs[i]);
+		const struct d_mapping *m = l->mapping ? mapping(d, l->mapping) : NULL;
+		const char *fn = NULL, *file = NULL;
+
+		for (size_t j = 0; l->function && j < d->nr_functions; j++) {
+			if (d->functions[j].id == l->function) {
+				fn = str(d, d->functions[j].name);
+				file = d->functions[j].file ? str(d, d->functions[j].file) : NULL;
+			}
+		}
+		frame_text(line, sizeof(line), l->address, fn, file, l->line,
+			   m ? str(d, m->file) : NULL,
+			   m && strcmp(str(d, m->file), "[kernel.kallsyms]") ? m->start : 0);
+		fputs(line, f);
+	}
+	fclose(f);
+	return out;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The decoded sample of thread @tid with user stack @user, kernel stack @kernel. */
+static const struct d_sample *world_sample(const struct decoded *d, uint32_t tid, int user,
+					   int kernel)
+{
+	size_t nr = w_stacks[user].nr + w_stacks[kernel].nr;
+
+	for (size_t i = 0; i < d->nr_samples; i++) {
+		const struct d_sample *s = &d->samples[i];
+
+		if (label_num(d, s, "tid") == tid && s->nr_locs == nr &&
+		    loc(d, s->locs[nr - 1])->address == w_stacks[user].ips[w_stacks[user].nr - 1] &&
+		    (!w_stacks[kernel].nr || loc(d, s->locs[0])->address == KBASE + 0x40))
+			return s;
+	}
+	fail_msg("no sample of tid %u, stacks %d/%d", tid, user, kernel);
+	return NULL;
+}
+
+/* Every thread with every stack, with and without kernel frames: each
+ * Sample must be its count, frame by frame, whatever was shared. */
+static void test_shared_stacks(void **unused)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	static struct bpfprof_count counts[128];
+	static struct decoded d;
+	struct bpfprof_profile prof = {
+		.run = &run, .processes = w_procs, .nr_processes = 4, .threads = w_threads,
+		.nr_threads = 6, .stacks = w_stacks, .nr_stacks = W_NR_STACKS, .counts = counts,
+	};
+	char *want[128], *got[128];
+	size_t n = 0, len;
+	uint8_t *data;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	for (uint32_t t = 0; t < 6; t++) {
+		if (t == 1 || t == 3)
+			counts[n++] = (struct bpfprof_count){ .thread = t, .kernel_stack = W_K1,
+							      .samples = 4 };
+		for (int u = W_S1; u <= (t == 5 ? W_S5 : W_S4); u++)
+			for (int k = 0; k < 2; k++)
+				counts[n++] = (struct bpfprof_count){
+					.thread = t, .user_stack = (uint32_t)u,
+					.kernel_stack = k ? W_K1 : 0,
+					.samples = 1 + (t + u + k) % 3 };
+	}
+	prof.nr_counts = n;
+	fake_host_init();
+	fh.host.symbolize = world_symbolize;
+	assert_int_equal(run_plugin(&prof, path), 0);
+	assert_int_equal(fh.nr_errors, 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+
+	/* the samples, as a set, are the counts */
+	assert_int_equal(d.nr_samples, n);
+	for (size_t i = 0; i < n; i++) {
+		want[i] = expected_sample(&counts[i], (int64_t)run.sample_period);
+		got[i] = decoded_sample(&d, &d.samples[i]);
+	}
+	qsort(want, n, sizeof(*want), compare_strings);
+	qsort(got, n, sizeof(*got), compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(got[i], want[i]);
+		free(want[i]);
+		free(got[i]);
+	}
+
+	/* what is shared and what is not */
+	const struct d_sample *w0 = world_sample(&d, 100, W_S1, 0);
+	const struct d_sample *w1 = world_sample(&d, 103, W_S1, 0);
+	const struct d_sample *flaky = world_sample(&d, 300, W_S1, 0);
+	const struct d_sample *other = world_sample(&d, 200, W_S5, 0);
+	assert_memory_equal(w0->locs, w1->locs, 3 * sizeof(w0->locs[0]));	/* forked */
+	assert_int_equal(flaky->locs[0], w0->locs[0]);
+	assert_int_not_equal(flaky->locs[1], w0->locs[1]);	/* its libc unreadable */
+	assert_int_equal(loc(&d, flaky->locs[1])->nr_lines, 0);
+	assert_int_equal(other->locs[1], w0->locs[1]);		/* the same libc */
+	assert_int_not_equal(other->locs[0], w0->locs[0]);
+	const struct d_sample *jit0 = world_sample(&d, 102, W_S2, W_K1);
+	const struct d_sample *jit1 = world_sample(&d, 101, W_S2, W_K1);
+	assert_int_not_equal(jit0->locs[2], jit1->locs[2]);	/* JIT code: each its own */
+	assert_memory_equal(&jit0->locs[3], &jit1->locs[3], 2 * sizeof(jit0->locs[0]));
+	assert_memory_equal(jit0->locs, world_sample(&d, 200, W_S3, W_K1)->locs,
+			    2 * sizeof(jit0->locs[0]));			/* kernel frames */
+	const struct d_sample *rec = world_sample(&d, 100, W_S4, 0);
+	assert_int_equal(rec->locs[1], rec->locs[2]);
+	assert_int_equal(rec->locs[2], rec->locs[3]);
+	assert_int_not_equal(rec->locs[0], rec->locs[1]);
+
+	/* mappings: the executable twice (two places), libc once, each JIT
+	 * mapping, the kernel; the executable first, the kernel last */
+	assert_int_equal(d.nr_mappings, 7);
+	assert_string_equal(str(&d, d.mappings[0].file), "/srv/app");
+	assert_string_equal(str(&d, d.mappings[6].file), "[kernel.kallsyms]");
+	size_t app = 0, libc = 0, jit = 0;
+	for (size_t i = 0; i < d.nr_mappings; i++) {
+		app += !strcmp(str(&d, d.mappings[i].file), "/srv/app");
+		libc += !strcmp(str(&d, d.mappings[i].file), "/lib/libc.so.6");
+		jit += !strcmp(str(&d, d.mappings[i].file), "");
+	}
+	assert_int_equal(app, 2);
+	assert_int_equal(libc, 1);
+	assert_int_equal(jit, 3);
+	/* no location twice */
+	for (size_t i = 0; i < d.nr_locations; i++)
+		for (size_t j = i + 1; j < d.nr_locations; j++)
+			assert_int_not_equal(d.locations[i].id, d.locations[j].id);
+
+	free_decoded(&d);
+	free(data);
+	unlink(path);
+}
+
 /* An empty profile still gives a valid file with its header. */
 static void test_empty_profile(void **unused)
 {
 	char path[] = "/tmp/test_pprof.XXXXXX";
 	struct bpfprof_profile empty = profile;
-	struct decoded d;
+	static struct decoded d;
 	uint8_t *data;
 	size_t len;
 	int fd = mkstemp(path);
@@ -642,7 +984,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_nested_lengths),
+		cmocka_unit_test(test_len_prefix),
 		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_shared_stacks),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_bad_stack),
 	};
