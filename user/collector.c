@@ -36,6 +36,9 @@
 #define MAPS_REFRESH_NS 20000000ull
 /* Move the in-kernel counts to userspace this often. */
 #define DRAIN_INTERVAL_NS 1000000000ull
+/* Longest sleep with the sample stream on: the samples ring buffer wakes
+ * us only past a backlog, so read it at least this often (ms). */
+#define STREAM_POLL_MS 100
 
 struct collector {
 	const struct options *opts;
@@ -106,13 +109,21 @@ static void block_sigint(bool block)
 	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
+/* Only there to interrupt the poll when the command exits (EINTR). */
+static void on_child_signal(int sig)
+{
+}
+
 static void install_signal_handlers(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
+	struct sigaction child = { .sa_handler = on_child_signal, .sa_flags = SA_NOCLDSTOP };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&child.sa_mask);
+	sigaction(SIGCHLD, &child, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -535,9 +546,14 @@ static bool targets_alive(struct collector *c)
 	}
 	if (o->targets != TARGETS_PIDS && o->targets != TARGETS_TIDS)
 		return true;
-	for (size_t i = 0; i < o->nr_ids; i++)
-		if (procfs_alive(o->ids[i]))
+	for (size_t i = 0; i < o->nr_ids; i++) {
+		const struct proc *proc = o->targets == TARGETS_PIDS
+					  ? profile_find_proc(c->profile, o->ids[i]) : NULL;
+
+		/* The exit event comes before /proc shows the process dead. */
+		if (!(proc && proc->exited) && procfs_alive(o->ids[i]))
 			return true;
+	}
 	return false;
 }
 
@@ -884,6 +900,17 @@ static bool stack_copied(void *ctx, uint64_t id)
 	return profile_find_stack(c->profile, id, &index) == 0;
 }
 
+/* Milliseconds from @now to @when (ns), rounded up, at least 0. */
+static int ms_until(uint64_t now, uint64_t when)
+{
+	uint64_t ms;
+
+	if (when <= now)
+		return 0;
+	ms = (when - now + 999999ull) / 1000000ull;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
 static int sample_until_done(struct collector *c)
 {
 	uint64_t deadline = c->opts->duration > 0
@@ -892,12 +919,15 @@ static int sample_until_done(struct collector *c)
 
 	while (!stop_requests && !c->failed) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
-		int timeout = 100, n;
+		int timeout, n;
 
 		if (now >= deadline || !targets_alive(c))
 			break;
-		if (deadline - now < 100000000ull)
-			timeout = (int)((deadline - now) / 1000000ull) + 1;
+		/* Sleep until the next thing to do; lifecycle events (a target's
+		 * exit among them) and signals wake us earlier. */
+		timeout = ms_until(now, next_drain < deadline ? next_drain : deadline);
+		if (c->stream && timeout > STREAM_POLL_MS)
+			timeout = STREAM_POLL_MS;
 		n = sampler_poll(c->sampler, timeout);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
