@@ -1045,6 +1045,8 @@ static int setup(struct collector *c, uint32_t *command_pid)
 	c->symbolizer = symbolizer_new();
 	if (!c->profile || !c->symbolizer)
 		return -ENOMEM;
+	if (c->plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
+		symbolizer_set_lines(c->symbolizer, false);
 	if (o->dwarf && !(c->unwinder = unwinder_new()))
 		return -ENOMEM;
 	host_init(&c->host, c->profile, c->symbolizer, c->plugin.desc->name);

@@ -83,6 +83,11 @@ enum bpfprof_plugin_flags {
 	/* Format holds one process: one open/write/close per process, and with
 	 * several processes the outputs are named PATH.<pid>. */
 	BPFPROF_PLUGIN_PER_PROCESS = 1u << 2,
+	/* Reads only function and module names from symbolize(): the host may
+	 * leave file and line unset and skip reading DWARF line tables (which
+	 * can cost more than the rest of a short run).  Since ABI 1; older hosts
+	 * ignore it. */
+	BPFPROF_PLUGIN_NAMES_ONLY = 1u << 3,
 };
 
 /*

@@ -241,7 +241,7 @@ static void fg_close(void *state)
 
 static const struct bpfprof_plugin flamegraph_plugin = {
 	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.flags = 0,
+	.flags = BPFPROF_PLUGIN_NAMES_ONLY,	/* names only: no DWARF lines */
 	.name = "flamegraph",
 	.description = "interactive flame graph, one self-contained HTML file "
 		       "(SVG + script, search, click to zoom)",

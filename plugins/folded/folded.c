@@ -110,7 +110,7 @@ static void folded_close(void *state)
 
 static const struct bpfprof_plugin folded_plugin = {
 	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.flags = 0,
+	.flags = BPFPROF_PLUGIN_NAMES_ONLY,	/* names only: no DWARF lines */
 	.name = "folded",
 	.description = "folded stacks 'comm;root;...;leaf COUNT' (FlameGraph, speedscope; "
 		       "kernel frames _[k])",
