@@ -248,4 +248,9 @@ int pprof_write_tables(struct pprof_tables *t);
 int pprof_write_samples(const struct bpfprof_host *host, const struct bpfprof_profile *prof,
 			struct pprof_tables *t, struct pprof_gz *gz);
 
+/* Grow the array *arr (of *cap elements of @size bytes) to hold at least
+ * @need elements, doubling from 64; *arr and *cap are updated.  0 or
+ * -ENOMEM (the array is left as it was). */
+int pprof_grow(void *arr, size_t *cap, size_t need, size_t size);
+
 #endif /* BPFPROF_PPROF_H */

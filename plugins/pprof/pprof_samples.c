@@ -84,25 +84,6 @@ struct sample_writer {
 	int64_t label_keys[4];		/* "pid", "tid", "comm", "thread" */
 };
 
-/* Grow *arr (of *cap elements of @size) to hold @need; 0 or -ENOMEM. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **a = arr;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*a, n * size);
-	if (!q)
-		return -ENOMEM;
-	*a = q;
-	*cap = n;
-	return 0;
-}
-
 /* Process index of a thread; nr_processes if it has none. */
 static size_t process_of(const struct bpfprof_profile *prof, uint32_t thread)
 {
@@ -179,7 +160,7 @@ static int order_counts(struct sample_writer *s)
 static int encode_stack(struct sample_writer *s, struct pb_buf *b, const struct bpfprof_stack *st,
 			const uint32_t *scopes, int *own)
 {
-	if (grow(&s->ids, &s->cap_ids, st->nr, sizeof(*s->ids)) ||
+	if (pprof_grow(&s->ids, &s->cap_ids, st->nr, sizeof(*s->ids)) ||
 	    pprof_stack_locations(s->tables, st->ips, scopes, st->nr, s->ids, own))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
@@ -219,7 +200,7 @@ static void start_user_stack(struct sample_writer *s, uint32_t index)
  * scopes[] (not yet owned by a variant); 0 or -ENOMEM. */
 static int frame_scopes(struct sample_writer *s, const struct bpfprof_stack *st)
 {
-	if (grow(&s->scopes, &s->cap_scopes, s->nr_scopes + st->nr, sizeof(*s->scopes)))
+	if (pprof_grow(&s->scopes, &s->cap_scopes, s->nr_scopes + st->nr, sizeof(*s->scopes)))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
 		s->scopes[s->nr_scopes + i] = pprof_user_scope(s->tables, st->ips[i]);
@@ -251,7 +232,7 @@ static ptrdiff_t new_variant(struct sample_writer *s, size_t p)
 	struct variant *x;
 	int own, local = 0;
 
-	if (grow(&s->variants, &s->cap_variants, s->nr_variants + 1, sizeof(*s->variants)) ||
+	if (pprof_grow(&s->variants, &s->cap_variants, s->nr_variants + 1, sizeof(*s->variants)) ||
 	    encode_stack(s, &s->variant_ids, st, scopes, &own))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
@@ -327,7 +308,7 @@ static int init_samples(struct sample_writer *s)
 	if (!s->order || !s->kernel_spans || !s->proc_memo || !s->space_memo || !s->label_spans ||
 	    pb_reserve(&s->kernel_ids, 4096) || pb_reserve(&s->variant_ids, 4096) ||
 	    pb_reserve(&s->labels, 4096) ||
-	    grow(&s->scopes, &s->cap_scopes, 64, sizeof(*s->scopes)))
+	    pprof_grow(&s->scopes, &s->cap_scopes, 64, sizeof(*s->scopes)))
 		return -ENOMEM;
 	for (size_t p = 0; p < nr_procs; p++)
 		s->proc_memo[p].user_stack = s->space_memo[p].user_stack = NO_STACK;

@@ -61,25 +61,6 @@ struct pprof_scopes {
 	const int32_t *proc_classes;
 };
 
-/* Grow *arr (of *cap elements of @size) to hold @need; 0 or -ENOMEM. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **a = arr;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*a, n * size);
-	if (!q)
-		return -ENOMEM;
-	*a = q;
-	*cap = n;
-	return 0;
-}
-
 struct pprof_scopes *pprof_scopes_new(const struct bpfprof_profile *prof)
 {
 	struct pprof_scopes *sc = calloc(1, sizeof(*sc));
@@ -163,7 +144,7 @@ ptrdiff_t pprof_scopes_class(struct pprof_scopes *sc, const struct bpfprof_mappi
 			v = NOT_SHARED;		/* a hash collision: keep it apart */
 		if (!v) {
 			if (sc->nr_classes >= MAX_ENTRIES ||
-			    grow(&sc->reps, &sc->cap_reps, sc->nr_classes + 1, sizeof(*sc->reps)) ||
+			    pprof_grow(&sc->reps, &sc->cap_reps, sc->nr_classes + 1, sizeof(*sc->reps)) ||
 			    pprof_idmap_add(&sc->class_by_hash, h, 0, (uint32_t)sc->nr_classes + 1))
 				return -2;
 			sc->reps[sc->nr_classes] = m;
@@ -232,7 +213,7 @@ static int learn_process(struct pprof_scopes *sc, size_t p)
 	struct proc_info *pi = &sc->procs[p];
 
 	if (p >= MAX_ENTRIES ||
-	    grow(&sc->class_ids, &sc->cap_class_ids, sc->nr_class_ids + n + 1,
+	    pprof_grow(&sc->class_ids, &sc->cap_class_ids, sc->nr_class_ids + n + 1,
 		 sizeof(*sc->class_ids)))
 		return -ENOMEM;
 	pi->classes = sc->nr_class_ids;

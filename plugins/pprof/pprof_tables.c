@@ -109,8 +109,8 @@ struct pprof_tables {
 /* Locations written at a time. */
 #define LOC_BATCH (512u * 1024)
 
-/* Grow *arr (of *cap elements of @size) to hold @need; 0 or -ENOMEM. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
+/* See pprof.h. Grow *arr (of *cap elements of @size) to hold @need; 0 or -ENOMEM. */
+int pprof_grow(void *arr, size_t *cap, size_t need, size_t size)
 {
 	void **a = arr;
 	size_t n = *cap ? *cap : 64;
@@ -167,7 +167,7 @@ int64_t pprof_string(struct pprof_tables *t, const char *s)
 			return v - 1;
 	}
 	if (t->nr_strings >= MAX_ENTRIES ||
-	    grow(&t->strings, &t->cap_strings, t->nr_strings + 1, sizeof(*t->strings)))
+	    pprof_grow(&t->strings, &t->cap_strings, t->nr_strings + 1, sizeof(*t->strings)))
 		return -1;
 	copy = malloc(n + 1);
 	if (!copy || pprof_idmap_add(&t->str_index, h, (uint32_t)n, (uint32_t)t->nr_strings + 1)) {
@@ -257,10 +257,10 @@ static ptrdiff_t new_mapping(struct pprof_tables *t)
 {
 	size_t cap = t->cap_mappings;
 
-	if (grow(&t->mappings, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->mappings)))
+	if (pprof_grow(&t->mappings, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->mappings)))
 		return -1;
 	t->cap_mappings = cap;
-	if (grow(&t->stats, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->stats)))
+	if (pprof_grow(&t->stats, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->stats)))
 		return -1;
 	memset(&t->mappings[t->nr_mappings], 0, sizeof(*t->mappings));
 	memset(&t->stats[t->nr_mappings], 0, sizeof(*t->stats));
@@ -336,7 +336,7 @@ static uint32_t function_by_name(struct pprof_tables *t, const char *name, int64
 	if (id)
 		return id;
 	if (t->nr_functions >= MAX_ENTRIES ||
-	    grow(&t->functions, &t->cap_functions, t->nr_pending_functions + 1,
+	    pprof_grow(&t->functions, &t->cap_functions, t->nr_pending_functions + 1,
 		 sizeof(*t->functions)))
 		return 0;
 	id = (uint32_t)t->nr_functions + 1;
@@ -430,7 +430,7 @@ static uint32_t new_location(struct pprof_tables *t, uint64_t ip, int kernel, in
 		count_location(t, mi, sym, rec.function_id != 0);
 	}
 	if (t->nr_locations >= MAX_ENTRIES ||
-	    grow(&t->recs, &t->cap_recs, t->nr_recs + 1, sizeof(*t->recs)))
+	    pprof_grow(&t->recs, &t->cap_recs, t->nr_recs + 1, sizeof(*t->recs)))
 		return 0;
 	t->recs[t->nr_recs++] = rec;
 	t->nr_locations++;
