@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from procwait import perf_event_fds  # noqa: E402  (tests/lib, the integration tests' helper)
+
 NCPU = os.cpu_count() or 1
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -59,20 +62,6 @@ def system_busy_s():
     return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK
 
 
-def perf_event_fds(pid):
-    n = 0
-    try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
-                    n += 1
-            except OSError:
-                pass
-    except OSError:
-        return -1
-    return n
-
-
 def proc_state(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -88,7 +77,7 @@ def wait_attached(proc, timeout=30.0):
     while time.monotonic() < end:
         if proc.poll() is not None:
             return False
-        if perf_event_fds(proc.pid) > 0 and proc_state(proc.pid) == "S":
+        if (perf_event_fds(proc.pid) or 0) > 0 and proc_state(proc.pid) == "S":
             sleeping += 1
             if sleeping >= 3:
                 time.sleep(0.1)
