@@ -848,7 +848,7 @@ static int write_per_process(struct collector *c, const struct bpfprof_profile *
 static int write_outputs(struct collector *c, struct summary_outputs *outs)
 {
 	struct bpfprof_profile view;
-	int err = profile_view(c->profile, &c->run, 0, &view);
+	int err = profile_view(c->profile, &c->run, &view);
 
 	if (err)
 		return err;

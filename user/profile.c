@@ -416,7 +416,7 @@ static long find_view_thread(const struct bpfprof_thread *threads, size_t nr, ui
 	return t ? t - threads : -1;
 }
 
-static int build_view_procs(struct profile *p, uint32_t pid, size_t *nr)
+static int build_view_procs(struct profile *p, size_t *nr)
 {
 	struct proc_entry *pe, *tmp;
 	size_t n = 0;
@@ -427,7 +427,7 @@ static int build_view_procs(struct profile *p, uint32_t pid, size_t *nr)
 	HASH_ITER(hh, p->procs, pe, tmp) {
 		struct proc *pr = &pe->proc;
 
-		if (!pr->samples || (pid && pr->pid != pid))
+		if (!pr->samples)
 			continue;
 		p->v_procs[n++] = (struct bpfprof_process){
 			.pid = pr->pid, .ppid = pr->ppid,
@@ -500,15 +500,14 @@ static int build_view_counts(struct profile *p, size_t nr_threads, size_t *nr)
 	return 0;
 }
 
-int profile_view(struct profile *p, const struct bpfprof_run *run, uint32_t pid,
-		 struct bpfprof_profile *view)
+int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfprof_profile *view)
 {
 	int err;
 
 	free_view(p);
 	memset(view, 0, sizeof(*view));
 	view->run = run;
-	err = build_view_procs(p, pid, &view->nr_processes);
+	err = build_view_procs(p, &view->nr_processes);
 	err = err ?: build_view_threads(p, view->nr_processes, &view->nr_threads);
 	err = err ?: build_view_counts(p, view->nr_threads, &view->nr_counts);
 	if (err) {

@@ -80,16 +80,14 @@ int profile_add_samples(struct profile *p, uint32_t pid, uint32_t tid, uint32_t 
 void profile_for_each_proc(struct profile *p, void (*fn)(void *ctx, struct proc *proc), void *ctx);
 
 /*
- * Build the read-only view for plugins: every process that has samples
- * (pid == 0: all of them; else only process @pid).  The arrays are owned by
- * the profile and stay valid until the next profile_view() or
- * profile_free().  0 or -ENOMEM.
+ * Build the read-only view for plugins: every process that has samples.
+ * The arrays are owned by the profile and stay valid until the next
+ * profile_view() or profile_free().  0 or -ENOMEM.
  */
-int profile_view(struct profile *p, const struct bpfprof_run *run, uint32_t pid,
-		 struct bpfprof_profile *view);
+int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfprof_profile *view);
 
 /*
- * The view of one process, cut from a full view (profile_view() with pid 0)
+ * The view of one process, cut from the full view (profile_view())
  * without walking the other processes: copies of its process entry, its
  * threads and its counts, renumbered from 0.  O(its threads + its counts +
  * log of all counts), so writing one output per process stays linear in

@@ -86,7 +86,6 @@ static int by_samples_desc(struct func_total *a, struct func_total *b)
 /* Kernel leaf frames, by address, until we know whether they need names. */
 struct kernel_leaf {
 	uint64_t key;			/* ip */
-	uint32_t pid;
 	uint64_t samples;
 	UT_hash_handle hh;
 };
@@ -98,7 +97,7 @@ struct tally {
 	uint64_t user_frames, unresolved, kernel_frames;
 };
 
-static void add_kernel_leaf(struct tally *t, uint32_t pid, uint64_t ip, uint64_t samples)
+static void add_kernel_leaf(struct tally *t, uint64_t ip, uint64_t samples)
 {
 	struct kernel_leaf *k;
 
@@ -109,7 +108,6 @@ static void add_kernel_leaf(struct tally *t, uint32_t pid, uint64_t ip, uint64_t
 		if (!k)
 			return;
 		k->key = ip;
-		k->pid = pid;
 		HASH_ADD(hh, t->kleaves, key, sizeof(k->key), k);
 	}
 	k->samples += samples;
@@ -133,7 +131,7 @@ static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *ho
 
 		t->kernel_frames += (uint64_t)k->nr * cnt->samples;
 		if (k->nr)
-			add_kernel_leaf(t, pid, k->ips[0], cnt->samples);
+			add_kernel_leaf(t, k->ips[0], cnt->samples);
 		for (uint32_t f = 0; f < u->nr; f++) {
 			/* return addresses: look up the call instruction */
 			frame_name(host, pid, u->ips[f] - (f > 0), 0, name, sizeof(name), &ok);
@@ -178,7 +176,7 @@ static void name_kernel_leaves(const struct bpfprof_host *host, struct tally *t,
 
 	HASH_ITER(hh, t->kleaves, k, tmp) {
 		if (named) {
-			frame_name(host, k->pid, k->key, 1, name, sizeof(name), &ok);
+			frame_name(host, 0, k->key, 1, name, sizeof(name), &ok);	/* kernel: no pid */
 			add_total(&t->totals, name, k->samples);
 		}
 		HASH_DEL(t->kleaves, k);
@@ -222,7 +220,7 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 	uint64_t kept = 0;
 	int shown = 0;
 
-	if (profile_view(profile, run, 0, &v))
+	if (profile_view(profile, run, &v))
 		return;
 	for (size_t i = 0; i < v.nr_counts; i++)
 		kept += v.counts[i].samples;

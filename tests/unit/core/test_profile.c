@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_profile.c - unit tests of user/profile.c's views: the per-process
- * view cut from the full view (profile_view_process) equals the view built
- * for that pid alone (profile_view with a pid), for every process of a
- * profile with interleaved pids, several threads and shared stacks; and
- * the empty view for a run without samples.
+ * view cut from the full view (profile_view_process) holds exactly that
+ * process's threads and counts, renumbered from 0 (computed here by
+ * filtering the full view on the pid), for every process of a profile with
+ * interleaved pids, several threads and shared stacks; and the empty view
+ * for a run without samples.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,51 +53,59 @@ static struct profile *build(void)
 	return p;
 }
 
-/* A deep copy of a view's arrays, to compare after the next view replaces them. */
-struct copy {
-	struct bpfprof_profile v;
-	struct bpfprof_process *procs;
-	struct bpfprof_thread *threads;
-	struct bpfprof_count *counts;
+/* What the view of process @i of @all must be: its entry with first_thread
+ * 0, its threads (by pid) with process 0, its counts renumbered. */
+struct expect {
+	struct bpfprof_process proc;
+	struct bpfprof_thread threads[16];
+	struct bpfprof_count counts[128];
+	size_t nr_threads, nr_counts;
 };
 
-static void copy_view(const struct bpfprof_profile *v, struct copy *c)
+static void expect_process(const struct bpfprof_profile *all, size_t i, struct expect *e)
 {
-	c->v = *v;
-	c->procs = malloc((v->nr_processes + 1) * sizeof(*c->procs));
-	c->threads = malloc((v->nr_threads + 1) * sizeof(*c->threads));
-	c->counts = malloc((v->nr_counts + 1) * sizeof(*c->counts));
-	assert_true(c->procs && c->threads && c->counts);
-	memcpy(c->procs, v->processes, v->nr_processes * sizeof(*c->procs));
-	memcpy(c->threads, v->threads, v->nr_threads * sizeof(*c->threads));
-	memcpy(c->counts, v->counts, v->nr_counts * sizeof(*c->counts));
-}
+	uint32_t pid = all->processes[i].pid;
+	long renumber[64];
 
-static void free_copy(struct copy *c)
-{
-	free(c->procs);
-	free(c->threads);
-	free(c->counts);
-}
-
-static void assert_same_view(const struct copy *want, const struct bpfprof_profile *got)
-{
-	assert_int_equal(got->nr_processes, want->v.nr_processes);
-	assert_int_equal(got->nr_threads, want->v.nr_threads);
-	assert_int_equal(got->nr_counts, want->v.nr_counts);
-	assert_int_equal(got->nr_stacks, want->v.nr_stacks);
-	assert_ptr_equal(got->stacks, want->v.stacks);
-	assert_ptr_equal(got->run, want->v.run);
-	for (size_t i = 0; i < got->nr_processes; i++) {
-		assert_int_equal(got->processes[i].pid, want->procs[i].pid);
-		assert_int_equal(got->processes[i].first_thread, want->procs[i].first_thread);
-		assert_int_equal(got->processes[i].nr_threads, want->procs[i].nr_threads);
-		assert_int_equal(got->processes[i].samples, want->procs[i].samples);
+	memset(e, 0, sizeof(*e));
+	e->proc = all->processes[i];
+	e->proc.first_thread = 0;
+	assert_true(all->nr_threads <= 64);
+	for (size_t t = 0; t < all->nr_threads; t++) {
+		renumber[t] = -1;
+		if (all->threads[t].pid != pid)
+			continue;
+		assert_true(e->nr_threads < 16);
+		renumber[t] = (long)e->nr_threads;
+		e->threads[e->nr_threads] = all->threads[t];
+		e->threads[e->nr_threads++].process = 0;
 	}
+	for (size_t k = 0; k < all->nr_counts; k++) {
+		if (renumber[all->counts[k].thread] < 0)
+			continue;
+		assert_true(e->nr_counts < 128);
+		e->counts[e->nr_counts] = all->counts[k];
+		e->counts[e->nr_counts++].thread = (uint32_t)renumber[all->counts[k].thread];
+	}
+}
+
+static void assert_same_view(const struct expect *want, const struct bpfprof_profile *all,
+			     const struct bpfprof_profile *got)
+{
+	assert_int_equal(got->nr_processes, 1);
+	assert_int_equal(got->nr_threads, want->nr_threads);
+	assert_int_equal(got->nr_counts, want->nr_counts);
+	assert_int_equal(got->nr_stacks, all->nr_stacks);
+	assert_ptr_equal(got->stacks, all->stacks);
+	assert_ptr_equal(got->run, all->run);
+	assert_int_equal(got->processes[0].pid, want->proc.pid);
+	assert_int_equal(got->processes[0].first_thread, 0);
+	assert_int_equal(got->processes[0].nr_threads, want->proc.nr_threads);
+	assert_int_equal(got->processes[0].samples, want->proc.samples);
 	for (size_t i = 0; i < got->nr_threads; i++) {
 		assert_int_equal(got->threads[i].tid, want->threads[i].tid);
 		assert_int_equal(got->threads[i].pid, want->threads[i].pid);
-		assert_int_equal(got->threads[i].process, want->threads[i].process);
+		assert_int_equal(got->threads[i].process, 0);
 		assert_int_equal(got->threads[i].samples, want->threads[i].samples);
 	}
 	assert_memory_equal(got->counts, want->counts, got->nr_counts * sizeof(*got->counts));
@@ -106,30 +115,28 @@ static void test_process_views_match(void **unused)
 {
 	struct profile *p = build();
 	struct bpfprof_profile all, one;
-	struct copy full, want;
 	struct profile_slice slice;
+	struct expect *want = malloc(sizeof(*want));
 	uint64_t total = 0;
 
-	assert_int_equal(profile_view(p, &run, 0, &all), 0);
+	assert_non_null(want);
+	assert_int_equal(profile_view(p, &run, &all), 0);
 	assert_int_equal(all.nr_processes, 5);
-	copy_view(&all, &full);
-	for (size_t i = 0; i < full.v.nr_processes; i++) {
-		assert_int_equal(profile_view(p, &run, full.procs[i].pid, &one), 0);
-		copy_view(&one, &want);
-		/* the cut works on the full view: rebuild it after the per-pid one */
-		assert_int_equal(profile_view(p, &run, 0, &all), 0);
+	for (size_t i = 0; i < all.nr_processes; i++) {
+		expect_process(&all, i, want);
+		assert_true(want->nr_threads >= 1 && want->nr_counts >= 1);
+		assert_int_equal(want->nr_threads, all.processes[i].nr_threads);
 		assert_int_equal(profile_view_process(&all, i, &slice, &one), 0);
-		assert_same_view(&want, &one);
+		assert_same_view(want, &all, &one);
 		for (size_t k = 0; k < one.nr_counts; k++)
 			total += one.counts[k].samples;
 		profile_slice_free(&slice);
-		free_copy(&want);
 	}
 	/* every count of the full view lands in exactly one process view */
-	for (size_t k = 0; k < full.v.nr_counts; k++)
-		total -= full.counts[k].samples;
+	for (size_t k = 0; k < all.nr_counts; k++)
+		total -= all.counts[k].samples;
 	assert_int_equal(total, 0);
-	free_copy(&full);
+	free(want);
 	profile_free(p);
 }
 
@@ -139,7 +146,7 @@ static void test_empty_view(void **unused)
 	struct bpfprof_profile all, one;
 	struct profile_slice slice;
 
-	assert_int_equal(profile_view(p, &run, 0, &all), 0);
+	assert_int_equal(profile_view(p, &run, &all), 0);
 	assert_int_equal(all.nr_processes, 0);
 	assert_int_equal(profile_view_process(&all, 0, &slice, &one), 0);
 	assert_int_equal(one.nr_processes, 0);
