@@ -19,6 +19,7 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
+#include "debuginfo.h"
 #include "kallsyms.h"
 #include "procfs.h"
 #include "procmaps.h"
@@ -116,7 +117,7 @@ struct symbolizer {
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = debuginfo_find,	/* local; debuginfod if DEBUGINFOD_URLS */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = NULL,		/* elfutils default: :.debug:/usr/lib/debug */
 };

@@ -8,8 +8,8 @@
  *
  * ELF files are handled with elfutils (one Dwfl per file, reported at
  * base 0 so that module addresses are the file's own vaddrs; separate
- * debug files are found the standard elfutils way: .gnu_debuglink,
- * /usr/lib/debug, /usr/lib/debug/.build-id).  Files are cached by
+ * debug files are found locally by debuginfo_find(): build-id under
+ * /usr/lib/debug/.build-id, then .gnu_debuglink; see debuginfo.h).  Files are cached by
  * (dev, inode, path) of the mapping, and results by (file, vaddr).
  *
  * [vdso] mappings have no file: they are looked up in a copy of the

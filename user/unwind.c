@@ -19,6 +19,7 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
+#include "debuginfo.h"
 #include "procmaps.h"
 #include "unwind.h"
 
@@ -97,7 +98,7 @@ const char *unwind_stop_name(enum unwind_stop why)
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,	/* .debug_frame */
+	.find_debuginfo = debuginfo_find,	/* .debug_frame */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = NULL,
 };
