@@ -68,6 +68,7 @@ struct collector {
 	uint64_t unwind_stops[UNWIND_STOP_NR];
 	uint64_t unwind_samples;
 	uint64_t unwind_lag_max_ns;	/* worst delay from sample to unwinding */
+	uint32_t last_sample_tgid;	/* process of the last sample: known, skip the lookup */
 	uint64_t stacks_copied;		/* stacks read from the kernel map since the last prune */
 };
 
@@ -470,8 +471,12 @@ static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 	uint32_t user, kernel;
 	int err;
 
-	if (!profile_find_proc(c->profile, e->tgid))
-		snapshot_process(c, e->tgid, e->time_ns);
+	if (e->tgid != c->last_sample_tgid) {
+		/* first sample of a process: read /proc while it is alive */
+		if (!profile_find_proc(c->profile, e->tgid))
+			snapshot_process(c, e->tgid, e->time_ns);
+		c->last_sample_tgid = e->tgid;
+	}
 	if (c->unwinder && size >= sizeof(struct dwarf_sample_event))
 		err = unwind_sample(c, (const struct dwarf_sample_event *)e, size, &user);
 	else
@@ -1082,7 +1087,7 @@ static void cleanup(struct collector *c)
 int collector_run(const struct options *opts)
 {
 	struct collector c = { .opts = opts, .release_fd = -1, .exec_status_fd = -1,
-			       .out = { .dir_fd = -1 } };
+			       .out = { .dir_fd = -1 }, .last_sample_tgid = UINT32_MAX };
 	struct summary_outputs outs = { 0 };
 	uint32_t command_pid = 0;
 	int err;

@@ -40,7 +40,21 @@ struct count_entry {
 	struct count_id key;
 	uint32_t pid;
 	uint64_t samples;
+	struct thread_entry *thread;	/* totals updated with the count; */
+	struct proc *proc;		/* entries live until profile_free() */
 	UT_hash_handle hh;
+};
+
+/*
+ * Direct-mapped cache in front of the stack-id table: a stream of samples
+ * looks up the same few ids over and over.  Ids are hashes of the frames,
+ * so their low bits spread evenly.  index 0 with id 0 is an empty slot.
+ */
+#define STACK_CACHE_SLOTS 1024u
+
+struct stack_cache_slot {
+	uint64_t id;
+	uint32_t index;
 };
 
 struct profile {
@@ -50,6 +64,7 @@ struct profile {
 	struct count_entry *counts;
 	struct bpfprof_stack *stacks;	/* stacks[0]: the empty stack */
 	size_t nr_stacks, cap_stacks;
+	struct stack_cache_slot stack_cache[STACK_CACHE_SLOTS];
 	/* the last view's arrays */
 	struct bpfprof_process *v_procs;
 	struct bpfprof_thread *v_threads;
@@ -282,17 +297,23 @@ const char *profile_thread_comm(const struct profile *p, uint32_t tid)
 	return te ? te->comm : NULL;
 }
 
-int profile_find_stack(const struct profile *p, uint64_t id, uint32_t *index)
+int profile_find_stack(struct profile *p, uint64_t id, uint32_t *index)
 {
+	struct stack_cache_slot *slot = &p->stack_cache[id % STACK_CACHE_SLOTS];
 	struct stack_entry *se;
 
 	if (id == 0) {
 		*index = 0;
 		return 0;
 	}
+	if (slot->id == id) {
+		*index = slot->index;
+		return 0;
+	}
 	HASH_FIND(hh, p->stack_ids, &id, sizeof(id), se);
 	if (!se)
 		return -ENOENT;
+	*slot = (struct stack_cache_slot){ .id = id, .index = se->index };
 	*index = se->index;
 	return 0;
 }
@@ -343,31 +364,46 @@ size_t profile_nr_stacks(const struct profile *p)
 	return p->nr_stacks;
 }
 
+/* The count entry of (pid, tid, stacks), made (or moved to @pid) if needed. */
+static int count_entry(struct profile *p, uint32_t pid, const struct count_id *key,
+		       struct count_entry **out)
+{
+	struct count_entry *ce;
+	int err;
+
+	HASH_FIND(hh, p->counts, key, sizeof(*key), ce);
+	if (ce && ce->pid == pid) {
+		*out = ce;
+		return 0;
+	}
+	if ((err = profile_thread(p, pid, key->tid, NULL)))
+		return err;
+	if (!ce) {
+		ce = calloc(1, sizeof(*ce));
+		if (!ce)
+			return -ENOMEM;
+		ce->key = *key;
+		HASH_ADD(hh, p->counts, key, sizeof(*key), ce);
+	}
+	ce->pid = pid;
+	HASH_FIND(hh, p->threads, &key->tid, sizeof(key->tid), ce->thread);
+	ce->proc = profile_find_proc(p, pid);
+	*out = ce;
+	return 0;
+}
+
 int profile_add_samples(struct profile *p, uint32_t pid, uint32_t tid, uint32_t user_stack,
 			uint32_t kernel_stack, uint64_t samples)
 {
 	struct count_id key = { .tid = tid, .user_stack = user_stack, .kernel_stack = kernel_stack };
 	struct count_entry *ce;
-	struct thread_entry *te;
-	struct proc *proc;
 	int err;
 
-	if ((err = profile_thread(p, pid, tid, NULL)))
+	if ((err = count_entry(p, pid, &key, &ce)))
 		return err;
-	HASH_FIND(hh, p->counts, &key, sizeof(key), ce);
-	if (!ce) {
-		ce = calloc(1, sizeof(*ce));
-		if (!ce)
-			return -ENOMEM;
-		ce->key = key;
-		HASH_ADD(hh, p->counts, key, sizeof(key), ce);
-	}
-	ce->pid = pid;
 	ce->samples += samples;
-	HASH_FIND(hh, p->threads, &tid, sizeof(tid), te);
-	te->samples += samples;
-	proc = profile_find_proc(p, pid);
-	proc->samples += samples;
+	ce->thread->samples += samples;
+	ce->proc->samples += samples;
 	return 0;
 }
 

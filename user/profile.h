@@ -67,7 +67,7 @@ const char *profile_thread_comm(const struct profile *p, uint32_t tid);
 int profile_intern_stack(struct profile *p, uint64_t id, const uint64_t *ips, uint32_t nr,
 			 int kernel, uint32_t *index);
 /* Index of the stack interned under @id. 0 or -ENOENT. */
-int profile_find_stack(const struct profile *p, uint64_t id, uint32_t *index);
+int profile_find_stack(struct profile *p, uint64_t id, uint32_t *index);
 /* The stack at @index, or NULL. */
 const struct bpfprof_stack *profile_stack(const struct profile *p, uint32_t index);
 size_t profile_nr_stacks(const struct profile *p);

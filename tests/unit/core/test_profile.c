@@ -4,9 +4,12 @@
  * view cut from the full view (profile_view_process) holds exactly that
  * process's threads and counts, renumbered from 0 (computed here by
  * filtering the full view on the pid), for every process of a profile with
- * interleaved pids, several threads and shared stacks; and the empty view
- * for a run without samples.
+ * interleaved pids, several threads and shared stacks; the empty view for
+ * a run without samples; stack ids that share a slot of the id cache; and
+ * per-thread and per-process totals kept with the counts (repeated adds,
+ * a thread id reused by another process).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,11 +160,75 @@ static void test_empty_view(void **unused)
 	profile_free(p);
 }
 
+/* Ids 1024 apart share a slot of profile.c's direct-mapped id cache. */
+static void test_stack_id_cache(void **unused)
+{
+	struct profile *p = profile_new();
+	uint32_t idx[4], got;
+
+	assert_non_null(p);
+	for (uint32_t i = 0; i < 4; i++) {
+		uint64_t ips[2] = { 0x1000 + i, 0x2000 };
+
+		assert_int_equal(profile_intern_stack(p, 77 + 1024ull * i, ips, 2, 0, &idx[i]), 0);
+	}
+	for (int round = 0; round < 3; round++)
+		for (uint32_t i = 0; i < 4; i++) {
+			assert_int_equal(profile_find_stack(p, 77 + 1024ull * i, &got), 0);
+			assert_int_equal(got, idx[i]);
+			assert_int_equal(profile_stack(p, got)->ips[0], 0x1000 + i);
+		}
+	assert_int_equal(profile_find_stack(p, 77 + 1024ull * 9, &got), -ENOENT);
+	assert_int_equal(profile_find_stack(p, 0, &got), 0);
+	assert_int_equal(got, 0);
+	profile_free(p);
+}
+
+static const struct bpfprof_thread *view_thread(const struct bpfprof_profile *v, uint32_t tid)
+{
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i].tid == tid)
+			return &v->threads[i];
+	return NULL;
+}
+
+/* Totals follow every add, on the fast path (same key again) too. */
+static void test_totals(void **unused)
+{
+	struct profile *p = profile_new();
+	struct bpfprof_profile v;
+	uint32_t u;
+	uint64_t ips[1] = { 0x4000 };
+
+	assert_non_null(p);
+	assert_int_equal(profile_intern_stack(p, 5, ips, 1, 0, &u), 0);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(profile_add_samples(p, 10, 11, u, 0, 2), 0);
+		assert_int_equal(profile_add_samples(p, 10, 12, u, 0, 1), 0);
+	}
+	assert_int_equal(profile_view(p, &run, &v), 0);
+	assert_int_equal(v.nr_processes, 1);
+	assert_int_equal(v.processes[0].samples, 30);
+	assert_int_equal(view_thread(&v, 11)->samples, 20);
+	assert_int_equal(view_thread(&v, 12)->samples, 10);
+	/* tid 12 exits, and another process gets the number */
+	assert_int_equal(profile_add_samples(p, 20, 12, u, 0, 5), 0);
+	assert_int_equal(profile_add_samples(p, 20, 12, u, 0, 5), 0);
+	assert_int_equal(profile_view(p, &run, &v), 0);
+	assert_int_equal(v.nr_processes, 2);
+	assert_int_equal(v.processes[1].pid, 20);
+	assert_int_equal(v.processes[1].samples, 10);
+	assert_int_equal(view_thread(&v, 12)->pid, 20);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_process_views_match),
 		cmocka_unit_test(test_empty_view),
+		cmocka_unit_test(test_stack_id_cache),
+		cmocka_unit_test(test_totals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
