@@ -164,7 +164,10 @@ int output_begin(struct output *o, const char *path, bool is_dir)
 			err = -errno;
 			close(fd);
 			unlink(o->tmp_path);
-		}
+		} else if ((o->file_buffer = malloc(OUTPUT_BUFFER_BYTES))) {
+			/* glibc ignores the size unless it is given the buffer */
+			setvbuf(o->file, o->file_buffer, _IOFBF, OUTPUT_BUFFER_BYTES);
+		}		/* no memory for it: stdio's default buffer, slower */
 	}
 	if (err) {
 		fprintf(stderr, "bpfprof: cannot create a temporary output beside '%s': %s\n", path,
@@ -211,6 +214,8 @@ static int finish_file(struct output *o)
 	if (fclose(o->file) && !err)
 		err = -errno;
 	o->file = NULL;
+	free(o->file_buffer);
+	o->file_buffer = NULL;
 	return err;
 }
 
@@ -263,6 +268,7 @@ void output_abort(struct output *o)
 {
 	if (o->file)
 		fclose(o->file);
+	free(o->file_buffer);
 	if (o->dir_fd >= 0)
 		close(o->dir_fd);
 	if (o->tmp_path) {

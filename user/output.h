@@ -11,11 +11,19 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/*
+ * stdio buffer of a file output, bytes.  Large writes let the page cache
+ * take whole large folios instead of one 4 KiB page per write(): a 26 MB
+ * perf.data written 4 KiB at a time cost ~20 ms more system time here.
+ */
+#define OUTPUT_BUFFER_BYTES (1u << 20)
+
 struct output {
 	char *final_path;		/* what the user asked for */
 	char *tmp_path;			/* the temporary file or directory */
 	bool is_dir;
 	FILE *file;			/* file outputs */
+	char *file_buffer;		/* file's stdio buffer (OUTPUT_BUFFER_BYTES), freed after fclose */
 	int dir_fd;			/* directory outputs, else -1 */
 };
 
