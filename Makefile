@@ -53,8 +53,12 @@ PLUGINS   := $(sort $(PLUGINS))
 PLUGIN_SO := $(patsubst %,$(B)/plugins/%.so,$(PLUGINS))
 
 # --- workloads ---------------------------------------------------------------
-WL_SRC    := $(wildcard tests/workloads/*.c)
-WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC))
+# tests/workloads/*_lib.c are shared libraries workloads load, built into
+# $(B)/workloads/*_lib.so next to them.
+WL_LIB_SRC := $(wildcard tests/workloads/*_lib.c)
+WL_SRC    := $(filter-out $(WL_LIB_SRC),$(wildcard tests/workloads/*.c))
+WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC)) \
+	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC))
 # Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
 WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	     -fno-optimize-sibling-calls -pthread
@@ -119,6 +123,16 @@ $(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 $(B)/workloads/%: tests/workloads/%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/%_lib.so: tests/workloads/%_lib.c tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -shared -fPIC $< -o $@
+
+# late_dlopen dlopen()s late_lib.so from its own directory at run time.
+$(B)/workloads/late_dlopen: tests/workloads/late_dlopen.c tests/workloads/groundtruth.h \
+			    $(B)/workloads/late_lib.so
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) $< -o $@ -ldl -lm
 
 $(B)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)

@@ -32,8 +32,12 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-/* Refresh a process's mappings at most this often on unknown addresses. */
+/* Refresh a process's mappings at most this often on an unknown sampled ip, */
 #define MAPS_REFRESH_NS 20000000ull
+/* and this often on an unknown caller: walking frame pointers through code
+ * built without them (most distribution binaries) yields garbage callers,
+ * which no re-read can resolve. */
+#define MAPS_CALLER_REFRESH_NS 1000000000ull
 /* Move the in-kernel counts to userspace this often. */
 #define DRAIN_INTERVAL_NS 1000000000ull
 /* Longest sleep with the sample stream on: the samples ring buffer wakes
@@ -241,17 +245,23 @@ static int refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns
 
 /*
  * An address captured at @time_ns is outside the known mappings: re-read
- * them if that can help.  Maps read after the capture cannot; right after
- * an exec, ld.so is still mapping libraries, so re-read at once a few
- * times, else at most every MAPS_REFRESH_NS.  True if they were re-read.
+ * them if that can help.  Maps read after the capture cannot.  For an
+ * address that is surely real (@sure: a sampled ip, or a return address
+ * CFI found) right after an exec, ld.so is still mapping libraries, so
+ * re-read at once a few times, else at most every MAPS_REFRESH_NS; for a
+ * caller found by a frame-pointer walk at most every
+ * MAPS_CALLER_REFRESH_NS.  True if they were re-read.
  */
-static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns)
+static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns,
+			       bool sure)
 {
+	uint64_t since = now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns;
+
 	if (time_ns < proc->maps_time_ns)
 		return false;
-	if (proc->exec_rereads > 0)
+	if (sure && proc->exec_rereads > 0)
 		proc->exec_rereads--;
-	else if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns < MAPS_REFRESH_NS)
+	else if (since < (sure ? MAPS_REFRESH_NS : MAPS_CALLER_REFRESH_NS))
 		return false;
 	return refresh_maps(c, proc, time_ns) == 0;
 }
@@ -313,7 +323,7 @@ static void check_stack_mappings(struct collector *c, const struct task_event *e
 	for (uint32_t i = 0; st && i < st->nr; i++) {
 		if (proc_find_map(proc, st->ips[i]))
 			continue;
-		maybe_refresh_maps(c, proc, e->time_ns);
+		maybe_refresh_maps(c, proc, e->time_ns, i == 0);
 		return;
 	}
 }
@@ -447,7 +457,8 @@ static int unwind_sample(struct collector *c, const struct dwarf_sample_event *d
 		n = unwinder_unwind(c->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs, d->stack,
 				    len, ips, c->opts->max_stack, &why);
 		/* A pc outside the known mappings: a library appeared since we looked. */
-		if (attempt || why != UNWIND_UNMAPPED || !maybe_refresh_maps(c, proc, d->sample.time_ns))
+		if (attempt || why != UNWIND_UNMAPPED ||
+		    !maybe_refresh_maps(c, proc, d->sample.time_ns, true))
 			break;
 	}
 	if (n <= 0) {

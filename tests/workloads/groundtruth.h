@@ -2,7 +2,7 @@
 /*
  * groundtruth.h - the machinery shared by the ground-truth workloads
  * (shares, threads, forker, nofp_paths, nofp_qsort, syscalls, manystacks,
- * bench_work), following /work/shared/notes/ground-truth-workloads.md.
+ * bench_work, late_dlopen and its late_lib.so), following /work/shared/notes/ground-truth-workloads.md.
  *
  * This header owns the common loop body and the tools around it: the LCG
  * constants and its leaf loop, sink(), the xorshift chunk-length generator,
