@@ -64,6 +64,14 @@ struct count_map counts1 SEC(".maps");
 
 volatile __u32 active_counts = 0;		/* written by the collector */
 
+/*
+ * Entries added since load, to the count maps and to the stack map: the
+ * collector reads them (mmapped .bss, no system call) and drains the
+ * counts only when the maps are filling, not on a timer.
+ */
+volatile __u64 counts_added = 0;
+volatile __u64 stacks_added = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -214,6 +222,7 @@ static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int ke
 		drop(DROP_STACK_MAP_FULL);
 		return -1;
 	}
+	__sync_fetch_and_add(&stacks_added, 1);
 	if (!kernel)
 		emit_new_stack(tgid, tid, *id);
 	return 0;
@@ -263,6 +272,7 @@ static __always_inline int count_sample_in(void *counts, struct count_key *key)
 		drop(DROP_COUNT_MAP_FULL);
 		return -1;
 	}
+	__sync_fetch_and_add(&counts_added, 1);
 	return 0;
 }
 

@@ -38,7 +38,7 @@
  * built without them (most distribution binaries) yields garbage callers,
  * which no re-read can resolve. */
 #define MAPS_CALLER_REFRESH_NS 1000000000ull
-/* Move the in-kernel counts to userspace this often. */
+/* Check this often whether the in-kernel maps are filling (and drain them). */
 #define DRAIN_INTERVAL_NS 1000000000ull
 /* Longest sleep with the sample stream on: the samples ring buffer wakes
  * us only past a backlog, so read it at least this often (ms). */
@@ -949,10 +949,12 @@ static int sample_until_done(struct collector *c)
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
 		}
-		/* Move in-kernel counts out regularly, and empty the stack map of
-		 * stacks we have copied once it fills: the maps never fill up. */
+		/* Move in-kernel counts out once the maps are a quarter full, and
+		 * empty the stack map of stacks we have copied: the maps never fill
+		 * up, and a steady profile is read once, at the end. */
 		if (now_ns(CLOCK_MONOTONIC) >= next_drain) {
-			if (!c->stream && (n = sampler_drain_counts(c->sampler, false, on_count, c)))
+			if (!c->stream && sampler_counts_filling(c->sampler) &&
+			    (n = sampler_drain_counts(c->sampler, false, on_count, c)))
 				return n;
 			if (c->stacks_copied >= c->opts->stack_map_size / 4) {
 				sampler_prune_stacks(c->sampler, stack_copied, c);

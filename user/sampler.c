@@ -33,6 +33,8 @@ struct sampler {
 	size_t nr_cpus;
 	uint64_t period_ns;
 	int nr_possible_cpus;
+	uint64_t counts_added_at_drain;	/* the program's counters at the last drain */
+	uint64_t stacks_added_at_drain;
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -389,6 +391,15 @@ static int drain_count_map(struct bpf_map *map,
 	}
 }
 
+bool sampler_counts_filling(const struct sampler *s)
+{
+	uint64_t counts = s->skel->bss->counts_added - s->counts_added_at_drain;
+	uint64_t stacks = s->skel->bss->stacks_added - s->stacks_added_at_drain;
+
+	return counts >= bpf_map__max_entries(s->skel->maps.counts0) / 4 ||
+	       stacks >= bpf_map__max_entries(s->skel->maps.stacks) / 4;
+}
+
 int sampler_drain_counts(struct sampler *s, bool final,
 			 int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
 			 void *ctx)
@@ -397,6 +408,8 @@ int sampler_drain_counts(struct sampler *s, bool final,
 	__u32 old = s->skel->bss->active_counts;
 	int err;
 
+	s->counts_added_at_drain = s->skel->bss->counts_added;
+	s->stacks_added_at_drain = s->skel->bss->stacks_added;
 	/* Flip, then give programs that already chose the old map time to finish
 	 * (they run for microseconds). */
 	s->skel->bss->active_counts = !old;

@@ -84,6 +84,16 @@ int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
 int sampler_prune_stacks(struct sampler *s, bool (*copied)(void *ctx, uint64_t id), void *ctx);
 
 /*
+ * True when the kernel's maps are filling up: since the last
+ * sampler_drain_counts() the program added a quarter of the count map's
+ * capacity (--count-map-size), or a quarter of the stack map's
+ * (--stack-map-size; its stacks are copied out, and can then be pruned,
+ * when their counts are drained).  Reads two counters in the program's
+ * mmapped .bss: no system call.
+ */
+bool sampler_counts_filling(const struct sampler *s);
+
+/*
  * Move the in-kernel counts to @fn: flip the program to the other count
  * map, wait for in-flight samples, and hand over and delete every (key,
  * samples) of the old one.  @final (after sampler_stop()) drains both maps.
