@@ -245,12 +245,12 @@ static int refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns
 
 /*
  * An address captured at @time_ns is outside the known mappings: re-read
- * them if that can help.  Maps read after the capture cannot.  For an
- * address that is surely real (@sure: a sampled ip, or a return address
- * CFI found) right after an exec, ld.so is still mapping libraries, so
- * re-read at once a few times, else at most every MAPS_REFRESH_NS; for a
- * caller found by a frame-pointer walk at most every
- * MAPS_CALLER_REFRESH_NS.  True if they were re-read.
+ * them if that can help.  Maps read after the capture cannot.  Right after
+ * an exec, ld.so is still mapping libraries (the new image's callers are
+ * in them), so re-read at once a few times; then at most every
+ * MAPS_REFRESH_NS for an address that is surely real (@sure: a sampled ip,
+ * or a return address CFI found), and every MAPS_CALLER_REFRESH_NS for a
+ * caller found by a frame-pointer walk.  True if they were re-read.
  */
 static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns,
 			       bool sure)
@@ -259,7 +259,7 @@ static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t 
 
 	if (time_ns < proc->maps_time_ns)
 		return false;
-	if (sure && proc->exec_rereads > 0)
+	if (proc->exec_rereads > 0)
 		proc->exec_rereads--;
 	else if (since < (sure ? MAPS_REFRESH_NS : MAPS_CALLER_REFRESH_NS))
 		return false;
