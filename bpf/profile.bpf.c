@@ -74,7 +74,7 @@ volatile __u64 stacks_added = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);		/* an evicted thread is announced again */
 	__type(key, __u32);			/* tid */
 	__type(value, __u32);			/* tgid */
 } threads_seen SEC(".maps");

@@ -73,6 +73,7 @@ struct collector {
 	uint64_t unwind_samples;
 	uint64_t unwind_lag_max_ns;	/* worst delay from sample to unwinding */
 	uint32_t last_sample_tgid;	/* process of the last sample: known, skip the lookup */
+	uint32_t stack_map_size;	/* slots of the kernel's stack map */
 	uint64_t stacks_copied;		/* stacks read from the kernel map since the last prune */
 };
 
@@ -903,8 +904,8 @@ static void sampler_config_from(const struct collector *c, struct sampler_config
 	cfg->dwarf = o->dwarf;
 	cfg->user_stack_size = o->dwarf_stack_size;
 	cfg->max_depth = o->max_stack;
-	cfg->stack_map_size = o->stack_map_size;
-	cfg->count_map_size = o->count_map_size;
+	options_map_sizes(o, o->nr_cpus ? o->nr_cpus : c->run.nr_cpus_online,
+			  &cfg->stack_map_size, &cfg->count_map_size);
 	cfg->ringbuf_size = o->ringbuf_size;
 }
 
@@ -956,7 +957,7 @@ static int sample_until_done(struct collector *c)
 			if (!c->stream && sampler_counts_filling(c->sampler) &&
 			    (n = sampler_drain_counts(c->sampler, false, on_count, c)))
 				return n;
-			if (c->stacks_copied >= c->opts->stack_map_size / 4) {
+			if (c->stacks_copied >= c->stack_map_size / 4) {
 				sampler_prune_stacks(c->sampler, stack_copied, c);
 				c->stacks_copied = 0;
 			}
@@ -1075,6 +1076,7 @@ static int setup(struct collector *c, uint32_t *command_pid)
 		*command_pid = (uint32_t)c->child;
 	}
 	sampler_config_from(c, &cfg, command_pid);
+	c->stack_map_size = cfg.stack_map_size;
 	return sampler_open(&cfg, &cb, &c->sampler);
 }
 

@@ -77,8 +77,10 @@ void options_usage(void)
 	       "      --call-graph MODE   fp, or dwarf[,SIZE]: unwind user stacks with CFI from\n"
 	       "                          SIZE bytes of stack copied per sample (default 8192)\n"
 	       "      --max-stack N       frames kept per stack, 1..127 (default 127)\n"
-	       "      --stack-map-size N  distinct stacks the kernel map holds (default %d)\n"
-	       "      --count-map-size N  distinct (thread, stack) counts (default %d)\n"
+	       "      --stack-map-size N  distinct stacks the kernel map holds (default: 2 s of\n"
+	       "                          samples on every CPU, %d to %d)\n"
+	       "      --count-map-size N  distinct (thread, stack) counts (default: the same,\n"
+	       "                          %d to %d)\n"
 	       "      --ringbuf-size B    bytes of the sample ring buffer (default %u)\n"
 	       "\n"
 	       "Output:\n"
@@ -90,7 +92,8 @@ void options_usage(void)
 	       "  -q, --quiet             no summary on stderr\n"
 	       "  -h, --help              this help\n"
 	       "      --version           print the version\n",
-	       OPT_DEFAULT_FREQ, OPT_DEFAULT_STACK_MAP_SIZE, OPT_DEFAULT_COUNT_MAP_SIZE,
+	       OPT_DEFAULT_FREQ, OPT_STACK_MAP_MIN, OPT_STACK_MAP_MAX, OPT_COUNT_MAP_MIN,
+	       OPT_COUNT_MAP_MAX,
 	       OPT_DEFAULT_RINGBUF_SIZE, OPT_DEFAULT_FORMAT);
 }
 
@@ -346,8 +349,6 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->freq = OPT_DEFAULT_FREQ;
 	o->format = OPT_DEFAULT_FORMAT;
 	o->max_stack = 127;
-	o->stack_map_size = OPT_DEFAULT_STACK_MAP_SIZE;
-	o->count_map_size = OPT_DEFAULT_COUNT_MAP_SIZE;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
 	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
 	o->argc = argc;
@@ -387,4 +388,26 @@ void options_free(struct options *o)
 	free(o->cpus);
 	o->ids = NULL;
 	o->cpus = NULL;
+}
+
+/* @min doubled until it holds @want, at most @max. */
+static uint32_t pow2_between(uint64_t want, uint32_t min, uint32_t max)
+{
+	uint32_t n = min;
+
+	while (n < want && n < max)
+		n *= 2;
+	return n;
+}
+
+void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
+		       uint32_t *count_map_size)
+{
+	uint64_t per_cpu = o->freq ? o->freq : (o->period ? 1000000000ull / o->period : 0);
+	uint64_t rate = per_cpu * (nr_cpus ? nr_cpus : 1);	/* samples per second */
+
+	*stack_map_size = o->stack_map_size ?: pow2_between(4 * rate, OPT_STACK_MAP_MIN,
+							     OPT_STACK_MAP_MAX);
+	*count_map_size = o->count_map_size ?: pow2_between(2 * rate, OPT_COUNT_MAP_MIN,
+							     OPT_COUNT_MAP_MAX);
 }
