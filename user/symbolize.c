@@ -21,6 +21,7 @@
 
 #include "debuginfo.h"
 #include "kallsyms.h"
+#include "ksym_lookup.h"
 #include "procfs.h"
 #include "procmaps.h"
 #include "symbolize.h"
@@ -102,6 +103,14 @@ struct result {
 	uint32_t line;
 };
 
+/* A kernel address named by ksym_lookup() (name NULL: no symbol). */
+struct kernel_result {
+	uint64_t ip;
+	const char *name, *module;	/* interned; module "[MOD]" or SYMBOLIZE_KERNEL_MODULE */
+	uint64_t start;
+	UT_hash_handle hh;
+};
+
 struct symbolizer {
 	struct elf_file *files;		/* uthash by file_key */
 	struct elf_file *lru_head, *lru_tail; /* files with an open Dwfl */
@@ -110,6 +119,9 @@ struct symbolizer {
 	struct istr *strings;		/* uthash by content */
 	struct kallsyms *kallsyms;
 	bool kallsyms_tried;
+	struct ksym *ksym;		/* the kernel names addresses (BPF); NULL: kallsyms */
+	bool ksym_tried;
+	struct kernel_result *kernel_results; /* uthash by ip, for ksym */
 	struct elf_file *vdso;		/* our own vDSO image, NULL if none */
 	bool vdso_tried;
 	bool no_lines;			/* function names only: no DWARF loaded */
@@ -203,6 +215,7 @@ void symbolizer_free(struct symbolizer *s)
 	struct elf_file *f, *ftmp;
 	struct result *r, *rtmp;
 	struct istr *i, *itmp;
+	struct kernel_result *kr, *krtmp;
 
 	if (!s)
 		return;
@@ -226,6 +239,11 @@ void symbolizer_free(struct symbolizer *s)
 	if (s->vdso)
 		free_file(s, s->vdso);
 	kallsyms_free(s->kallsyms);
+	ksym_close(s->ksym);
+	HASH_ITER(hh, s->kernel_results, kr, krtmp) {
+		HASH_DEL(s->kernel_results, kr);
+		free(kr);
+	}
 	free(s);
 }
 
@@ -761,10 +779,76 @@ int symbolizer_load_kallsyms(struct symbolizer *s, const char *path)
 {
 	if (!s || !path)
 		return -EINVAL;
-	if (s->kallsyms_tried)
-		return -EINVAL;
+	if (s->kallsyms_tried || s->ksym_tried)
+		return -EINVAL;	/* symbolizer_kernel() already chose a source */
 	s->kallsyms_tried = true;
 	return kallsyms_load(path, &s->kallsyms);
+}
+
+/* "[MODULE]" interned, or SYMBOLIZE_KERNEL_MODULE for NULL/"" (core kernel). */
+static const char *kernel_module_name(struct symbolizer *s, const char *module)
+{
+	/* module names are short (MODULE_NAME_LEN is 56) */
+	char b[128];
+	size_t n = module ? strlen(module) : 0;
+
+	if (!n)
+		return SYMBOLIZE_KERNEL_MODULE;
+	if (n + 3 > sizeof(b))
+		n = sizeof(b) - 3;
+	b[0] = '[';
+	memcpy(b + 1, module, n);
+	b[n + 1] = ']';
+	b[n + 2] = '\0';
+	return intern(s, b, n + 2);
+}
+
+/* @ip named by the kernel (ksym_lookup), once per address. */
+static int kernel_by_bpf(struct symbolizer *s, uint64_t ip, struct kernel_result **out)
+{
+	struct kernel_result *kr;
+	struct ksym_symbol ks;
+	int err;
+
+	HASH_FIND(hh, s->kernel_results, &ip, sizeof(ip), kr);
+	if (kr) {
+		*out = kr;
+		return 0;
+	}
+	if ((err = ksym_lookup(s->ksym, &ip, 1, &ks)))
+		return err;
+	kr = calloc(1, sizeof(*kr));
+	if (!kr)
+		return -ENOMEM;
+	kr->ip = ip;
+	if (ks.found) {
+		kr->name = intern(s, ks.name, strlen(ks.name));
+		kr->module = kernel_module_name(s, ks.module);
+		kr->start = ks.start;
+		if (!kr->name || !kr->module) {
+			free(kr);
+			return -ENOMEM;
+		}
+	}
+	HASH_ADD(hh, s->kernel_results, ip, sizeof(ip), kr);
+	*out = kr;
+	return 0;
+}
+
+/* Which source names kernel addresses: a table given by
+ * symbolizer_load_kallsyms(), else the kernel through BPF, else
+ * /proc/kallsyms (loaded once). */
+static void choose_kernel_source(struct symbolizer *s)
+{
+	if (s->kallsyms_tried || s->ksym_tried)
+		return;
+	s->ksym_tried = true;
+	if (ksym_open(&s->ksym) == 0)
+		return;
+	s->ksym = NULL;
+	s->kallsyms_tried = true;
+	/* failure (e.g. no /proc) leaves the table NULL: nothing found */
+	kallsyms_load("/proc/kallsyms", &s->kallsyms);
 }
 
 int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *sym)
@@ -775,33 +859,27 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *
 	if (!s || !sym)
 		return -EINVAL;
 	memset(sym, 0, sizeof(*sym));
-	if (!s->kallsyms_tried) {
-		s->kallsyms_tried = true;
-		/* failure (e.g. no /proc) leaves the table NULL: nothing found */
-		kallsyms_load("/proc/kallsyms", &s->kallsyms);
+	choose_kernel_source(s);
+	if (s->ksym) {
+		struct kernel_result *kr;
+		int err = kernel_by_bpf(s, ip, &kr);
+
+		if (err)
+			return err == -ENOMEM ? err : -ENOENT;
+		if (!kr->name)
+			return -ENOENT;
+		sym->module = kr->module;
+		sym->module_offset = ip;
+		sym->function = kr->name;
+		sym->function_start = kr->start;
+		return 0;
 	}
 	name = kallsyms_lookup(s->kallsyms, ip, &start, &module);
 	if (!name)
 		return -ENOENT;
-	if (module) {
-		/* "[MODULE]"; module names are short (MODULE_NAME_LEN is 56) */
-		size_t n = strlen(module);
-		char small[128], *b = n + 3 <= sizeof(small) ? small : malloc(n + 3);
-
-		if (!b)
-			return -ENOMEM;
-		b[0] = '[';
-		memcpy(b + 1, module, n);
-		b[n + 1] = ']';
-		b[n + 2] = '\0';
-		sym->module = intern(s, b, n + 2);
-		if (b != small)
-			free(b);
-		if (!sym->module)
-			return -ENOMEM;
-	} else {
-		sym->module = SYMBOLIZE_KERNEL_MODULE;
-	}
+	sym->module = kernel_module_name(s, module);
+	if (!sym->module)
+		return -ENOMEM;
 	sym->module_offset = ip;
 	sym->function = name;
 	sym->function_start = start;

@@ -3,7 +3,8 @@
  * symbolize.h - turning sampled addresses into struct bpfprof_symbol:
  * load module, offset in the module's ELF vaddr space, function (ELF
  * symbol tables) and source file:line (DWARF), for user addresses through
- * the process's mappings and for kernel addresses through /proc/kallsyms.
+ * the process's mappings and for kernel addresses through the kernel's own
+ * kallsyms_lookup() (a BPF program, ksym_lookup.h) or /proc/kallsyms.
  * Also reads GNU build-ids of ELF files.
  *
  * ELF files are handled with elfutils (one Dwfl per file, reported at
@@ -108,18 +109,21 @@ int symbolizer_user(struct symbolizer *s, uint32_t pid, const struct bpfprof_map
 /*
  * Resolve the kernel address @ip: module SYMBOLIZE_KERNEL_MODULE or
  * "[MODULE]" for a module symbol, module_offset = @ip, function and
- * function_start from /proc/kallsyms (loaded once, lazily), no file/line.
- * Returns 0 if a symbol was found; -ENOENT if not (sym->module NULL),
- * also when /proc/kallsyms cannot be read (addresses hidden by
- * kptr_restrict count as not found); -EINVAL, -ENOMEM.
+ * function_start, no file/line.  The names come from the table of
+ * symbolizer_load_kallsyms() if one was loaded; else from the kernel
+ * itself through BPF (ksym_lookup.h: one bpf() call per new address,
+ * cached); else, where that program cannot load, from /proc/kallsyms
+ * (loaded once, lazily).  Returns 0 if a symbol was found; -ENOENT if not
+ * (sym->module NULL), also when no source can be read (addresses hidden
+ * by kptr_restrict count as not found); -EINVAL, -ENOMEM.
  */
 int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *sym);
 
 /*
  * Use the kallsyms text file at @path instead of /proc/kallsyms (for
  * tests, or a saved copy).  Must be called before the first
- * symbolizer_kernel(); returns 0, -EINVAL if the table is already
- * loaded, or an error of kallsyms_load().
+ * symbolizer_kernel(); returns 0, -EINVAL if that already chose where
+ * kernel names come from, or an error of kallsyms_load().
  */
 int symbolizer_load_kallsyms(struct symbolizer *s, const char *path);
 

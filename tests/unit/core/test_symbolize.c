@@ -403,7 +403,10 @@ static void test_kernel(void **state)
 			continue;
 		if (n == 3 && !sched && strcmp(name, "schedule") == 0)
 			sched = addr;
-		if (n == 4 && !mod_addr && strcmp(mod_name, "bpf") != 0) {
+		/* not [bpf] or [__builtin__ftrace]...: listed by /proc/kallsyms,
+		 * not named by the kernel's kallsyms_lookup() (%pS) */
+		if (n == 4 && !mod_addr && strcmp(mod_name, "bpf") != 0 &&
+		    strncmp(mod_name, "__builtin", 9) != 0) {
 			mod_addr = addr;
 			snprintf(mod, sizeof(mod), "[%s]", mod_name);
 		}
