@@ -57,6 +57,19 @@ struct stack_cache_slot {
 	uint32_t index;
 };
 
+/*
+ * The same in front of the count table, by (pid, tid, stacks): a uthash
+ * lookup walks a bucket chain, one cache miss per entry, and was the
+ * largest part of a streamed sample's cost.  ce NULL: an empty slot.
+ */
+#define COUNT_CACHE_SLOTS 1024u
+
+struct count_cache_slot {
+	uint32_t pid;
+	struct count_id key;
+	struct count_entry *ce;
+};
+
 struct profile {
 	struct proc_entry *procs;
 	struct thread_entry *threads;
@@ -65,6 +78,7 @@ struct profile {
 	struct bpfprof_stack *stacks;	/* stacks[0]: the empty stack */
 	size_t nr_stacks, cap_stacks;
 	struct stack_cache_slot stack_cache[STACK_CACHE_SLOTS];
+	struct count_cache_slot count_cache[COUNT_CACHE_SLOTS];
 	/* the last view's arrays */
 	struct bpfprof_process *v_procs;
 	struct bpfprof_thread *v_threads;
@@ -392,15 +406,28 @@ static int count_entry(struct profile *p, uint32_t pid, const struct count_id *k
 	return 0;
 }
 
+static struct count_cache_slot *count_slot(struct profile *p, uint32_t pid,
+					   const struct count_id *key)
+{
+	uint64_t h = ((uint64_t)pid << 32 | key->tid) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)key->user_stack << 32 | key->kernel_stack) * 0xc2b2ae3d27d4eb4full;
+	return &p->count_cache[(h >> 32) % COUNT_CACHE_SLOTS];
+}
+
 int profile_add_samples(struct profile *p, uint32_t pid, uint32_t tid, uint32_t user_stack,
 			uint32_t kernel_stack, uint64_t samples)
 {
 	struct count_id key = { .tid = tid, .user_stack = user_stack, .kernel_stack = kernel_stack };
-	struct count_entry *ce;
+	struct count_cache_slot *slot = count_slot(p, pid, &key);
+	struct count_entry *ce = slot->ce;
 	int err;
 
-	if ((err = count_entry(p, pid, &key, &ce)))
-		return err;
+	if (!ce || slot->pid != pid || memcmp(&slot->key, &key, sizeof(key)) || ce->pid != pid) {
+		if ((err = count_entry(p, pid, &key, &ce)))
+			return err;
+		*slot = (struct count_cache_slot){ .pid = pid, .key = key, .ce = ce };
+	}
 	ce->samples += samples;
 	ce->thread->samples += samples;
 	ce->proc->samples += samples;

@@ -7,7 +7,8 @@
  * interleaved pids, several threads and shared stacks; the empty view for
  * a run without samples; stack ids that share a slot of the id cache; and
  * per-thread and per-process totals kept with the counts (repeated adds,
- * a thread id reused by another process).
+ * a thread id reused by another process, many more keys than the count
+ * cache has slots).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -222,6 +223,37 @@ static void test_totals(void **unused)
 	profile_free(p);
 }
 
+/* 6,000 keys added in turn, 3 times each: far more keys than cache slots. */
+static void test_many_counts(void **unused)
+{
+	struct profile *p = profile_new();
+	struct bpfprof_profile v;
+	uint32_t u[40];
+
+	assert_non_null(p);
+	for (uint32_t s = 0; s < 40; s++) {
+		uint64_t ips[1] = { 0x5000 + s };
+
+		assert_int_equal(profile_intern_stack(p, 1000 + s, ips, 1, 0, &u[s]), 0);
+	}
+	for (int round = 0; round < 3; round++)
+		for (uint32_t s = 0; s < 40; s++)
+			for (uint32_t t = 0; t < 150; t++)
+				assert_int_equal(profile_add_samples(p, 100 + t % 3, 500 + t, u[s],
+								     0, 1), 0);
+	assert_int_equal(profile_view(p, &run, &v), 0);
+	assert_int_equal(v.nr_processes, 3);
+	assert_int_equal(v.nr_threads, 150);
+	assert_int_equal(v.nr_counts, 6000);
+	for (size_t i = 0; i < v.nr_counts; i++)
+		assert_int_equal(v.counts[i].samples, 3);
+	for (size_t i = 0; i < v.nr_threads; i++)
+		assert_int_equal(v.threads[i].samples, 120);
+	for (size_t i = 0; i < v.nr_processes; i++)
+		assert_int_equal(v.processes[i].samples, 50 * 120);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_empty_view),
 		cmocka_unit_test(test_stack_id_cache),
 		cmocka_unit_test(test_totals),
+		cmocka_unit_test(test_many_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
