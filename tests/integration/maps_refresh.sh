@@ -83,16 +83,10 @@ ok "perf.data: an MMAP2 record for late_lib.so (perf script line $mmap) before i
 share_ok "perf.data (perf script)" "$hits" "$total"
 
 # --- b. garbage callers cause no re-read storm ---------------------------------
-# strace follows the collector only (not -f): it reads the maps itself, and
-# ptrace would slow the workload at each of its system calls.  LeakSanitizer
-# cannot run under ptrace (ASan builds): leaks are checked by the other tests.
+# strace follows the collector only (run_traced): it reads the maps itself.
 start=$(date +%s.%N)
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-	strace -qq -e trace=openat -o "$TMP/qsort.strace" \
-	"$BPFPROF" -F $FREQ -o "$TMP/qsort.prof" -- "$WL/nofp_qsort" 2> "$TMP/qsort.err" ||
-	{ cat "$TMP/qsort.err"; fail "bpfprof -- nofp_qsort under strace failed"; }
+run_traced openat "$TMP/qsort" -F $FREQ -o "$TMP/qsort.prof" -- "$WL/nofp_qsort"
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%d", e - s }')
-cat "$TMP/qsort.err"
 grep -oE '"/proc/[0-9]+/maps"' "$TMP/qsort.strace" | sort | uniq -c | sed 's/^/maps opened: /'
 opens=$(grep -cE '"/proc/[0-9]+/maps"' "$TMP/qsort.strace")
 # Bound: 1 read at the first sight of the process + 1 at its exec + 4

@@ -15,24 +15,14 @@
 #     opened either.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-command -v strace > /dev/null || fail "strace is not installed (apt-get install strace)"
 
-run_traced() { # OUT_PREFIX BPFPROF_ARGS...
-	local out=$1; shift
-	# LeakSanitizer cannot run under ptrace (ASan builds): leaks are
-	# checked by every other test, not this one.
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-		strace -qq -e trace=openat -o "$out.strace" "$BPFPROF" "$@" 2> "$out.err" ||
-		{ cat "$out.err"; fail "bpfprof $* failed"; }
-	cat "$out.err"
-}
 
-run_traced "$TMP/spin" -F 499 -o "$TMP/spin.prof" -- "$WL/spin" 2
+run_traced openat "$TMP/spin" -F 499 -o "$TMP/spin.prof" -- "$WL/spin" 2
 grep -q '"/proc/kallsyms"' "$TMP/spin.strace" && fail "a user-space-only profile read /proc/kallsyms"
 grep -Eq '^ +[0-9.]+% +[0-9]+  spin_loop$' "$TMP/spin.err" || fail "spin_loop is not among the top functions"
 ok "spin: kallsyms not read, spin_loop named"
 
-run_traced "$TMP/sc" -F 499 -o "$TMP/sc.prof" -- "$WL/syscalls" -k 50 -s 3
+run_traced openat "$TMP/sc" -F 499 -o "$TMP/sc.prof" -- "$WL/syscalls" -k 50 -s 3
 grep -A10 'top functions' "$TMP/sc.err" | grep -q '\[kernel\]' &&
 	fail "kernel functions were lumped as [kernel] although the kernel share is ~50%"
 # the read(2) path of /dev/zero: clearing the user buffer dominates

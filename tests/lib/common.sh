@@ -25,5 +25,21 @@ need_root() {
 	[ -e /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 }
 
+# run_traced SYSCALLS OUT_PREFIX BPFPROF_ARGS...: run bpfprof under strace,
+# tracing SYSCALLS (strace -e trace=...) of the collector only, not of its
+# child (ptrace would slow the workload at each of its system calls), into
+# OUT_PREFIX.strace; bpfprof's stderr goes to OUT_PREFIX.err and is printed.
+# LeakSanitizer cannot run under ptrace (ASan builds): leaks are checked by
+# every other test, not by the traced runs.
+run_traced() {
+	local calls=$1 out=$2
+	shift 2
+	command -v strace > /dev/null || fail "strace is not installed (apt-get install strace)"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -qq -e trace="$calls" -o "$out.strace" "$BPFPROF" "$@" 2> "$out.err" ||
+		{ cat "$out.err"; fail "bpfprof $* failed"; }
+	cat "$out.err"
+}
+
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 = $3"; }
