@@ -132,21 +132,36 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+struct hash_state {
+	const struct stack_trace *st;
+	__u64 h;
+};
+
+/* One frame into the hash (a bpf_loop() callback: the verifier checks the
+ * body once, not once per possible frame). */
+static long hash_frame(__u32 i, void *data)
+{
+	struct hash_state *hs = data;
+	__u64 k;
+
+	if (i >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	k = hs->st->ips[i] * 0x87c37b91114253d5ULL;
+	k = (k << 31) | (k >> 33);
+	hs->h ^= k * 0x4cf5ad432745937fULL;
+	hs->h = ((hs->h << 27) | (hs->h >> 37)) * 5 + 0x52dce729;
+	return 0;
+}
+
 /* 64-bit hash of a stack's frames (murmur3-style mixing), never 0. */
 static __always_inline __u64 hash_stack(const struct stack_trace *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ st->nr;
+	struct hash_state hs = { .st = st };
+	__u64 h;
 
-	for (int i = 0; i < BPFPROF_MAX_STACK_DEPTH; i++) {
-		__u64 k;
-
-		if (i >= st->nr)
-			break;
-		k = st->ips[i] * 0x87c37b91114253d5ULL;
-		k = (k << 31) | (k >> 33);
-		h ^= k * 0x4cf5ad432745937fULL;
-		h = ((h << 27) | (h >> 37)) * 5 + 0x52dce729;
-	}
+	hs.h = 0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ st->nr;
+	bpf_loop(st->nr, hash_frame, &hs, 0);
+	h = hs.h;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
