@@ -44,7 +44,7 @@ BPF_SKEL  := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
 # --- collector ---------------------------------------------------------------
 USER_SRC  := $(wildcard user/*.c)
 USER_OBJ  := $(patsubst user/%.c,$(B)/obj/user/%.o,$(USER_SRC))
-CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ))
+CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ)) $(B)/obj/user/core_btf_data.o
 CORE_LIB  := $(B)/libbpfprof-core.a
 
 # --- plugins: every directory plugins/NAME/ becomes $(B)/plugins/NAME.so ------
@@ -89,6 +89,23 @@ $(B)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(B)/vmlinux.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# The kernel types profile.bpf.o's CO-RE relocations use, cut from this
+# machine's kernel BTF, and that kernel's identity: user/core_btf.c.
+$(B)/profile.min.btf: $(B)/profile.bpf.o
+	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@.tmp $< && mv $@.tmp $@
+
+$(B)/core_btf_kernel.h: $(B)/profile.min.btf
+	{ printf '#define CORE_BTF_RELEASE "%s"\n' "$$(uname -r | sed 's/[\\"]/\\&/g')"; \
+	  printf '#define CORE_BTF_VERSION "%s"\n' "$$(uname -v | sed 's/[\\"]/\\&/g')"; \
+	  printf '#define CORE_BTF_VMLINUX_SIZE %sull\n' "$$(stat -c %s /sys/kernel/btf/vmlinux)"; \
+	} > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/user/core_btf_data.o: user/core_btf_data.S $(B)/profile.min.btf
+	@mkdir -p $(@D)
+	$(CC) -DCORE_BTF_FILE='"$(B)/profile.min.btf"' -c $< -o $@
+
+$(B)/obj/user/core_btf.o: $(B)/core_btf_kernel.h
 
 $(B)/obj/user/%.o: user/%.c $(BPF_SKEL) $(wildcard user/*.h) include/bpfprof/plugin.h bpf/bpfprof.h
 	@mkdir -p $(@D)

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "core_btf.h"
 #include "options.h"
 #include "profile.skel.h"
 #include "sampler.h"
@@ -244,6 +245,32 @@ static int open_events(struct sampler *s, const struct sampler_config *cfg)
 	return err;
 }
 
+/* Open, size and load the BPF object; prints what failed. */
+static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
+{
+	struct core_btf btf;
+	/* the kernel's types for CO-RE: the embedded minimal BTF if it fits */
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = core_btf_open(&btf));
+	int err;
+
+	s->skel = profile_bpf__open_opts(&opts);
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
+	} else if ((err = configure(s, cfg))) {
+		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
+	} else if ((err = profile_bpf__load(s->skel))) {
+		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
+			fprintf(stderr, "bpfprof: not allowed to load BPF programs (uid %d); run as root "
+				"or with CAP_BPF and CAP_PERFMON\n", (int)geteuid());
+		else
+			fprintf(stderr, "bpfprof: the kernel refused the BPF program: %s (run with "
+				"BPFPROF_DEBUG=1 for the verifier log)\n", strerror(-err));
+	}
+	core_btf_close(&btf);
+	return err;
+}
+
 int sampler_open(const struct sampler_config *cfg, const struct sampler_callbacks *cb,
 		 struct sampler **out)
 {
@@ -257,27 +284,9 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 	/* cpu-clock in frequency mode runs at a fixed period of 1e9/F ns. */
 	s->period_ns = cfg->freq ? 1000000000ull / cfg->freq : cfg->period;
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
+	err = open_and_load(s, cfg);
+	if (err)
 		goto fail;
-	}
-	err = configure(s, cfg);
-	if (err) {
-		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
-		goto fail;
-	}
-	err = profile_bpf__load(s->skel);
-	if (err) {
-		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
-			fprintf(stderr, "bpfprof: not allowed to load BPF programs (uid %d); run as root "
-				"or with CAP_BPF and CAP_PERFMON\n", (int)geteuid());
-		else
-			fprintf(stderr, "bpfprof: the kernel refused the BPF program: %s (run with "
-				"BPFPROF_DEBUG=1 for the verifier log)\n", strerror(-err));
-		goto fail;
-	}
 	err = add_targets(s, cfg);
 	err = err ?: open_ring_buffers(s);
 	if (err) {
