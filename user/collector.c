@@ -38,8 +38,10 @@
  * built without them (most distribution binaries) yields garbage callers,
  * which no re-read can resolve. */
 #define MAPS_CALLER_REFRESH_NS 1000000000ull
-/* Check this often whether the in-kernel maps are filling (and drain them). */
-#define DRAIN_INTERVAL_NS 1000000000ull
+/* Check this often whether the in-kernel maps are filling (and drain them):
+ * the check reads two counters, no system call; a fast check keeps a burst
+ * of new stacks from filling a map between two checks. */
+#define DRAIN_INTERVAL_NS 250000000ull
 /* Longest sleep with the sample stream on: the samples ring buffer wakes
  * us only past a backlog, so read it at least this often (ms). */
 #define STREAM_POLL_MS 100

@@ -55,7 +55,7 @@ struct options {
  * Without --stack-map-size / --count-map-size the maps hold about two
  * seconds of samples on every sampled CPU (a sample adds at most two
  * stacks, user and kernel, and one count entry; the collector drains them
- * once a quarter is added, checking every second), as a power of two
+ * once a quarter is added, checking every 250 ms), as a power of two
  * between these bounds (slots).  The maps are preallocated: smaller ones
  * are created faster and take less kernel memory (1 KiB per stack slot).
  */
