@@ -785,22 +785,28 @@ int symbolizer_load_kallsyms(struct symbolizer *s, const char *path)
 	return kallsyms_load(path, &s->kallsyms);
 }
 
-/* "[MODULE]" interned, or SYMBOLIZE_KERNEL_MODULE for NULL/"" (core kernel). */
+/* "[MODULE]" interned, or SYMBOLIZE_KERNEL_MODULE for NULL/"" (core kernel);
+ * NULL if out of memory. */
 static const char *kernel_module_name(struct symbolizer *s, const char *module)
 {
-	/* module names are short (MODULE_NAME_LEN is 56) */
-	char b[128];
+	/* module names are short (MODULE_NAME_LEN is 56); a kallsyms file may not be */
 	size_t n = module ? strlen(module) : 0;
+	char small[128], *b;
+	const char *name;
 
 	if (!n)
 		return SYMBOLIZE_KERNEL_MODULE;
-	if (n + 3 > sizeof(b))
-		n = sizeof(b) - 3;
+	b = n + 3 <= sizeof(small) ? small : malloc(n + 3);
+	if (!b)
+		return NULL;
 	b[0] = '[';
 	memcpy(b + 1, module, n);
 	b[n + 1] = ']';
 	b[n + 2] = '\0';
-	return intern(s, b, n + 2);
+	name = intern(s, b, n + 2);
+	if (b != small)
+		free(b);
+	return name;
 }
 
 /* @ip named by the kernel (ksym_lookup), once per address. */
