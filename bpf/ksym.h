@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * ksym.h - shared between bpf/ksym.bpf.c and user/ksym.c: the sizes of the
+ * ksym.h - shared between bpf/ksym.bpf.c and user/ksym_lookup.c: the sizes of the
  * address batch the kernel-symbol program names in one run.
  */
 #ifndef BPFPROF_KSYM_H

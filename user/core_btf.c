@@ -19,7 +19,9 @@
 /* user/core_btf_data.S: the bytes of BUILD/profile.min.btf */
 extern const unsigned char core_btf_data[], core_btf_data_end[];
 
-int core_btf_fits_kernel(void)
+/* True if the embedded BTF was made on the running kernel (uname release
+ * and version, and the size of /sys/kernel/btf/vmlinux, all equal). */
+static int fits_kernel(void)
 {
 	struct utsname u;
 	struct stat st;
@@ -50,7 +52,7 @@ const char *core_btf_open(struct core_btf *cb)
 
 	cb->fd = -1;
 	cb->path[0] = '\0';
-	if (getenv("BPFPROF_VMLINUX_BTF") || !len || !core_btf_fits_kernel())
+	if (getenv("BPFPROF_VMLINUX_BTF") || !len || !fits_kernel())
 		return NULL;
 	cb->fd = memfd_create("bpfprof-core-btf", MFD_CLOEXEC);
 	if (cb->fd < 0)

@@ -32,10 +32,6 @@ struct core_btf {
  */
 const char *core_btf_open(struct core_btf *cb);
 
-/* True if the embedded BTF was made on the running kernel (uname release
- * and version, and the size of /sys/kernel/btf/vmlinux, all equal). */
-int core_btf_fits_kernel(void);
-
 /* Close the memfd of core_btf_open(), if any. */
 void core_btf_close(struct core_btf *cb);
 

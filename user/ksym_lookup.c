@@ -83,14 +83,11 @@ void ksym_parse(const char *text, uint64_t addr, struct ksym_symbol *out)
 {
 	const char *mod = strstr(text, " [");
 	size_t len = mod ? (size_t)(mod - text) : strlen(text);
-	const char *plus = NULL;
+	const char *plus = memrchr(text, '+', len);
 	unsigned long long off, size;
 	char *end;
 
 	memset(out, 0, sizeof(*out));
-	for (const char *p = text; p < text + len; p++)
-		if (*p == '+')
-			plus = p;
 	if (!plus || plus == text || strncmp(plus + 1, "0x", 2))
 		return;
 	off = strtoull(plus + 3, &end, 16);
