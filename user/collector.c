@@ -75,7 +75,6 @@ struct collector {
 	uint64_t unwind_samples;
 	uint64_t unwind_lag_max_ns;	/* worst delay from sample to unwinding */
 	uint32_t last_sample_tgid;	/* process of the last sample: known, skip the lookup */
-	uint32_t stack_map_size;	/* slots of the kernel's stack map */
 	uint64_t stacks_copied;		/* stacks read from the kernel map since the last prune */
 };
 
@@ -258,13 +257,13 @@ static int refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns
 static bool maybe_refresh_maps(struct collector *c, struct proc *proc, uint64_t time_ns,
 			       bool sure)
 {
-	uint64_t since = now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns;
+	uint64_t interval = sure ? MAPS_REFRESH_NS : MAPS_CALLER_REFRESH_NS;
 
 	if (time_ns < proc->maps_time_ns)
 		return false;
 	if (proc->exec_rereads > 0)
 		proc->exec_rereads--;
-	else if (since < (sure ? MAPS_REFRESH_NS : MAPS_CALLER_REFRESH_NS))
+	else if (now_ns(CLOCK_MONOTONIC) - proc->maps_time_ns < interval)
 		return false;
 	return refresh_maps(c, proc, time_ns) == 0;
 }
@@ -959,7 +958,7 @@ static int sample_until_done(struct collector *c)
 			if (!c->stream && sampler_counts_filling(c->sampler) &&
 			    (n = sampler_drain_counts(c->sampler, false, on_count, c)))
 				return n;
-			if (c->stacks_copied >= c->stack_map_size / 4) {
+			if (c->stacks_copied >= sampler_stack_map_size(c->sampler) / 4) {
 				sampler_prune_stacks(c->sampler, stack_copied, c);
 				c->stacks_copied = 0;
 			}
@@ -1078,7 +1077,6 @@ static int setup(struct collector *c, uint32_t *command_pid)
 		*command_pid = (uint32_t)c->child;
 	}
 	sampler_config_from(c, &cfg, command_pid);
-	c->stack_map_size = cfg.stack_map_size;
 	return sampler_open(&cfg, &cb, &c->sampler);
 }
 

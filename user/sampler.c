@@ -400,13 +400,18 @@ static int drain_count_map(struct bpf_map *map,
 	}
 }
 
+uint32_t sampler_stack_map_size(const struct sampler *s)
+{
+	return bpf_map__max_entries(s->skel->maps.stacks);
+}
+
 bool sampler_counts_filling(const struct sampler *s)
 {
 	uint64_t counts = s->skel->bss->counts_added - s->counts_added_at_drain;
 	uint64_t stacks = s->skel->bss->stacks_added - s->stacks_added_at_drain;
 
 	return counts >= bpf_map__max_entries(s->skel->maps.counts0) / 4 ||
-	       stacks >= bpf_map__max_entries(s->skel->maps.stacks) / 4;
+	       stacks >= sampler_stack_map_size(s) / 4;
 }
 
 int sampler_drain_counts(struct sampler *s, bool final,

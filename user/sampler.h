@@ -83,6 +83,9 @@ int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
  */
 int sampler_prune_stacks(struct sampler *s, bool (*copied)(void *ctx, uint64_t id), void *ctx);
 
+/* Slots of the kernel's stack map (--stack-map-size, or sized by rate). */
+uint32_t sampler_stack_map_size(const struct sampler *s);
+
 /*
  * True when the kernel's maps are filling up: since the last
  * sampler_drain_counts() the program added a quarter of the count map's
