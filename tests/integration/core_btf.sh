@@ -6,7 +6,8 @@
 # at every start); BPFPROF_VMLINUX_BTF=1 (and any other kernel) takes the
 # kernel's own.  The lifecycle programs (raw tracepoints) read task_struct
 # fields through those relocations.  Checked, each way, on forker with 5
-# exec'd children, perf.data output, strace on the collector only:
+# exec'd children, perf.data output, strace on the collector only
+# (run_traced):
 #   - default: /sys/kernel/btf/vmlinux is never opened; with
 #     BPFPROF_VMLINUX_BTF=1 it is;
 #   - both: the summary counts 6 processes, and perf.data holds 5 FORK,
@@ -23,16 +24,10 @@ events() {
 		END { printf "%d %d %d\n", f, e, c }'
 }
 
-check() { # NAME OPENS_WANTED(0|1) [ENV...]
-	local name=$1 want=$2
-	shift 2
-	env "$@" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-		strace -qq -e trace=openat -o "$TMP/$name.strace" \
-		"$BPFPROF" -F 999 --format perf -o "$TMP/$name.data" \
-		-- "$WL/forker" -n 5 -m exec > /dev/null 2> "$TMP/$name.err" ||
-		{ cat "$TMP/$name.err"; fail "$name: bpfprof failed"; }
-	cat "$TMP/$name.err"
-	local opens
+check() { # NAME OPENS_WANTED(0|1); the caller's environment reaches bpfprof
+	local name=$1 want=$2 opens forks exits comms
+	run_traced openat "$TMP/$name" -F 999 --format perf -o "$TMP/$name.data" \
+		-- "$WL/forker" -n 5 -m exec > /dev/null
 	opens=$(grep -c '"/sys/kernel/btf/vmlinux"' "$TMP/$name.strace")
 	if [ "$want" -eq 0 ]; then
 		[ "$opens" -eq 0 ] || fail "$name: /sys/kernel/btf/vmlinux was read although the embedded BTF fits this kernel"
@@ -47,4 +42,4 @@ check() { # NAME OPENS_WANTED(0|1) [ENV...]
 }
 
 check embedded 0
-check vmlinux 1 BPFPROF_VMLINUX_BTF=1
+BPFPROF_VMLINUX_BTF=1 check vmlinux 1
