@@ -42,9 +42,12 @@ BPF_OBJ   := $(patsubst bpf/%.bpf.c,$(B)/%.bpf.o,$(BPF_SRC))
 BPF_SKEL  := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
 
 # --- collector ---------------------------------------------------------------
-USER_SRC  := $(wildcard user/*.c)
+# user/main.c and user/collector.c at the top, one folder per step of the
+# data flow below them (docs/ARCHITECTURE.md); headers are included by their
+# path from user/ ("symbols/symbolize.h").
+USER_SRC  := $(wildcard user/*.c user/*/*.c)
 USER_OBJ  := $(patsubst user/%.c,$(B)/obj/user/%.o,$(USER_SRC))
-CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ)) $(B)/obj/user/core_btf_data.o
+CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ)) $(B)/obj/user/kernel/core_btf_data.o
 CORE_LIB  := $(B)/libbpfprof-core.a
 
 # --- plugins: every directory plugins/NAME/ becomes $(B)/plugins/NAME.so ------
@@ -91,7 +94,7 @@ $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # The kernel types profile.bpf.o's CO-RE relocations use, cut from this
-# machine's kernel BTF, and that kernel's identity: user/core_btf.c.
+# machine's kernel BTF, and that kernel's identity: user/kernel/core_btf.c.
 $(B)/profile.min.btf: $(B)/profile.bpf.o
 	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@.tmp $< && mv $@.tmp $@
 
@@ -101,15 +104,18 @@ $(B)/core_btf_kernel.h: $(B)/profile.min.btf
 	  printf '#define CORE_BTF_VMLINUX_SIZE %sull\n' "$$(stat -c %s /sys/kernel/btf/vmlinux)"; \
 	} > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/user/core_btf_data.o: user/core_btf_data.S $(B)/profile.min.btf
+$(B)/obj/user/kernel/core_btf_data.o: user/kernel/core_btf_data.S $(B)/profile.min.btf
 	@mkdir -p $(@D)
 	$(CC) -DCORE_BTF_FILE='"$(B)/profile.min.btf"' -c $< -o $@
 
-$(B)/obj/user/core_btf.o: $(B)/core_btf_kernel.h
+$(B)/obj/user/kernel/core_btf.o: $(B)/core_btf_kernel.h
 
-$(B)/obj/user/%.o: user/%.c $(BPF_SKEL) $(wildcard user/*.h) include/bpfprof/plugin.h bpf/bpfprof.h
+# -MMD: each object's header dependencies in a .d file beside it.
+$(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(USER_OBJ:.o=.d)
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^

@@ -21,16 +21,16 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "host.h"
-#include "output.h"
-#include "plugin_loader.h"
-#include "procfs.h"
-#include "procmaps.h"
-#include "profile.h"
-#include "sampler.h"
-#include "summary.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "output/host.h"
+#include "output/output.h"
+#include "output/plugin_loader.h"
+#include "targets/procfs.h"
+#include "targets/procmaps.h"
+#include "profile/profile.h"
+#include "kernel/sampler.h"
+#include "output/summary.h"
+#include "symbols/symbolize.h"
+#include "unwind/unwind.h"
 
 /* Refresh a process's mappings at most this often on an unknown sampled ip, */
 #define MAPS_REFRESH_NS 20000000ull

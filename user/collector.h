@@ -6,7 +6,7 @@
 #ifndef BPFPROF_COLLECTOR_H
 #define BPFPROF_COLLECTOR_H
 
-#include "options.h"
+#include "cli/options.h"
 
 /*
  * Run a whole profile as @opts says.  Returns the process exit status:

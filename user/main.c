@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "collector.h"
-#include "options.h"
-#include "plugin_loader.h"
+#include "cli/options.h"
+#include "output/plugin_loader.h"
 
 int main(int argc, char **argv)
 {

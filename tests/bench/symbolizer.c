@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procmaps.h"
-#include "symbolize.h"
+#include "targets/procmaps.h"
+#include "symbols/symbolize.h"
 
 static double now_s(void)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "cli/options.h"
 
 #define MAX_ARGS 64
 

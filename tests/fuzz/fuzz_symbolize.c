@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 static char path[4096];
 

@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "procmaps.h"
-#include "symbolize.h"
+#include "targets/procmaps.h"
+#include "symbols/symbolize.h"
 
 /* The static function of the test module: on this line of its source. */
 #define LOCAL_LINE 4

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 static const char text[] =
 	"0000000000000000 A fixed_percpu_data\n"

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "ksym_lookup.h"
+#include "symbols/ksym_lookup.h"
 
 static void test_parse(void **unused)
 {

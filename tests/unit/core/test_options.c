@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "options.h"
+#include "cli/options.h"
 
 static void sizes(const char *const *args, int argc, size_t nr_cpus, uint32_t *stacks,
 		  uint32_t *counts)

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static const struct bpfprof_run run = { .event = "cpu-clock", .sample_freq = 99 };
 

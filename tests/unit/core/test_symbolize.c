@@ -30,8 +30,8 @@
 
 #include <cmocka.h>
 
-#include "procmaps.h"
-#include "symbolize.h"
+#include "targets/procmaps.h"
+#include "symbols/symbolize.h"
 
 /* ---- a function with known lines --------------------------------------- */
 

@@ -23,9 +23,9 @@
 #include <gelf.h>
 #include <sys/auxv.h>
 
-#include "procmaps.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "targets/procmaps.h"
+#include "symbols/symbolize.h"
+#include "unwind/unwind.h"
 
 #define STACK_COPY 8192
 #define MAX_FRAMES 128

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "summary.h"
 
 #define TOP_FUNCTIONS 10

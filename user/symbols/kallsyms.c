@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "kallsyms.h"
-#include "procfs.h"
+#include "targets/procfs.h"
 
 /* Ranks: lower wins among symbols at one address; >= RANK_DATA is not text. */
 enum { RANK_T, RANK_t, RANK_W, RANK_w, RANK_DATA };

@@ -19,8 +19,8 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
-#include "debuginfo.h"
-#include "procmaps.h"
+#include "symbols/debuginfo.h"
+#include "targets/procmaps.h"
 #include "unwind.h"
 
 /* DWARF register numbers of x86_64 (System V psABI). */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "bpfprof/plugin.h"
-#include "sampler.h"
+#include "kernel/sampler.h"
 
 struct profile;
 

@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "core_btf.h"
-#include "options.h"
+#include "cli/options.h"
 #include "profile.skel.h"
 #include "sampler.h"
 

@@ -22,8 +22,8 @@
 #include "debuginfo.h"
 #include "kallsyms.h"
 #include "ksym_lookup.h"
-#include "procfs.h"
-#include "procmaps.h"
+#include "targets/procfs.h"
+#include "targets/procmaps.h"
 #include "symbolize.h"
 
 /* How far back a lookup looks for an enclosing sized symbol. */

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "host.h"
-#include "profile.h"
-#include "symbolize.h"
+#include "profile/profile.h"
+#include "symbols/symbolize.h"
 
 static struct host *host_of(const struct bpfprof_host *api)
 {
