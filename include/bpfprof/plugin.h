@@ -316,6 +316,28 @@ typedef const struct bpfprof_plugin *(*bpfprof_plugin_entry_fn)(uint32_t host_ab
 #define BPFPROF_PLUGIN_EXPORT __attribute__((visibility("default")))
 BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version);
 
+/*
+ * BPFPROF_PLUGIN_DEFINE(descriptor): define the exported entry point of a
+ * plugin whose description is the object @descriptor (a struct
+ * bpfprof_plugin, usually static const): it returns &@descriptor to a
+ * host of this header's BPFPROF_PLUGIN_ABI_VERSION and NULL to any other.
+ * Use it once, at file scope, after the descriptor:
+ *
+ *	static const struct bpfprof_plugin my_plugin = { ... };
+ *	BPFPROF_PLUGIN_DEFINE(my_plugin);
+ *
+ * A plugin that must decide more at load time (e.g. its flags) writes
+ * bpfprof_plugin_entry() itself instead.  This only spells out the
+ * declaration above: the ABI is the same with or without it.
+ */
+#define BPFPROF_PLUGIN_DEFINE(descriptor)                                                   \
+	BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(              \
+		uint32_t host_abi_version)                                                    \
+	{                                                                                     \
+		return host_abi_version == BPFPROF_PLUGIN_ABI_VERSION ? &(descriptor) : NULL; \
+	}                                                                                     \
+	struct bpfprof_plugin	/* takes the semicolon after the macro */
+
 #ifdef __cplusplus
 }
 #endif

@@ -252,7 +252,4 @@ static const struct bpfprof_plugin flamegraph_plugin = {
 	.close = fg_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	return host_abi_version == BPFPROF_PLUGIN_ABI_VERSION ? &flamegraph_plugin : NULL;
-}
+BPFPROF_PLUGIN_DEFINE(flamegraph_plugin);

@@ -121,7 +121,4 @@ static const struct bpfprof_plugin folded_plugin = {
 	.close = folded_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	return host_abi_version == BPFPROF_PLUGIN_ABI_VERSION ? &folded_plugin : NULL;
-}
+BPFPROF_PLUGIN_DEFINE(folded_plugin);

@@ -323,9 +323,4 @@ static const struct bpfprof_plugin hpc_plugin = {
 	.close = hpc_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	if (host_abi_version != BPFPROF_PLUGIN_ABI_VERSION)
-		return NULL;
-	return &hpc_plugin;
-}
+BPFPROF_PLUGIN_DEFINE(hpc_plugin);

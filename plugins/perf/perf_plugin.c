@@ -692,9 +692,4 @@ static const struct bpfprof_plugin perf_plugin = {
 	.close = perf_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	if (host_abi_version != BPFPROF_PLUGIN_ABI_VERSION)
-		return NULL;
-	return &perf_plugin;
-}
+BPFPROF_PLUGIN_DEFINE(perf_plugin);

@@ -135,7 +135,4 @@ static const struct bpfprof_plugin pprof_plugin = {
 	.close = pprof_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	return host_abi_version == BPFPROF_PLUGIN_ABI_VERSION ? &pprof_plugin : NULL;
-}
+BPFPROF_PLUGIN_DEFINE(pprof_plugin);

@@ -247,7 +247,4 @@ static const struct bpfprof_plugin plugin = {
 	.close = t_close,
 };
 
-BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t host_abi_version)
-{
-	return host_abi_version == BPFPROF_PLUGIN_ABI_VERSION ? &plugin : NULL;
-}
+BPFPROF_PLUGIN_DEFINE(plugin);
