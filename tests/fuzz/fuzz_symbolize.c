@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/buildid.h"
 #include "symbols/symbolize.h"
 
 static char path[4096];

@@ -4,7 +4,7 @@
  * addresses (elfutils libdwfl, one Dwfl per ELF file, with caches of
  * files, per-file sorted function tables and results; [vdso] addresses
  * through a copy of our own vDSO image) and for kernel addresses
- * (kallsyms.c), plus the GNU build-id reader.
+ * (kallsyms.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,6 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
@@ -890,52 +889,4 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *
 	sym->function = name;
 	sym->function_start = start;
 	return 0;
-}
-
-/* ---- build-ids ----------------------------------------------------------- */
-
-int elf_build_id_fd(int fd, uint8_t *buf, size_t size)
-{
-	const void *id = NULL;
-	ssize_t n;
-	Elf *elf;
-	int ret;
-
-	if (fd < 0 || (!buf && size))
-		return -EINVAL;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -EINVAL;
-	}
-	n = dwelf_elf_gnu_build_id(elf, &id);
-	if (n < 0)
-		ret = -EINVAL;
-	else if (n == 0 || !id)
-		ret = -ENODATA;
-	else if ((size_t)n > size)
-		ret = -ENOSPC;
-	else {
-		memcpy(buf, id, (size_t)n);
-		ret = (int)n;
-	}
-	elf_end(elf);
-	return ret;
-}
-
-int elf_build_id(const char *path, uint8_t *buf, size_t size)
-{
-	int fd, ret;
-
-	if (!path)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = elf_build_id_fd(fd, buf, size);
-	close(fd);
-	return ret;
 }

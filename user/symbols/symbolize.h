@@ -5,7 +5,7 @@
  * symbol tables) and source file:line (DWARF), for user addresses through
  * the process's mappings and for kernel addresses through the kernel's own
  * kallsyms_lookup() (a BPF program, ksym_lookup.h) or /proc/kallsyms.
- * Also reads GNU build-ids of ELF files.
+ * GNU build-ids are read by buildid.h.
  *
  * ELF files are handled with elfutils (one Dwfl per file, reported at
  * base 0 so that module addresses are the file's own vaddrs; separate
@@ -126,17 +126,5 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct bpfprof_symbol *
  * kernel names come from, or an error of kallsyms_load().
  */
 int symbolizer_load_kallsyms(struct symbolizer *s, const char *path);
-
-/*
- * Copy the GNU build-id note of the ELF file at @path into @buf (@size
- * bytes).  Returns the number of bytes written (> 0); -ENODATA if the
- * file has no build-id; -ENOSPC if it is longer than @size; -EINVAL if
- * the file is not a readable ELF file (truncated, garbage); a negative
- * errno of open().
- */
-int elf_build_id(const char *path, uint8_t *buf, size_t size);
-
-/* elf_build_id() of the open file @fd (not closed, offset not used). */
-int elf_build_id_fd(int fd, uint8_t *buf, size_t size);
 
 #endif /* BPFPROF_SYMBOLIZE_H */

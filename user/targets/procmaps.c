@@ -18,7 +18,7 @@
 
 #include "procfs.h"
 #include "procmaps.h"
-#include "symbols/symbolize.h"
+#include "symbols/buildid.h"
 
 /* Longest build-id we store; GNU build-ids are 20 bytes (SHA-1) usually. */
 #define PROCMAPS_BUILD_ID_MAX 64

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "targets/procmaps.h"
+#include "symbols/buildid.h"
 #include "symbols/symbolize.h"
 
 /* The static function of the test module: on this line of its source. */

@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
+#include "symbols/buildid.h"
 #include "targets/procmaps.h"
-#include "symbols/symbolize.h"
 
 /* Out of order on purpose; odd spacing as the kernel prints it. */
 static const char maps_text[] =

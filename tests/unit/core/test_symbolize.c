@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "targets/procmaps.h"
+#include "symbols/buildid.h"
 #include "symbols/symbolize.h"
 
 /* ---- a function with known lines --------------------------------------- */
