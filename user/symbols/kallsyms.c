@@ -74,25 +74,10 @@ static int parse_line(const char *s, const char *end, char *arena, size_t *used,
 	uint64_t addr = 0;
 	const char *name, *mod = NULL;
 	size_t nlen, mlen = 0;
-	int digits = 0;
 
-	for (; s < end && !is_space(*s); s++, digits++) {
-		char c = *s;
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return -1;
-		if (addr >> 60)
-			return -1;
-		addr = addr << 4 | d;
-	}
-	if (!digits || end - s < 4 || *s != ' ' || is_space(s[1]) || s[2] != ' ')
+	if (procfs_parse_hex(&s, end, &addr) < 0)
+		return -1;
+	if (end - s < 4 || *s != ' ' || is_space(s[1]) || s[2] != ' ')
 		return -1;
 	r->rank = type_rank(s[1]);
 	s += 3;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * procfs.c - reads per-process facts from /proc (see procfs.h).
+ * procfs.c - reads per-process facts from /proc, whole /proc files, and
+ * the hex numbers /proc text files print (see procfs.h).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +191,34 @@ int procfs_read_file(const char *path, char **buf, size_t *len)
 	*buf = b;
 	*len = n;
 	return 0;
+}
+
+int procfs_parse_hex(const char **p, const char *end, uint64_t *val)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	size_t n;
+
+	for (; s < end; s++) {
+		unsigned d;
+		char c = *s;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (v >> 60)
+			return -ERANGE;
+		v = v << 4 | d;
+	}
+	n = (size_t)(s - *p);
+	if (!n)
+		return -EINVAL;
+	*val = v;
+	*p = s;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }

@@ -37,4 +37,15 @@ bool procfs_alive(uint32_t pid);
  * buffer the caller frees. 0 or -errno. */
 int procfs_read_file(const char *path, char **buf, size_t *len);
 
+/*
+ * Parse the hexadecimal number (digits 0-9, a-f, A-F, no prefix) at *@p,
+ * reading no further than @end, as /proc text files print addresses and
+ * offsets (maps, kallsyms).  Stops at the first character that is not a
+ * hex digit, or at @end.  On success stores the value in *@val, advances
+ * *@p past the digits and returns their number (> 0).  Returns -EINVAL
+ * if there is no digit, -ERANGE if the value does not fit in 64 bits;
+ * *@p and *@val are unchanged then.
+ */
+int procfs_parse_hex(const char **p, const char *end, uint64_t *val);
+
 #endif /* BPFPROF_PROCFS_H */

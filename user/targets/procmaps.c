@@ -47,33 +47,14 @@ struct bid_entry {
 static struct bid_entry *bid_cache;
 static pthread_mutex_t bid_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Parse hex digits at [*p, end) until @stop; no digits or overflow -> -1. */
+/* A hex number at [*p, end) ended by @stop, which is skipped; else -1. */
 static int parse_hex(const char **p, const char *end, char stop, uint64_t *val)
 {
 	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
 
-	for (; s < end && *s != stop; s++, n++) {
-		unsigned d;
-		char c = *s;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return -1;
-		if (v >> 60)
-			return -1;
-		v = v << 4 | d;
-	}
-	if (n == 0 || s >= end)
+	if (procfs_parse_hex(&s, end, val) < 0 || s >= end || *s != stop)
 		return -1;
 	*p = s + 1;	/* skip the stop character */
-	*val = v;
 	return 0;
 }
 
