@@ -251,3 +251,19 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		free(t);
 	}
 }
+
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st)
+{
+	static const char *const names[UNWIND_STOP_NR] = {
+		[UNWIND_END] = "complete", [UNWIND_TRUNCATED] = "stack-copy-too-small",
+		[UNWIND_NO_CFI] = "no-cfi", [UNWIND_UNMAPPED] = "unmapped-address",
+		[UNWIND_MAX_DEPTH] = "max-depth", [UNWIND_ERROR] = "error",
+	};
+
+	fprintf(out, "bpfprof: dwarf unwinding: %llu samples;", (unsigned long long)st->samples);
+	for (int i = 0; i < UNWIND_STOP_NR; i++)
+		if (st->stops[i])
+			fprintf(out, " %s %llu", names[i] ? names[i] : "other",
+				(unsigned long long)st->stops[i]);
+	fprintf(out, "; backlog at most %.1f ms\n", st->lag_max_ns / 1e6);
+}

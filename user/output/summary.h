@@ -11,6 +11,7 @@
 
 #include "bpfprof/plugin.h"
 #include "kernel/sampler.h"
+#include "profile/ingest.h"
 
 struct profile;
 
@@ -28,5 +29,9 @@ void summary_outputs_free(struct summary_outputs *o);
 void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *profile,
 		   const struct bpfprof_host *host, const struct sampler_stats *stats,
 		   const struct summary_outputs *outs);
+
+/* One line on what --call-graph dwarf unwinding did: samples, stops by
+ * reason, the worst backlog (ms). */
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st);
 
 #endif /* BPFPROF_SUMMARY_H */

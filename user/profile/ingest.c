@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * profile/ingest.c - the sample sink (see ingest.h): stack copies from the
+ * kernel, dwarf-mode unwinding, samples and counts into the profile.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ingest.h"
+#include "kernel/clock.h"
+#include "kernel/sampler.h"
+
+void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
+		 struct tracker *tracker, const struct record_sink *sink,
+		 struct unwinder *unwinder, uint32_t max_stack)
+{
+	memset(in, 0, sizeof(*in));
+	in->profile = profile;
+	in->sampler = sampler;
+	in->tracker = tracker;
+	in->sink = sink;
+	in->unwinder = unwinder;
+	in->max_stack = max_stack;
+	in->last_sample_tgid = UINT32_MAX;
+}
+
+/* Index in the profile of the stack with kernel id @id, copied if new. */
+static int intern_stack(struct ingest *in, uint64_t id, uint32_t *index)
+{
+	struct stack_trace st;
+	int err;
+
+	if (profile_find_stack(in->profile, id, index) == 0)
+		return 0;
+	err = sampler_stack(in->sampler, id, &st);
+	if (err)
+		return err;
+	in->stacks_copied++;
+	return profile_intern_stack(in->profile, id, (const uint64_t *)st.ips, st.nr, st.kernel,
+				    index);
+}
+
+bool ingest_stack_copied(const struct ingest *in, uint64_t id)
+{
+	uint32_t index;
+
+	return profile_find_stack(in->profile, id, &index) == 0;
+}
+
+void ingest_new_stack(struct ingest *in, const struct task_event *e)
+{
+	struct proc *proc = tracker_snapshot(in->tracker, e->tgid, e->time_ns);
+	const struct bpfprof_stack *st;
+	uint32_t index;
+
+	if (!proc || intern_stack(in, e->stack_id, &index))
+		return;
+	st = profile_stack(in->profile, index);
+	for (uint32_t i = 0; st && i < st->nr; i++) {
+		if (proc_find_map(proc, st->ips[i]))
+			continue;
+		tracker_refresh_maps(in->tracker, proc, e->time_ns, i == 0);
+		return;
+	}
+}
+
+/* 64-bit id of an unwound stack (its own seed: never equal to a BPF id in practice). */
+static uint64_t unwound_stack_id(const uint64_t *ips, int n)
+{
+	uint64_t h = 0x84222325cbf29ce4ull ^ (uint64_t)n;
+
+	for (int i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+static void count_unwind(struct ingest *in, enum unwind_stop why, uint64_t time_ns)
+{
+	uint64_t lag = monotonic_ns() - time_ns;
+
+	in->unwind.samples++;
+	in->unwind.stops[why < UNWIND_STOP_NR ? why : UNWIND_ERROR]++;
+	if (lag > in->unwind.lag_max_ns && lag < (1ull << 62))
+		in->unwind.lag_max_ns = lag;
+}
+
+/* --call-graph dwarf: unwind the copied user stack into an interned stack. */
+static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
+			 uint32_t *user)
+{
+	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];
+	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp };
+	enum unwind_stop why = UNWIND_ERROR;
+	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;
+	struct proc *proc = profile_find_proc(in->profile, d->sample.tgid);
+	int n = -ENOENT;
+
+	*user = 0;
+	if (!d->has_regs || !proc)
+		return 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		n = unwinder_unwind(in->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs,
+				    d->stack, len, ips, in->max_stack, &why);
+		/* A pc outside the known mappings: a library appeared since we looked. */
+		if (attempt || why != UNWIND_UNMAPPED ||
+		    !tracker_refresh_maps(in->tracker, proc, d->sample.time_ns, true))
+			break;
+	}
+	if (n <= 0) {
+		ips[0] = d->ip;
+		n = 1;
+		why = UNWIND_ERROR;
+	}
+	count_unwind(in, why, d->sample.time_ns);
+	return profile_intern_stack(in->profile, unwound_stack_id(ips, n), ips, (uint32_t)n, 0,
+				    user);
+}
+
+int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
+{
+	struct bpfprof_event ev = { .type = BPFPROF_EVENT_SAMPLE, .cpu = e->cpu,
+				    .time_ns = e->time_ns, .pid = e->tgid, .tid = e->tid };
+	uint32_t user, kernel;
+	int err;
+
+	if (e->tgid != in->last_sample_tgid) {
+		/* first sample of a process: read /proc while it is alive */
+		if (!profile_find_proc(in->profile, e->tgid))
+			tracker_snapshot(in->tracker, e->tgid, e->time_ns);
+		in->last_sample_tgid = e->tgid;
+	}
+	if (in->unwinder && size >= sizeof(struct dwarf_sample_event))
+		err = unwind_sample(in, (const struct dwarf_sample_event *)e, size, &user);
+	else
+		err = intern_stack(in, e->user_stack, &user);
+	if (err || intern_stack(in, e->kernel_stack, &kernel)) {
+		/* The stack was stored before the sample was sent; cannot happen. */
+		in->drops[DROP_STACK_MAP_FULL]++;
+		return 0;
+	}
+	if (profile_add_samples(in->profile, e->tgid, e->tid, user, kernel, 1))
+		return -ENOMEM;
+	ev.sample.user_stack = user;
+	ev.sample.kernel_stack = kernel;
+	ev.sample.period = e->period;
+	record_sink_put(in->sink, &ev);
+	return 0;
+}
+
+int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples)
+{
+	uint32_t user, kernel;
+
+	if (intern_stack(in, k->user_stack, &user) || intern_stack(in, k->kernel_stack, &kernel)) {
+		in->drops[DROP_STACK_MAP_FULL] += samples;
+		return 0;
+	}
+	if (!profile_find_proc(in->profile, k->tgid))
+		tracker_snapshot(in->tracker, k->tgid, in->counts_time_ns);
+	return profile_add_samples(in->profile, k->tgid, k->tid, user, kernel, samples);
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * targets/tracker.c - the process tracker (see tracker.h): /proc snapshots
+ * of processes and threads, the lifecycle events of the BPF program, and
+ * the re-reads of /proc/PID/maps, each turned into records for the sink.
+ */
+#include <string.h>
+#include <stdlib.h>
+
+#include "kernel/clock.h"
+#include "procfs.h"
+#include "procmaps.h"
+#include "tracker.h"
+
+void tracker_init(struct tracker *t, struct profile *profile, const struct record_sink *sink,
+		  uint64_t start_ns)
+{
+	memset(t, 0, sizeof(*t));
+	t->profile = profile;
+	t->sink = sink;
+	t->start_ns = start_ns;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void record_comm(struct tracker *t, uint32_t type, uint32_t pid, uint32_t tid,
+			const char *comm, uint64_t time_ns, uint32_t cpu)
+{
+	struct bpfprof_event ev = { .type = type, .cpu = cpu, .time_ns = time_ns,
+				    .pid = pid, .tid = tid, .comm = comm };
+
+	record_sink_put(t->sink, &ev);
+}
+
+static bool same_mapping(const struct bpfprof_mapping *a, const struct bpfprof_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       !strcmp(a->path, b->path);
+}
+
+/* MMAP records for the executable mappings of @proc not in @old. */
+static void record_new_mappings(struct tracker *t, const struct proc *proc,
+				const struct bpfprof_mapping *old, size_t nr_old, uint64_t time_ns)
+{
+	for (size_t i = 0; i < proc->nr_maps; i++) {
+		const struct bpfprof_mapping *m = &proc->maps[i];
+		bool known = false;
+		struct bpfprof_event ev = { .type = BPFPROF_EVENT_MMAP, .cpu = UINT32_MAX,
+					    .time_ns = time_ns, .pid = proc->pid, .tid = proc->pid,
+					    .mapping = m };
+
+		if (!(m->prot & BPFPROF_PROT_EXEC))
+			continue;
+		for (size_t j = 0; j < nr_old && !known; j++)
+			known = same_mapping(m, &old[j]);
+		if (!known)
+			record_sink_put(t->sink, &ev);
+	}
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+static void free_mappings(struct bpfprof_mapping *maps, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free((char *)maps[i].path);
+		free((uint8_t *)maps[i].build_id);
+	}
+	free(maps);
+}
+
+/* Read (or re-read) /proc/PID/maps into the process, with build-ids. */
+static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
+{
+	struct procmaps pm = { 0 };
+	struct bpfprof_mapping *old;
+	size_t nr_old;
+	int err;
+
+	err = procmaps_read(proc->pid, &pm);
+	if (err)
+		return err;
+	procmaps_add_build_ids(&pm, proc->pid);
+	/* Keep the old list alive to diff it for the records. */
+	old = proc->maps;
+	nr_old = proc->nr_maps;
+	proc->maps = NULL;
+	proc->nr_maps = 0;
+	err = proc_merge_maps(proc, old, nr_old);
+	err = err ?: proc_merge_maps(proc, pm.maps, pm.nr);
+	if (!err)
+		record_new_mappings(t, proc, old, nr_old, time_ns);
+	free_mappings(old, nr_old);
+	procmaps_free(&pm);
+	proc->maps_time_ns = monotonic_ns();
+	t->maps_reads++;
+	if (t->maps_changed)
+		t->maps_changed(t->maps_changed_ctx, proc->pid);
+	return err;
+}
+
+bool tracker_refresh_maps(struct tracker *t, struct proc *proc, uint64_t time_ns, bool sure)
+{
+	uint64_t interval = sure ? TRACKER_REFRESH_NS : TRACKER_CALLER_REFRESH_NS;
+
+	if (time_ns < proc->maps_time_ns)
+		return false;
+	if (proc->exec_rereads > 0)
+		proc->exec_rereads--;
+	else if (monotonic_ns() - proc->maps_time_ns < interval)
+		return false;
+	return read_maps(t, proc, time_ns) == 0;
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+struct thread_walk {
+	struct tracker *t;
+	struct proc *proc;
+};
+
+static int note_thread(void *ctx, uint32_t tid)
+{
+	struct thread_walk *w = ctx;
+	struct tracker *t = w->t;
+	char comm[64];
+
+	if (procfs_comm(w->proc->pid, tid, comm, sizeof(comm)) == 0) {
+		profile_thread(t->profile, w->proc->pid, tid, comm);
+		if (!profile_thread_comm(t->profile, tid) || tid != w->proc->pid)
+			record_comm(t, BPFPROF_EVENT_COMM, w->proc->pid, tid, comm, t->start_ns,
+				    UINT32_MAX);
+	}
+	return 0;
+}
+
+struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns)
+{
+	struct proc *proc = profile_proc(t->profile, pid);
+	struct thread_walk walk = { t, proc };
+	char buf[4096];
+	bool kthread = false;
+	uint32_t ppid;
+
+	if (!proc || proc->maps_read)
+		return proc;
+	proc->maps_read = true;		/* also when it is gone: do not retry */
+	if (procfs_comm(pid, pid, buf, sizeof(buf)) == 0)
+		proc_set_str(&proc->comm, buf);
+	if (procfs_exe(pid, buf, sizeof(buf)) == 0)
+		proc_set_str(&proc->exe, buf);
+	if (procfs_cmdline(pid, buf, sizeof(buf)) == 0)
+		proc_set_str(&proc->cmdline, buf);
+	if (procfs_stat(pid, &ppid, &kthread) == 0)
+		proc->ppid = ppid;
+	if (proc->comm)
+		record_comm(t, BPFPROF_EVENT_COMM, pid, pid, proc->comm, time_ns, UINT32_MAX);
+	if (!kthread)
+		read_maps(t, proc, time_ns);
+	procfs_for_each_thread(pid, note_thread, &walk);
+	return proc;
+}
+
+/* ---- lifecycle events --------------------------------------------------- */
+
+/* A new process starts as a copy of its parent: name, exe and mappings. */
+static struct proc *copy_parent(struct tracker *t, const struct task_event *e,
+				struct proc **parent)
+{
+	struct proc *child = profile_proc(t->profile, e->tgid);
+
+	*parent = profile_find_proc(t->profile, e->ptgid);
+	if (!child)
+		return NULL;
+	child->ppid = e->ptgid;
+	proc_set_str(&child->comm, e->comm);
+	if (*parent && (*parent)->comm)
+		proc_set_str(&child->exe, (*parent)->exe);
+	if (*parent)
+		proc_merge_maps(child, (*parent)->maps, (*parent)->nr_maps);
+	child->maps_read = true;
+	child->maps_time_ns = 0;
+	return child;
+}
+
+static void on_fork(struct tracker *t, const struct task_event *e)
+{
+	struct bpfprof_event ev = { .type = BPFPROF_EVENT_FORK, .cpu = e->cpu, .time_ns = e->time_ns,
+				    .pid = e->tgid, .tid = e->tid };
+	struct proc *parent = NULL, *child = NULL;
+
+	ev.fork.ppid = e->ptgid;
+	ev.fork.ptid = e->ptid;
+	if (e->tgid != e->ptgid)
+		child = copy_parent(t, e, &parent);
+	profile_thread(t->profile, e->tgid, e->tid, e->comm);
+	record_sink_put(t->sink, &ev);
+	record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
+	if (child && parent)
+		record_new_mappings(t, child, NULL, 0, e->time_ns);
+}
+
+static void on_exec(struct tracker *t, const struct task_event *e)
+{
+	struct proc *proc = profile_proc(t->profile, e->tgid);
+	char buf[4096];
+
+	if (!proc)
+		return;
+	proc_set_str(&proc->comm, e->comm);
+	if (procfs_exe(e->tgid, buf, sizeof(buf)) == 0)
+		proc_set_str(&proc->exe, buf);
+	if (procfs_cmdline(e->tgid, buf, sizeof(buf)) == 0)
+		proc_set_str(&proc->cmdline, buf);
+	profile_thread(t->profile, e->tgid, e->tid, e->comm);
+	record_comm(t, BPFPROF_EVENT_EXEC, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
+	/* The old image is gone: its mappings must not shadow the new ones. */
+	proc_clear_maps(proc);
+	proc->maps_read = true;
+	read_maps(t, proc, e->time_ns);
+	proc->exec_rereads = TRACKER_EXEC_REREADS;
+}
+
+static void on_exit_event(struct tracker *t, const struct task_event *e)
+{
+	struct bpfprof_event ev = { .type = BPFPROF_EVENT_EXIT, .cpu = e->cpu, .time_ns = e->time_ns,
+				    .pid = e->tgid, .tid = e->tid };
+	struct proc *proc = profile_find_proc(t->profile, e->tgid);
+
+	if (profile_thread_comm(t->profile, e->tid))
+		profile_thread(t->profile, e->tgid, e->tid, e->comm);
+	if (proc && e->group_dead)
+		proc->exited = true;
+	record_sink_put(t->sink, &ev);
+}
+
+/* First sample of a thread: its process (once) and its name, if new. */
+static void on_new_thread(struct tracker *t, const struct task_event *e)
+{
+	const char *comm;
+
+	tracker_snapshot(t, e->tgid, e->time_ns);
+	comm = profile_thread_comm(t->profile, e->tid);
+	if (!comm || strcmp(comm, e->comm)) {
+		profile_thread(t->profile, e->tgid, e->tid, e->comm);
+		record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
+	}
+}
+
+void tracker_task_event(struct tracker *t, const struct task_event *e)
+{
+	switch (e->type) {
+	case TASK_EVENT_NEW_THREAD:
+		on_new_thread(t, e);
+		break;
+	case TASK_EVENT_FORK:
+		on_fork(t, e);
+		break;
+	case TASK_EVENT_EXEC:
+		on_exec(t, e);
+		break;
+	case TASK_EVENT_EXIT:
+		on_exit_event(t, e);
+		break;
+	}
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * targets/tracker.h - the process tracker: keeps what the profile needs to
+ * know of every process while it is alive (comm, exe, cmdline, parent,
+ * threads and their names, executable mappings with build-ids), from
+ * /proc snapshots and the BPF program's lifecycle events (fork, exec,
+ * exit, first sample of a thread), and reports what it learns as records
+ * (COMM, FORK, EXEC, EXIT, MMAP) to a record sink.
+ *
+ * The processes and threads themselves are stored in the profile (struct
+ * proc, profile_thread()): the tracker decides when to read /proc and what
+ * to record; the profile holds the result for the output stage.
+ */
+#ifndef BPFPROF_TRACKER_H
+#define BPFPROF_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpfprof.h"			/* struct task_event */
+#include "profile/profile.h"
+#include "profile/record_sink.h"
+
+struct tracker {
+	struct profile *profile;	/* where processes and threads go (borrowed) */
+	const struct record_sink *sink;	/* where records go (borrowed; may be NULL) */
+	/* Told after a process's mappings were re-read (e.g. to drop cached
+	 * unwind data of that process); may be NULL. */
+	void (*maps_changed)(void *ctx, uint32_t pid);
+	void *maps_changed_ctx;
+	uint64_t start_ns;		/* CLOCK_MONOTONIC start of the run: time of the
+					 * COMM records of threads found by a snapshot */
+	uint64_t maps_reads;		/* /proc/PID/maps reads so far */
+};
+
+/* Set up @t; the caller fills maps_changed if it wants it. */
+void tracker_init(struct tracker *t, struct profile *profile, const struct record_sink *sink,
+		  uint64_t start_ns);
+
+/*
+ * First sight of process @pid (captured at @time_ns, CLOCK_MONOTONIC):
+ * read comm, exe, cmdline, parent, mappings and threads from /proc, once.
+ * Returns the process (also when it is already gone), or NULL on ENOMEM.
+ */
+struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns);
+
+/* Apply one lifecycle event of the BPF program (fork, exec, exit, new
+ * thread).  TASK_EVENT_NEW_STACK is the sample ingest's, not handled here. */
+void tracker_task_event(struct tracker *t, const struct task_event *e);
+
+/*
+ * An address of @proc captured at @time_ns lies outside its known
+ * mappings: re-read them if that can help.  @sure: the address is surely
+ * real (a sampled ip, or a return address CFI found), not a caller a
+ * frame-pointer walk guessed.  True if the mappings were re-read.
+ *
+ * Maps read after the capture cannot help an older address.  Right after an
+ * exec the maps are re-read at once a few times (ld.so is still mapping
+ * libraries); then at most every TRACKER_REFRESH_NS for a sure address and
+ * every TRACKER_CALLER_REFRESH_NS for a guessed caller, which no re-read
+ * can resolve when it is garbage from code built without frame pointers.
+ */
+bool tracker_refresh_maps(struct tracker *t, struct proc *proc, uint64_t time_ns, bool sure);
+
+#define TRACKER_REFRESH_NS 20000000ull		/* 20 ms */
+#define TRACKER_CALLER_REFRESH_NS 1000000000ull	/* 1 s */
+#define TRACKER_EXEC_REREADS 4			/* immediate re-reads after an exec */
+
+#endif /* BPFPROF_TRACKER_H */
