@@ -29,7 +29,9 @@
 #     i.e. the walk went from our code through libc back into our code;
 #   - >= 3% of the samples (about 8% measured) end in libc frames called
 #     from copy_round (memcpy as the leaf, CFI of hand-written assembly),
-#     and >= 10% (about 21%) in libc frames called from scan_round.
+#     and >= 3% in libc frames called from scan_round (about 21% where
+#     glibc picks __strlen_avx2, about 7% where the CPU has AVX-512 and it
+#     picks the faster __strlen_evex: the floor is the memcpy one).
 # A "libc frame" is a function name that libc.so.6 defines (its .dynsym,
 # and the .symtab of its separate debug file from libc6-dbg when
 # installed; names such as msort_with_tmp come only from there) and the
@@ -117,5 +119,5 @@ at_least "$p" 3 || fail "only $cp of $total samples end in libc below copy_round
 ok "$cp of $total samples are main..copy_round -> a libc leaf (memcpy) ($p%)"
 read -r sc _ < <(python3 "$lib/folded_stacks.py" between "$F" scan_round - "$TMP/libc.names")
 p=$(pct "$sc" "$total")
-at_least "$p" 10 || fail "only $sc of $total samples end in libc below scan_round ($p%)"
+at_least "$p" 3 || fail "only $sc of $total samples end in libc below scan_round ($p%)"
 ok "$sc of $total samples are main..scan_round -> a libc leaf (strlen) ($p%)"
