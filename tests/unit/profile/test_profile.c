@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_profile.c - unit tests of user/profile.c's views: the per-process
+ * test_profile.c - unit tests of user/profile/profile.c's views: the per-process
  * view cut from the full view (profile_view_process) holds exactly that
  * process's threads and counts, renumbered from 0 (computed here by
  * filtering the full view on the pid), for every process of a profile with
