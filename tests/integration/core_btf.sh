@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The kernel types for the BPF program's CO-RE relocations come from the
-# minimal BTF the build cut from this machine's kernel (user/core_btf.c),
+# minimal BTF the build cut from this machine's kernel (user/kernel/core_btf.c),
 # not from the 5.5 MB /sys/kernel/btf/vmlinux (~13 ms to read and parse
 # at every start); BPFPROF_VMLINUX_BTF=1 (and any other kernel) takes the
 # kernel's own.  The lifecycle programs (raw tracepoints) read task_struct

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # maps_refresh.sh - this file owns the checks of when the collector re-reads
-# a process's /proc/PID/maps (user/collector.c: check_stack_mappings(),
-# maybe_refresh_maps()): a new user stack with an address outside the known
+# a process's /proc/PID/maps (user/profile/ingest.c: ingest_new_stack(),
+# user/targets/tracker.c: tracker_refresh_maps()): a new user stack with an address outside the known
 # mappings triggers a re-read, at most every 20 ms for an unknown sampled
 # ip (frame 0) and at most once a second for an unknown caller, which a
 # frame-pointer walk through code built without frame pointers makes up.
