@@ -25,7 +25,15 @@ B         ?= build
 CC        ?= cc
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
-ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# x86_64 only for now: --call-graph dwarf reads x86-64 registers in
+# bpf/profile.bpf.c and user/unwind/unwind.c unwinds x86-64 CFI only.
+MACHINE   := $(shell uname -m)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+ifneq ($(MACHINE),x86_64)
+$(error bpfprof builds on x86_64 only for now (this is $(MACHINE)): --call-graph dwarf reads x86-64 registers in bpf/profile.bpf.c and user/unwind/unwind.c unwinds x86-64 CFI only)
+endif
+endif
+ARCH      := x86
 
 SAN_FLAGS ?=
 CFLAGS    ?= -O2 -g
@@ -51,9 +59,13 @@ CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ)) $(B)/obj/user/kernel
 CORE_LIB  := $(B)/libbpfprof-core.a
 
 # --- plugins: every directory plugins/NAME/ becomes $(B)/plugins/NAME.so ------
+# but plugins/common/, the plugins' internal library (buffer, hash table,
+# grow helper, folding), which is linked into every one of them.  Plugin
+# headers are included by their path from plugins/ ("common/buf.h").
 PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/*.c))))
-PLUGINS   := $(sort $(PLUGINS))
+PLUGINS   := $(filter-out common,$(sort $(PLUGINS)))
 PLUGIN_SO := $(patsubst %,$(B)/plugins/%.so,$(PLUGINS))
+PLUGIN_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard plugins/common/*.c))
 
 # --- workloads ---------------------------------------------------------------
 # tests/workloads/*_lib.c are shared libraries workloads load, built into
@@ -73,8 +85,11 @@ TOOL_SRC  := $(wildcard tests/tools/*.c)
 TOOL_BIN  := $(patsubst tests/tools/%.c,$(B)/tools/%,$(TOOL_SRC))
 
 # --- unit tests: tests/unit/COMPONENT/test_*.c --------------------------------
+# tests/unit/lib/*.c are helpers shared by the unit tests (the fake plugin
+# host), linked into the plugin unit tests.
 UT_SRC    := $(wildcard tests/unit/*/test_*.c)
 UT_BIN    := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UT_SRC))
+UT_LIB_OBJ := $(patsubst tests/unit/lib/%.c,$(B)/obj/tests/unit/lib/%.o,$(wildcard tests/unit/lib/*.c))
 UT_LIBS   := -lcmocka
 
 .PHONY: all demo check test asan asan-check fuzz fuzz-targets bench install deps clean
@@ -126,12 +141,13 @@ $(B)/bpfprof: $(B)/obj/user/main.o $(CORE_LIB)
 # Plugin objects: position independent, one archive per plugin for unit tests.
 $(B)/obj/plugins/%.o: plugins/%.c include/bpfprof/plugin.h $(wildcard plugins/*/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(CPPFLAGS) -Iplugins $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 # Keep every intermediate file (skeleton, plugin objects): no needless rebuilds.
 .SECONDARY:
 .SECONDEXPANSION:
-plugin_objs = $(foreach f,$(wildcard plugins/$(1)/*.c),$(B)/obj/$(f:.c=.o))
+# A plugin's objects: its own and those of plugins/common/.
+plugin_objs = $(foreach f,$(wildcard plugins/$(1)/*.c),$(B)/obj/$(f:.c=.o)) $(PLUGIN_COMMON_OBJ)
 $(B)/plugins/%.so: $$(call plugin_objs,$$*)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -shared $^ -lz -lm -o $@
@@ -161,11 +177,20 @@ $(B)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lz -lm
 
-# A unit test of component C links the core library and, when C is a
-# plugin, that plugin's objects.
-$(B)/tests/unit/%: tests/unit/%.c $(CORE_LIB) $$(if $$(filter $$(firstword $$(subst /, ,$$*)),$(PLUGINS)),$(B)/obj/plugins/$$(firstword $$(subst /, ,$$*)).a)
+$(B)/obj/tests/unit/lib/%.o: tests/unit/lib/%.c tests/unit/lib/%.h include/bpfprof/plugin.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) $(LDFLAGS) $(filter %.c %.a,$^) $(CORE_LIB) $(UT_LIBS) $(LIBS) -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# A unit test of component C links the core library and, when C is a
+# plugin, that plugin's objects (plugins/common/ included) and the shared
+# test helpers of tests/unit/lib/ ("fake_host.h"; plugin headers by their
+# path from plugins/, "pprof/pb.h").
+ut_plugin = $(filter $(firstword $(subst /, ,$(1))),$(PLUGINS))
+$(B)/tests/unit/%: tests/unit/%.c $(CORE_LIB) $$(if $$(call ut_plugin,$$*),$(B)/obj/plugins/$$(call ut_plugin,$$*).a $(UT_LIB_OBJ)) \
+		   $(wildcard tests/unit/lib/*.h) $(wildcard plugins/*/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ibpf -Iplugins -Itests/unit/lib $(CFLAGS) $(LDFLAGS) $(filter %.c %.o %.a,$^) \
+		$(CORE_LIB) $(UT_LIBS) $(LIBS) -o $@
 
 demo: deps all
 	bash tests/demo.sh $(B)

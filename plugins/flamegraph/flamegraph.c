@@ -3,11 +3,11 @@
  * flamegraph.c - the "flamegraph" output plugin: one self-contained,
  * interactive HTML page (inline SVG drawn by an inline script, no network
  * access), default output bpfprof.html.  The stacks are the folded stacks
- * of the folded plugin (../folded/fold.h: comm, user frames, kernel
- * frames with _[k]); this file writes the page around them, the
- * stylesheet and script are in assets.c.  The page is written by
- * write_page_head(), write_page_data() and write_page_tail(), through
- * the large buffer of ../folded/foldout.h.
+ * of the folded plugin (common/fold.h: comm, user frames, kernel frames
+ * with _[k]); this file writes the page around them, the stylesheet and
+ * script are in assets.c.  The page is written by write_page_head(),
+ * write_page_data() and write_page_tail(), through a write-through
+ * buffer (common/buf.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "bpfprof/plugin.h"
-#include "../folded/fold.h"
-#include "../folded/foldout.h"
+#include "common/buf.h"
+#include "common/fold.h"
 
 extern const char flamegraph_css[];
 extern const char flamegraph_js[];
@@ -29,15 +29,15 @@ struct fg_state {
 };
 
 /* @s with &, <, > and " as HTML entities. */
-static void put_html(struct fold_out *o, const char *s)
+static void put_html(struct buf *o, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '&': fold_out_str(o, "&amp;"); break;
-		case '<': fold_out_str(o, "&lt;"); break;
-		case '>': fold_out_str(o, "&gt;"); break;
-		case '"': fold_out_str(o, "&quot;"); break;
-		default: fold_out_char(o, *s);
+		case '&': buf_str(o, "&amp;"); break;
+		case '<': buf_str(o, "&lt;"); break;
+		case '>': buf_str(o, "&gt;"); break;
+		case '"': buf_str(o, "&quot;"); break;
+		default: buf_char(o, *s);
 		}
 	}
 }
@@ -48,49 +48,49 @@ static const unsigned char json_escaped[256] = {
 };
 
 /* @n bytes of @s as a JSON string; '<' escaped so "</script>" cannot occur. */
-static void put_json(struct fold_out *o, const char *s, size_t n)
+static void put_json(struct buf *o, const char *s, size_t n)
 {
 	size_t done = 0;
 
-	fold_out_char(o, '"');
+	buf_char(o, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
 		char esc[8];
 
 		if (!json_escaped[c])
 			continue;
-		fold_out_put(o, s + done, i - done);
+		buf_put(o, s + done, i - done);
 		done = i + 1;
 		if (c == '"' || c == '\\')
 			snprintf(esc, sizeof(esc), "\\%c", c);
 		else
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
-		fold_out_str(o, esc);
+		buf_str(o, esc);
 	}
-	fold_out_put(o, s + done, n - done);
-	fold_out_char(o, '"');
+	buf_put(o, s + done, n - done);
+	buf_char(o, '"');
 }
 
-static void write_page_head(struct fg_state *st, struct fold_out *o, uint64_t total)
+static void write_page_head(struct fg_state *st, struct buf *o, uint64_t total)
 {
 	const struct bpfprof_run *run = st->run;
 	char title[512], period[64];
 
 	snprintf(title, sizeof(title), "bpfprof: %s, %" PRIu64 " samples", run && run->target ?
 		 run->target : "profile", total);
-	fold_out_str(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	buf_str(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		     "<title>");
 	put_html(o, title);
-	fold_out_str(o, "</title>\n<style>\n");
-	fold_out_str(o, flamegraph_css);
-	fold_out_str(o, "</style>\n</head>\n<body>\n<div id=\"bar\"><h1>");
+	buf_str(o, "</title>\n<style>\n");
+	buf_str(o, flamegraph_css);
+	buf_str(o, "</style>\n</head>\n<body>\n<div id=\"bar\"><h1>");
 	put_html(o, title);
 	if (run && run->sample_period) {
 		snprintf(period, sizeof(period), " (1 sample = %.3g ms of CPU)",
 			 run->sample_period / 1e6);
-		fold_out_str(o, period);
+		buf_str(o, period);
 	}
-	fold_out_str(o, "</h1>\n<input id=\"search\" type=\"search\" "
+	buf_str(o, "</h1>\n<input id=\"search\" type=\"search\" "
 		     "placeholder=\"search (regular expression)\">\n"
 		     "<span id=\"matched\"></span>\n"
 		     "<button id=\"reset\">Reset zoom</button></div>\n"
@@ -106,12 +106,12 @@ struct fg_index {
 };
 
 /* "names": every name once, in the order of first use, lines in text order. */
-static void write_page_names(struct fold_out *o, const struct fold *f, struct fg_index *index)
+static void write_page_names(struct buf *o, const struct fold *f, struct fg_index *index)
 {
 	struct fold_cursor c = { 0 };
 	uint32_t nr_names = 0;
 
-	fold_out_str(o, "\"names\": [");
+	buf_str(o, "\"names\": [");
 	while (fold_next(f, &c) && !o->err) {
 		for (uint32_t i = c.same; i < c.nr; i++) {	/* the others are known */
 			struct fg_index *x = &index[c.names[i]];
@@ -123,11 +123,11 @@ static void write_page_names(struct fold_out *o, const struct fold *f, struct fg
 			s = fold_name(f, c.names[i], &len);
 			x->len = (uint8_t)snprintf(x->s, sizeof(x->s), ",%" PRIu32, nr_names);
 			if (nr_names++)
-				fold_out_char(o, ',');
+				buf_char(o, ',');
 			put_json(o, s, len);
 		}
 	}
-	fold_out_str(o, "]");
+	buf_str(o, "]");
 }
 
 /*
@@ -135,34 +135,34 @@ static void write_page_names(struct fold_out *o, const struct fold *f, struct fg
  * line has in common with the line before are copied from that one, where
  * it still is in the buffer (as in folded.c); @end holds f->max_pieces.
  */
-static void write_page_stacks(struct fold_out *o, const struct fold *f,
+static void write_page_stacks(struct buf *o, const struct fold *f,
 			      const struct fg_index *index, size_t *end)
 {
 	struct fold_cursor c = { 0 };
-	struct fold_out_mark line = { 0 };	/* where the names of the line before start */
+	uint64_t line = 0;	/* where the names of the line before start */
 
-	fold_out_str(o, "\"stacks\": [");
+	buf_str(o, "\"stacks\": [");
 	for (size_t n = 0; fold_next(f, &c) && !o->err; n++) {
-		struct fold_out_mark names;
+		uint64_t names;
 		uint32_t i = 0;
 
-		fold_out_str(o, n ? ",\n[" : "\n[");
-		fold_out_u64(o, c.samples);
-		names = fold_out_mark(o);
-		if (c.same && fold_out_again(o, line, end[c.same - 1]))
+		buf_str(o, n ? ",\n[" : "\n[");
+		buf_dec(o, c.samples);
+		names = buf_pos(o);
+		if (c.same && buf_again(o, line, end[c.same - 1]))
 			i = c.same;
 		for (; i < c.nr; i++) {
-			fold_out_small(o, index[c.names[i]].s, index[c.names[i]].len);
-			end[i] = o->len - names.off;	/* meaningless after a flush */
+			buf_put16(o, index[c.names[i]].s, index[c.names[i]].len);
+			end[i] = (size_t)(buf_pos(o) - names);
 		}
 		line = names;
-		fold_out_char(o, ']');
+		buf_char(o, ']');
 	}
-	fold_out_str(o, "]");
+	buf_str(o, "]");
 }
 
 /* {"names": [...], "stacks": [[samples, name, ...], ...]} in a script element. */
-static int write_page_data(struct fg_state *st, struct fold_out *o, const struct fold *f)
+static int write_page_data(struct fg_state *st, struct buf *o, const struct fold *f)
 {
 	struct fg_index *index = calloc(f->nr_names ? f->nr_names : 1, sizeof(*index));
 	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
@@ -173,21 +173,21 @@ static int write_page_data(struct fg_state *st, struct fold_out *o, const struct
 		st->host->error(st->host, "flamegraph: out of memory");
 		return -ENOMEM;
 	}
-	fold_out_str(o, "<script id=\"bpfprof-data\" type=\"application/json\">\n{");
+	buf_str(o, "<script id=\"bpfprof-data\" type=\"application/json\">\n{");
 	write_page_names(o, f, index);
-	fold_out_str(o, ",\n");
+	buf_str(o, ",\n");
 	write_page_stacks(o, f, index, end);
-	fold_out_str(o, "}\n</script>\n");
+	buf_str(o, "}\n</script>\n");
 	free(index);
 	free(end);
 	return 0;
 }
 
-static void write_page_tail(struct fold_out *o)
+static void write_page_tail(struct buf *o)
 {
-	fold_out_str(o, "<script>\n");
-	fold_out_str(o, flamegraph_js);
-	fold_out_str(o, "</script>\n</body>\n</html>\n");
+	buf_str(o, "<script>\n");
+	buf_str(o, flamegraph_js);
+	buf_str(o, "</script>\n</body>\n</html>\n");
 }
 
 static int fg_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
@@ -210,12 +210,13 @@ static int fg_write(void *state, const struct bpfprof_profile *prof)
 {
 	struct fg_state *st = state;
 	struct fold *f;
-	struct fold_out o;
+	struct buf o;
 	int err = fold_profile(st->host, prof, "flamegraph", &f), werr;
 
+	buf_init(&o);
 	if (prof->run)
 		st->run = prof->run;
-	if (!err && fold_out_init(&o, st->out->file)) {
+	if (!err && buf_init_file(&o, st->out->file, BUF_WRITE_SIZE)) {
 		st->host->error(st->host, "flamegraph: out of memory");
 		err = -ENOMEM;
 	} else if (!err) {
@@ -223,13 +224,14 @@ static int fg_write(void *state, const struct bpfprof_profile *prof)
 		err = write_page_data(st, &o, f);
 		if (!err)
 			write_page_tail(&o);
-		werr = fold_out_finish(&o);
+		werr = buf_finish(&o);
 		if (!err && werr) {
 			st->host->error(st->host, "flamegraph: cannot write %s: %s",
 					st->out->path, strerror(-werr));
 			err = werr;
 		}
 	}
+	buf_free(&o);
 	fold_free(f);
 	return err;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * folded.c - the "folded" output plugin: folded stacks, one line
- * "comm;root;...;leaf COUNT" per distinct stack (see fold.h for how a
- * line is made), sorted, default output bpfprof.folded.  The format
+ * "comm;root;...;leaf COUNT" per distinct stack (see common/fold.h for
+ * how a line is made), sorted, default output bpfprof.folded.  The format
  * FlameGraph's flamegraph.pl, speedscope, inferno and others import.
  * COUNT is a number of samples (each stands for run->sample_period ns of
  * CPU time); the counts add up to the samples in the profile.
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "bpfprof/plugin.h"
-#include "fold.h"
-#include "foldout.h"
+#include "common/buf.h"
+#include "common/fold.h"
 
 struct folded_state {
 	const struct bpfprof_host *host;
@@ -42,28 +42,28 @@ static int folded_open(const struct bpfprof_host *host, const struct bpfprof_run
  * starts at *@line, are copied from that one, where it still is in the
  * buffer; @end[i] is where name i ends, from the start of the line.
  */
-static void write_folded_line(struct fold_out *o, const struct fold *f,
-			      const struct fold_cursor *c, struct fold_out_mark *line, size_t *end)
+static void write_folded_line(struct buf *o, const struct fold *f, const struct fold_cursor *c,
+			      uint64_t *line, size_t *end)
 {
-	struct fold_out_mark start = fold_out_mark(o);
+	uint64_t start = buf_pos(o);
 	uint32_t i = 0;
 
-	if (c->same && fold_out_again(o, *line, end[c->same - 1]))
+	if (c->same && buf_again(o, *line, end[c->same - 1]))
 		i = c->same;	/* their end[] is the same */
 	for (; i < c->nr; i++) {
 		size_t len;
 		const char *s = fold_name(f, c->names[i], &len);
 
 		if (i)
-			fold_out_piece(o, s - 1, len + 1);	/* with its ';' */
+			buf_put32(o, s - 1, len + 1);	/* with its ';' */
 		else
-			fold_out_piece(o, s, len);
-		end[i] = o->len - start.off;	/* meaningless after a flush */
+			buf_put32(o, s, len);
+		end[i] = (size_t)(buf_pos(o) - start);
 	}
 	*line = start;
-	fold_out_char(o, ' ');
-	fold_out_u64(o, c->samples);
-	fold_out_char(o, '\n');
+	buf_char(o, ' ');
+	buf_dec(o, c->samples);
+	buf_char(o, '\n');
 }
 
 /* One "line COUNT" per folded stack, in text order. */
@@ -71,12 +71,12 @@ static int write_folded_lines(struct folded_state *st, const struct fold *f)
 {
 	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
 	struct fold_cursor c = { 0 };
-	struct fold_out_mark line = { 0 };
-	struct fold_out o;
-	int err = fold_out_init(&o, st->out->file);
+	uint64_t line = 0;
+	struct buf o;
+	int err = buf_init_file(&o, st->out->file, BUF_WRITE_SIZE);
 
 	if (err || !end) {
-		fold_out_finish(&o);
+		buf_free(&o);
 		free(end);
 		st->host->error(st->host, "folded: out of memory");
 		return -ENOMEM;
@@ -84,7 +84,8 @@ static int write_folded_lines(struct folded_state *st, const struct fold *f)
 	while (fold_next(f, &c) && !o.err)
 		write_folded_line(&o, f, &c, &line, end);
 	free(end);
-	err = fold_out_finish(&o);
+	err = buf_finish(&o);
+	buf_free(&o);
 	if (err)
 		st->host->error(st->host, "folded: cannot write %s: %s", st->out->path,
 				strerror(-err));

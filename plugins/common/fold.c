@@ -1,57 +1,18 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+// SPDX-License-Identifier: BSD-2-Clause
 /*
- * fold.h - folding a bpfprof profile into "folded stacks", shared by the
- * folded and flamegraph plugins (each compiles it in: the functions are
- * static, a plugin is one self-contained .so).
- *
- * A folded stack is one line "comm;frame;...;leaf", root first: the
- * process name, the user frames from the outermost caller down, then the
- * kernel frames (each suffixed "_[k]", as FlameGraph's stackcollapse
- * scripts do) down to the kernel leaf.  A frame is its function name (a
- * caller is looked up at its return address - 1, the call site), else
- * "[module]" (the file name of the mapping that holds it), else
- * "[unknown]".  ';' and line breaks in names become '_' and ' ', so the
- * line stays parseable.  The samples of all threads with the same line
- * are summed; the lines are sorted by byte value.
- *
- * How, for a million counts over deep stacks, without building any line
- * as text (fold_profile()):
- *  1. fold_collect_batch(): each count's (pid, user stack) and (pid,
- *     kernel stack) is looked up in f->memos; each distinct one is a memo.
- *  2. fold_render_memos(): the stacks are sorted by address from the
- *     root (foldsort.h) and their memos rendered in that order.  A frame's
- *     name is interned once per host string (struct fold_frame); frames a
- *     stack shares with the one rendered before in the same process are
- *     not symbolized again.  A stack becomes a sequence of name ids,
- *     interned by content.
- *  3. fold_sum_batch(): counts are summed per (comm, user sequence,
- *     kernel sequence): the lines.
- *  4. fold_order(): lines are sorted by text (foldsort.h: piece ranks and
- *     a multikey quicksort); lines of equal text with different keys,
- *     possible only if a user frame's name itself ends in "_[k]", come
- *     out adjacent and fold_next() merges them.
- * The caller then writes each line from the interned names:
- *
- *   fold_profile() -> fold_next()* -> fold_name() ... -> fold_free()
+ * common/fold.c - folding a bpfprof profile into folded stacks, the
+ * steps behind fold_profile() and fold_next() (common/fold.h says what a
+ * folded stack is and how it is made); part of plugins/common/.  The
+ * hash tables are common/hashtab.h: names and frame sequences, keys of
+ * any length, go in by (hash, n) and are compared here.
  */
-#ifndef BPFPROF_FOLD_H
-#define BPFPROF_FOLD_H
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfprof/plugin.h"
-#include "foldsort.h"
-#include "foldtab.h"
-
-/* An interned piece: text at fold.text + off, preceded by ';' and NUL-terminated. */
-struct fold_name {
-	size_t off;
-	uint32_t len;
-	uint32_t mid, end;		/* ranks of "name;" and "name\0" (from 1) */
-};
+#include "common/fold.h"
+#include "common/grow.h"
 
 /* An interned frame sequence, root first: fold.pool[off ... off + len - 1]. */
 struct fold_seq {
@@ -93,64 +54,44 @@ struct fold_frame {
 	uint32_t how;			/* FOLD_FUNCTION, _MODULE or _UNKNOWN, | FOLD_KERNEL */
 };
 
-struct fold {
-	const struct bpfprof_host *host;
-	const struct bpfprof_profile *prof;
-	const char *who;		/* message prefix: the plugin's name */
-	uint64_t total;			/* samples of all lines */
-	char *text;			/* the names' text */
-	size_t text_len, text_cap;
-	struct fold_name *names;
-	size_t nr_names, names_cap;
-	struct fold_tab name_tab;	/* text -> name */
-	struct fold_map syms;		/* (host string, how) -> name */
-	struct fold_frame *frames;	/* the stack being rendered */
-	size_t frames_cap;
-	uint32_t *pool;			/* sequences: name ids (mid ranks while sorting) */
-	size_t pool_len, pool_cap;
-	struct fold_seq *seqs;
-	size_t nr_seqs, seqs_cap;
-	struct fold_tab seq_tab;	/* content -> seq */
-	struct fold_memo *memo;		/* [0]: no frames */
-	size_t nr_memo, memo_cap;
-	struct fold_map memos;		/* (pid << 32 | stack, kernel) -> memo */
-	uint32_t *stack_memo;		/* the first memo of each stack, 0 if none */
-	struct fold_map groups;		/* (pid, kernel) -> group */
-	uint32_t *count_memo;		/* user and kernel memo of each count */
-	uint32_t *thread_comm;		/* comm name of each thread, UINT32_MAX unknown yet */
-	struct fold_line *lines;
-	size_t nr_lines;
-	struct fold_map line_map;	/* (comm << 32 | user, kernel) -> line */
-	struct fold_sortent *sorted;	/* the lines in text order (name ids, comm too) */
-	uint32_t *pieces;		/* fold_next(): the current line's names */
-	uint32_t max_pieces;		/* of any line */
-};
+/* The hash of the @n bytes at @s (hashtab_hash() mixes it). */
+static inline uint64_t fold_hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 
-/* Where fold_next() is: the line it returned, as name ids, root first. */
-struct fold_cursor {
-	size_t next;			/* position in fold.sorted */
-	uint64_t samples;
-	uint32_t nr;			/* names */
-	uint32_t same;			/* the first names that the line before has too */
-	const uint32_t *names;
-};
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x9fb21c651e98df25ull;
+		h ^= h >> 29;
+	}
+	for (; n; s++, n--)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The hash of the @n words at @w. */
+static inline uint64_t fold_hash_words(const uint32_t *w, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ w[i]) * 0x9fb21c651e98df25ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
 
 /* --- names ------------------------------------------------------------------ */
 
 /*
  * Room for @n more bytes of text, and FOLD_TEXT_SLACK readable bytes after
- * them: a name can be copied in whole blocks (fold_out_piece()).
+ * them: a name can be copied in whole blocks (buf_put32()).
  */
-#define FOLD_TEXT_SLACK 64
-
 static int fold_text_room(struct fold *f, size_t n)
 {
-	char *p = fold_grow(f->text, &f->text_cap, f->text_len, n + FOLD_TEXT_SLACK, 1);
-
-	if (!p)
-		return -ENOMEM;
-	f->text = p;
-	return 0;
+	return grow_array(&f->text, &f->text_cap, f->text_len + n + FOLD_TEXT_SLACK, 1);
 }
 
 /* Append @s (@n bytes) to the uncommitted name at f->text + f->text_len + *len. */
@@ -175,29 +116,28 @@ static void fold_text_put(struct fold *f, size_t *len, const char *s, size_t n)
 static int fold_intern_name(struct fold *f, size_t len, uint32_t *id)
 {
 	const char *s = f->text + f->text_len + 1;
-	uint32_t h = fold_hash_bytes(s, len), j;
-	struct fold_name *p;
-	size_t i;
+	uint64_t h = fold_hash_bytes(s, len), k;
+	struct hashtab_slot *slot;
 
-	for (i = fold_tab_first(&f->name_tab, h); f->name_tab.slots[i];
-	     i = fold_tab_next(&f->name_tab, i)) {
-		j = fold_tab_id(f->name_tab.slots[i], h);
-		if (j != UINT32_MAX && f->names[j].len == len &&
-		    !memcmp(f->text + f->names[j].off, s, len)) {
-			*id = j;
+	for (k = 0;; k++) {		/* past names of the same hash */
+		slot = hashtab_find(&f->name_tab, hashtab_hash(h, k), h, k);
+		if (slot->v == HASHTAB_NONE)
+			break;
+		if (f->names[slot->v].len == len && !memcmp(f->text + f->names[slot->v].off, s, len)) {
+			*id = slot->v;
 			return 0;
 		}
 	}
-	p = fold_grow(f->names, &f->names_cap, f->nr_names, 1, sizeof(*p));
-	if (!p || len >= UINT32_MAX || f->nr_names >= UINT32_MAX / 2 - 1)
+	if (grow_array(&f->names, &f->names_cap, f->nr_names + 1, sizeof(*f->names)) ||
+	    len >= UINT32_MAX || f->nr_names >= UINT32_MAX / 2 - 1)
 		return -ENOMEM;
-	f->names = p;
 	f->names[f->nr_names] = (struct fold_name){ .off = f->text_len + 1, .len = (uint32_t)len };
 	f->text[f->text_len] = ';';
 	f->text[f->text_len + 1 + len] = '\0';
 	f->text_len += len + 2;
 	*id = (uint32_t)f->nr_names++;
-	return fold_tab_put(&f->name_tab, i, h, *id);
+	*slot = (struct hashtab_slot){ .a = h, .b = k, .v = *id };
+	return hashtab_added(&f->name_tab);
 }
 
 /* Intern the name of a frame that resolved to @s used as @how. */
@@ -253,8 +193,8 @@ static void fold_resolve(struct fold *f, uint32_t pid, uint64_t ip, int kernel, 
 		fr->s = sym.module, fr->how = FOLD_MODULE | k;
 	else
 		fr->s = NULL, fr->how = FOLD_UNKNOWN | k;
-	fr->h = fold_map_hash((uintptr_t)fr->s, fr->how);
-	fold_map_prefetch(&f->syms, fr->h);
+	fr->h = hashtab_hash((uintptr_t)fr->s, fr->how);
+	hashtab_prefetch(&f->syms, fr->h);
 }
 
 /*
@@ -264,25 +204,25 @@ static void fold_resolve(struct fold *f, uint32_t pid, uint64_t ip, int kernel, 
  */
 static int fold_frame_name(struct fold *f, struct fold_frame *fr, uint32_t *id)
 {
-	struct fold_slot *slot = fold_map_find(&f->syms, fr->h, (uintptr_t)fr->s, fr->how);
+	struct hashtab_slot *slot = hashtab_find(&f->syms, fr->h, (uintptr_t)fr->s, fr->how);
 	uint32_t k = fr->how & FOLD_KERNEL;
 
-	if (slot->v == UINT32_MAX && fr->how == (FOLD_FUNCTION | k) && !*fr->s) {
+	if (slot->v == HASHTAB_NONE && fr->how == (FOLD_FUNCTION | k) && !*fr->s) {
 		if (fr->module && *fr->module)
 			fr->s = fr->module, fr->how = FOLD_MODULE | k;
 		else
 			fr->s = NULL, fr->how = FOLD_UNKNOWN | k;
-		fr->h = fold_map_hash((uintptr_t)fr->s, fr->how);
-		slot = fold_map_find(&f->syms, fr->h, (uintptr_t)fr->s, fr->how);
+		fr->h = hashtab_hash((uintptr_t)fr->s, fr->how);
+		slot = hashtab_find(&f->syms, fr->h, (uintptr_t)fr->s, fr->how);
 	}
-	if (slot->v != UINT32_MAX) {
+	if (slot->v != HASHTAB_NONE) {
 		*id = slot->v;
 		return 0;
 	}
 	if (fold_render_name(f, fr->s, fr->how, id))
 		return -ENOMEM;
-	*slot = (struct fold_slot){ .a = (uintptr_t)fr->s, .b = fr->how, .v = *id };
-	return fold_map_added(&f->syms);
+	*slot = (struct hashtab_slot){ .a = (uintptr_t)fr->s, .b = fr->how, .v = *id };
+	return hashtab_added(&f->syms);
 }
 
 /* The comm name of thread @t: its process's comm, else its own, else "[unknown]". */
@@ -318,27 +258,27 @@ static int fold_comm_name(struct fold *f, uint32_t t, uint32_t *id)
 static int fold_intern_seq(struct fold *f, size_t n, uint32_t *id)
 {
 	const uint32_t *w = f->pool + f->pool_len;
-	uint32_t h = fold_hash_words(w, n), j;
-	struct fold_seq *p;
-	size_t i;
+	uint64_t h = fold_hash_words(w, n), k;
+	struct hashtab_slot *slot;
 
-	for (i = fold_tab_first(&f->seq_tab, h); f->seq_tab.slots[i];
-	     i = fold_tab_next(&f->seq_tab, i)) {
-		j = fold_tab_id(f->seq_tab.slots[i], h);
-		if (j != UINT32_MAX && f->seqs[j].len == n &&
-		    !memcmp(f->pool + f->seqs[j].off, w, n * sizeof(*w))) {
-			*id = j;
+	for (k = 0;; k++) {		/* past sequences of the same hash */
+		slot = hashtab_find(&f->seq_tab, hashtab_hash(h, k), h, k);
+		if (slot->v == HASHTAB_NONE)
+			break;
+		if (f->seqs[slot->v].len == n &&
+		    !memcmp(f->pool + f->seqs[slot->v].off, w, n * sizeof(*w))) {
+			*id = slot->v;
 			return 0;
 		}
 	}
-	p = fold_grow(f->seqs, &f->seqs_cap, f->nr_seqs, 1, sizeof(*p));
-	if (!p || f->nr_seqs >= UINT32_MAX - 1)
+	if (grow_array(&f->seqs, &f->seqs_cap, f->nr_seqs + 1, sizeof(*f->seqs)) ||
+	    f->nr_seqs >= UINT32_MAX - 1)
 		return -ENOMEM;
-	f->seqs = p;
 	f->seqs[f->nr_seqs] = (struct fold_seq){ .off = f->pool_len, .len = (uint32_t)n };
 	f->pool_len += n;
 	*id = (uint32_t)f->nr_seqs++;
-	return fold_tab_put(&f->seq_tab, i, h, *id);
+	*slot = (struct hashtab_slot){ .a = h, .b = k, .v = *id };
+	return hashtab_added(&f->seq_tab);
 }
 
 /*
@@ -372,15 +312,11 @@ static int fold_render_stack(struct fold *f, uint32_t id, const uint64_t *ips, u
 	uint32_t k = fold_shared(ips, nr, last), *p;
 	struct fold_frame *fr;
 
-	p = fold_grow(f->pool, &f->pool_cap, f->pool_len, nr, sizeof(*p));
-	if (!p)
+	if (grow_array(&f->pool, &f->pool_cap, f->pool_len + nr, sizeof(*f->pool)) ||
+	    grow_array(&f->frames, &f->frames_cap, nr, sizeof(*f->frames)))
 		return -ENOMEM;
-	f->pool = p;
-	p += f->pool_len;
-	fr = fold_grow(f->frames, &f->frames_cap, 0, nr, sizeof(*fr));
-	if (!fr)
-		return -ENOMEM;
-	f->frames = fr;
+	p = f->pool + f->pool_len;
+	fr = f->frames;
 	if (k)
 		memcpy(p, f->pool + f->seqs[f->memo[last->memo].seq].off, k * sizeof(*p));
 	for (uint32_t i = k; i < nr; i++)		/* root first */
@@ -442,13 +378,13 @@ static inline uint64_t fold_memo_key(uint32_t pid, uint32_t index)
 /* *@group: the index of (@pid, @kernel), added if new. */
 static int fold_group(struct fold *f, uint32_t pid, uint32_t kernel, uint32_t *group)
 {
-	struct fold_slot *slot = fold_map_find(&f->groups, fold_map_hash(pid, kernel), pid,
+	struct hashtab_slot *slot = hashtab_find(&f->groups, hashtab_hash(pid, kernel), pid,
 					       kernel);
 
-	if (slot->v == UINT32_MAX) {
-		*slot = (struct fold_slot){ .a = pid, .b = kernel, .v = (uint32_t)f->groups.n };
+	if (slot->v == HASHTAB_NONE) {
+		*slot = (struct hashtab_slot){ .a = pid, .b = kernel, .v = (uint32_t)f->groups.n };
 		*group = slot->v;
-		return fold_map_added(&f->groups);
+		return hashtab_added(&f->groups);
 	}
 	*group = slot->v;
 	return 0;
@@ -456,34 +392,32 @@ static int fold_group(struct fold *f, uint32_t pid, uint32_t kernel, uint32_t *g
 
 /*
  * *@memo: the memo of stack @index of process @pid as part @kernel of a
- * count (0 if it has no frames), added if new; @h is fold_map_hash() of its key.
+ * count (0 if it has no frames), added if new; @h is hashtab_hash() of its key.
  */
 static int fold_memo_of(struct fold *f, uint32_t pid, uint32_t index, uint32_t kernel,
 			uint64_t h, uint32_t *memo)
 {
 	uint64_t a = fold_memo_key(pid, index);
-	struct fold_slot *slot;
-	struct fold_memo *p;
+	struct hashtab_slot *slot;
 
 	if (!f->prof->stacks[index].nr) {
 		*memo = 0;
 		return 0;
 	}
-	slot = fold_map_find(&f->memos, h, a, kernel);
-	if (slot->v != UINT32_MAX) {
+	slot = hashtab_find(&f->memos, h, a, kernel);
+	if (slot->v != HASHTAB_NONE) {
 		*memo = slot->v;
 		return 0;
 	}
-	p = fold_grow(f->memo, &f->memo_cap, f->nr_memo, 1, sizeof(*p));
-	if (!p || f->nr_memo >= UINT32_MAX - 1)
+	if (grow_array(&f->memo, &f->memo_cap, f->nr_memo + 1, sizeof(*f->memo)) ||
+	    f->nr_memo >= UINT32_MAX - 1)
 		return -ENOMEM;
-	f->memo = p;
 	*memo = (uint32_t)f->nr_memo++;
-	*slot = (struct fold_slot){ .a = a, .b = kernel, .v = *memo };
+	*slot = (struct hashtab_slot){ .a = a, .b = kernel, .v = *memo };
 	f->memo[*memo] = (struct fold_memo){ .pid = pid, .stack = index, .kernel = kernel,
 					     .next = f->stack_memo[index] };
 	f->stack_memo[index] = *memo;
-	if (fold_map_added(&f->memos))
+	if (hashtab_added(&f->memos))
 		return -ENOMEM;
 	return fold_group(f, pid, kernel, &f->memo[*memo].group);
 }
@@ -511,11 +445,11 @@ static int fold_collect_batch(struct fold *f, size_t first, size_t n)
 		}
 		pid = prof->threads[c->thread].pid;
 		__builtin_prefetch(&prof->stacks[c->user_stack]);
-		h[j][0] = fold_map_hash(fold_memo_key(pid, c->user_stack), 0);
-		h[j][1] = fold_map_hash(fold_memo_key(pid, c->kernel_stack), 1);
-		fold_map_prefetch(&f->memos, h[j][0]);
+		h[j][0] = hashtab_hash(fold_memo_key(pid, c->user_stack), 0);
+		h[j][1] = hashtab_hash(fold_memo_key(pid, c->kernel_stack), 1);
+		hashtab_prefetch(&f->memos, h[j][0]);
 		if (c->kernel_stack)
-			fold_map_prefetch(&f->memos, h[j][1]);
+			hashtab_prefetch(&f->memos, h[j][1]);
 	}
 	for (size_t j = 0; j < n; j++) {
 		const struct bpfprof_count *c = &prof->counts[first + j];
@@ -529,21 +463,21 @@ static int fold_collect_batch(struct fold *f, size_t first, size_t n)
 	return 0;
 }
 
-/* Add @samples to the line (@comm, @user, @kernel); @h is fold_map_hash() of its key. */
+/* Add @samples to the line (@comm, @user, @kernel); @h is hashtab_hash() of its key. */
 static int fold_add(struct fold *f, uint32_t comm, uint32_t user, uint32_t kernel, uint64_t h,
 		    uint64_t samples)
 {
 	uint64_t a = (uint64_t)comm << 32 | user;
-	struct fold_slot *slot = fold_map_find(&f->line_map, h, a, kernel);
+	struct hashtab_slot *slot = hashtab_find(&f->line_map, h, a, kernel);
 
-	if (slot->v != UINT32_MAX) {
+	if (slot->v != HASHTAB_NONE) {
 		f->lines[slot->v].samples += samples;
 		return 0;
 	}
 	f->lines[f->nr_lines] = (struct fold_line){ .comm = comm, .user = user, .kernel = kernel,
 						    .samples = samples };
-	*slot = (struct fold_slot){ .a = a, .b = kernel, .v = (uint32_t)f->nr_lines++ };
-	return fold_map_added(&f->line_map);
+	*slot = (struct hashtab_slot){ .a = a, .b = kernel, .v = (uint32_t)f->nr_lines++ };
+	return hashtab_added(&f->line_map);
 }
 
 /* Add the @n <= FOLD_BATCH counts from @first to their lines (prefetched as above). */
@@ -560,8 +494,8 @@ static int fold_sum_batch(struct fold *f, size_t first, size_t n)
 		b[j] = (struct fold_line){ .comm = f->thread_comm[c->thread],
 			.user = f->memo[memo[2 * j]].seq, .kernel = f->memo[memo[2 * j + 1]].seq,
 			.samples = c->samples };
-		h[j] = fold_map_hash((uint64_t)b[j].comm << 32 | b[j].user, b[j].kernel);
-		fold_map_prefetch(&f->line_map, h[j]);
+		h[j] = hashtab_hash((uint64_t)b[j].comm << 32 | b[j].user, b[j].kernel);
+		hashtab_prefetch(&f->line_map, h[j]);
 	}
 	for (size_t j = 0; j < n; j++) {
 		if (fold_add(f, b[j].comm, b[j].user, b[j].kernel, h[j], b[j].samples))
@@ -664,12 +598,12 @@ static int fold_order(struct fold *f)
 /* Free what only building needs. */
 static void fold_free_build(struct fold *f)
 {
-	fold_tab_free(&f->name_tab);
-	fold_map_free(&f->syms);
-	fold_tab_free(&f->seq_tab);
-	fold_map_free(&f->memos);
-	fold_map_free(&f->groups);
-	fold_map_free(&f->line_map);
+	hashtab_free(&f->name_tab);
+	hashtab_free(&f->syms);
+	hashtab_free(&f->seq_tab);
+	hashtab_free(&f->memos);
+	hashtab_free(&f->groups);
+	hashtab_free(&f->line_map);
 	free(f->frames);
 	free(f->memo);
 	free(f->count_memo);
@@ -682,7 +616,7 @@ static void fold_free_build(struct fold *f)
 	f->thread_comm = NULL;
 }
 
-static void fold_free(struct fold *f)
+void fold_free(struct fold *f)
 {
 	if (!f)
 		return;
@@ -709,12 +643,12 @@ static int fold_init(struct fold *f)
 	f->count_memo = malloc(2 * counts * sizeof(*f->count_memo));
 	f->thread_comm = malloc((prof->nr_threads ? prof->nr_threads : 1) * sizeof(uint32_t));
 	f->stack_memo = calloc(prof->nr_stacks ? prof->nr_stacks : 1, sizeof(uint32_t));
-	f->memo = fold_grow(NULL, &f->memo_cap, 0, 1, sizeof(*f->memo));
-	f->pool = fold_grow(NULL, &f->pool_cap, 0, 1, sizeof(*f->pool));
-	if (!f->lines || !f->count_memo || !f->thread_comm || !f->stack_memo || !f->memo ||
-	    !f->pool || fold_tab_init(&f->name_tab, 1024) || fold_map_init(&f->syms, 1024) ||
-	    fold_tab_init(&f->seq_tab, 1024) || fold_map_init(&f->memos, 1024) ||
-	    fold_map_init(&f->groups, 64) || fold_map_init(&f->line_map, 1024))
+	if (!f->lines || !f->count_memo || !f->thread_comm || !f->stack_memo ||
+	    grow_array(&f->memo, &f->memo_cap, 1, sizeof(*f->memo)) ||
+	    grow_array(&f->pool, &f->pool_cap, 1, sizeof(*f->pool)) ||
+	    hashtab_init(&f->name_tab, 512) || hashtab_init(&f->syms, 512) ||
+	    hashtab_init(&f->seq_tab, 512) || hashtab_init(&f->memos, 512) ||
+	    hashtab_init(&f->groups, 32) || hashtab_init(&f->line_map, 512))
 		return -ENOMEM;
 	memset(f->thread_comm, 0xff, prof->nr_threads * sizeof(uint32_t));
 	f->memo[f->nr_memo++] = (struct fold_memo){ .seq = 0 };	/* memo 0: no frames */
@@ -725,8 +659,8 @@ static int fold_init(struct fold *f)
  * Fold @prof: *out gets the folded profile (free with fold_free()).
  * 0, -EINVAL or -ENOMEM (after host->error(), messages prefixed with @who).
  */
-static int fold_profile(const struct bpfprof_host *host, const struct bpfprof_profile *prof,
-			const char *who, struct fold **out)
+int fold_profile(const struct bpfprof_host *host, const struct bpfprof_profile *prof,
+		 const char *who, struct fold **out)
 {
 	struct fold *f = calloc(1, sizeof(*f));
 	int err;
@@ -754,22 +688,6 @@ static int fold_profile(const struct bpfprof_host *host, const struct bpfprof_pr
 	return err;
 }
 
-/* The samples of all lines. */
-static inline uint64_t fold_total(const struct fold *f)
-{
-	return f->total;
-}
-
-/*
- * Name @id: its text (NUL-terminated, preceded by ';', followed by at least
- * FOLD_TEXT_SLACK readable bytes) and *@len.
- */
-static inline const char *fold_name(const struct fold *f, uint32_t id, size_t *len)
-{
-	*len = f->names[id].len;
-	return f->text + f->names[id].off;
-}
-
 /* How many lines ahead fold_next() prefetches. */
 #define FOLD_AHEAD 8
 
@@ -787,7 +705,7 @@ static inline int fold_piece(const struct fold *f, uint32_t i, uint32_t name, in
  * the first names of the line before too (a writer can repeat that part).
  * One cursor at a time.
  */
-static int fold_next(const struct fold *f, struct fold_cursor *c)
+int fold_next(const struct fold *f, struct fold_cursor *c)
 {
 	const struct fold_sortent *e;
 	int same;
@@ -817,5 +735,3 @@ static int fold_next(const struct fold *f, struct fold_cursor *c)
 	c->names = f->pieces;
 	return 1;
 }
-
-#endif /* BPFPROF_FOLD_H */

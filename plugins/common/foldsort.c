@@ -1,9 +1,10 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+// SPDX-License-Identifier: BSD-2-Clause
 /*
- * foldsort.h - the orders the folding code (fold.h) needs, shared by the
- * folded and flamegraph plugins like fold.h.  Two are multikey quicksorts
- * (three-way partition on the key at one depth, the equal part goes on
- * at the next depth), on elements of up to 64 bytes that carry their key:
+ * common/foldsort.c - the orders the folding code (common/fold.c) needs,
+ * part of plugins/common/, linked into the folded and flamegraph
+ * plugins.  Two are multikey quicksorts (three-way partition on the key
+ * at one depth, the equal part goes on at the next depth), on elements of
+ * up to 64 bytes that carry their key:
  *
  *  - fold_sort_lines(): lines by their sequences of piece ranks, equal
  *    ones marked.  A folded line is its pieces "name;" joined, the last
@@ -15,13 +16,12 @@
  *  - fold_rank(): the ranks of the pieces of a set of names (they are
  *    sorted with qsort()).
  */
-#ifndef BPFPROF_FOLDSORT_H
-#define BPFPROF_FOLDSORT_H
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/foldsort.h"
 
 /* --- multikey quicksort ------------------------------------------------------ */
 
@@ -102,19 +102,6 @@ static size_t fold_largest(const struct fold_part part[3])
 
 /* --- lines ------------------------------------------------------------------- */
 
-/* A line: where its pieces are (as ranks, root first, in a pool of them). */
-struct fold_sortent {
-	uint32_t user, kernel;		/* offsets in the pool: equal for equal pieces */
-	uint32_t nu, n;			/* user pieces; all pieces (1 + user + kernel) */
-	uint32_t comm, last;		/* mid rank of the comm; end rank of the last piece */
-	uint32_t key;			/* rank at the depth being sorted; 0: past the end */
-	uint32_t line;			/* the caller's id, | FOLD_DUP when sorted (below) */
-};
-
-/* In fold_sortent.line: the same pieces as the line before it. */
-#define FOLD_DUP (1u << 31)
-
-_Static_assert(sizeof(struct fold_sortent) <= 64, "fold_partition() swaps up to 64 bytes");
 
 static inline uint32_t fold_line_key(const uint32_t *pool, const struct fold_sortent *e,
 				     uint32_t d)
@@ -147,10 +134,6 @@ static int fold_line_cmp(const uint32_t *pool, const struct fold_sortent *x,
 	}
 }
 
-static inline void fold_line_dup(struct fold_sortent *e, int dup)
-{
-	e->line = (e->line & ~FOLD_DUP) | (dup ? FOLD_DUP : 0);
-}
 
 static void fold_line_insertion(const uint32_t *pool, struct fold_sortent *a, size_t n, uint32_t d)
 {
@@ -190,8 +173,8 @@ static uint64_t fold_line_key_of(const void *e)
  * it).  Multikey quicksort: three-way partition on the piece at @d, the
  * equal part goes on at the next piece.
  */
-static void fold_sort_lines(const uint32_t *pool, struct fold_sortent *a, size_t n, uint32_t d,
-			    int keyed)
+void fold_sort_lines(const uint32_t *pool, struct fold_sortent *a, size_t n, uint32_t d,
+		     int keyed)
 {
 	while (n > 1) {
 		struct fold_part part[3];
@@ -227,15 +210,6 @@ static void fold_sort_lines(const uint32_t *pool, struct fold_sortent *a, size_t
 
 /* --- stacks ------------------------------------------------------------------ */
 
-/* A stack to sort: its addresses, leaf first. */
-struct fold_stackent {
-	const uint64_t *ips;
-	uint32_t nr;
-	uint32_t id;			/* the caller's */
-	uint64_t key;			/* the key at the depth being sorted, 0 past the end */
-};
-
-_Static_assert(sizeof(struct fold_stackent) <= 64, "fold_partition() swaps up to 64 bytes");
 
 /* Key @d: address @d from the root (an address 0 ends the stack early). */
 static inline uint64_t fold_stack_key(const struct fold_stackent *e, uint32_t d)
@@ -278,7 +252,7 @@ static void fold_stack_insertion(struct fold_stackent *a, size_t n, uint32_t d)
  * from the root (multikey quicksort, as fold_sort_lines()).  The order
  * only has to put stacks with common callers together.
  */
-static void fold_sort_stacks(struct fold_stackent *a, size_t n, uint32_t d, int keyed)
+void fold_sort_stacks(struct fold_stackent *a, size_t n, uint32_t d, int keyed)
 {
 	while (n > 1) {
 		struct fold_part part[3];
@@ -308,12 +282,6 @@ static void fold_sort_stacks(struct fold_stackent *a, size_t n, uint32_t d, int 
 
 /* --- piece ranks -------------------------------------------------------------- */
 
-/* A name to rank (no ';' or NUL in it), and where its two ranks go. */
-struct fold_rankent {
-	const char *s;			/* NUL-terminated */
-	uint32_t len;
-	uint32_t *mid, *end;		/* ranks of "s;" and "s\0" */
-};
 
 /* Does "@w;" come after "@y\0", i.e. does y extend w with a byte below ';'? */
 static int fold_rank_waits(const struct fold_rankent *w, const struct fold_rankent *y)
@@ -334,7 +302,7 @@ static int fold_rankent_cmp(const void *a, const void *b)
  * extend w with a byte below ';', which follow w directly: so "w;" waits
  * on a stack of such prefixes until a name that does not extend it so.
  */
-static int fold_rank(struct fold_rankent *e, size_t n)
+int fold_rank(struct fold_rankent *e, size_t n)
 {
 	struct fold_rankent **wait = malloc((n ? n : 1) * sizeof(*wait));
 	uint32_t rank = 1;
@@ -354,5 +322,3 @@ static int fold_rank(struct fold_rankent *e, size_t n)
 	free(wait);
 	return 0;
 }
-
-#endif /* BPFPROF_FOLDSORT_H */
