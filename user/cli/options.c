@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * options.c - parses bpfprof's command line (getopt_long), in the style of
- * `perf record`: -F, -c, -p, -t, -a, -C, -o, -d, --format, -- COMMAND.
- * Every mistake gets one line that says what was wrong and what to do.
+ * options.c - owns bpfprof's command line (getopt_long), in the style of
+ * `perf record`: -F, -c, -p, -t, -a, -C, -o, -d, --format, -- COMMAND, and
+ * its --help.  It stores what the user typed after checking its range;
+ * every mistake gets one line that says what was wrong and what to do.
+ * What the kernel side makes of the values is user/kernel/settings.c's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/cpus.h"
+#include "kernel/settings.h"
 #include "options.h"
 
 enum long_only {
@@ -92,8 +96,8 @@ void options_usage(void)
 	       "  -q, --quiet             no summary on stderr\n"
 	       "  -h, --help              this help\n"
 	       "      --version           print the version\n",
-	       OPT_DEFAULT_FREQ, OPT_STACK_MAP_MIN, OPT_STACK_MAP_MAX, OPT_COUNT_MAP_MIN,
-	       OPT_COUNT_MAP_MAX,
+	       OPT_DEFAULT_FREQ, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX,
+	       SETTINGS_COUNT_MAP_MIN, SETTINGS_COUNT_MAP_MAX,
 	       OPT_DEFAULT_RINGBUF_SIZE, OPT_DEFAULT_FORMAT);
 }
 
@@ -156,58 +160,6 @@ static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
 	return err;
 }
 
-#define MAX_CPU_ID 65535
-
-int parse_cpu_list(const char *s, int **cpus, size_t *nr)
-{
-	/* A set of CPU ids, not a list: "0,0" or "0-3,2" name a CPU once (one
-	 * event per CPU), and memory stays bounded however long the list. */
-	uint8_t *set = calloc(MAX_CPU_ID / 8 + 1, 1);
-	char *copy = strdup(s), *save = NULL, *tok;
-	int *list = NULL;
-	size_t n = 0;
-	int err = 0;
-
-	if (!copy || !set) {
-		free(copy);
-		free(set);
-		return -ENOMEM;
-	}
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		uint64_t lo, hi;
-
-		if (dash)
-			*dash = '\0';
-		if (parse_u64(tok, 0, MAX_CPU_ID, &lo) ||
-		    parse_u64(dash ? dash + 1 : tok, 0, MAX_CPU_ID, &hi) || hi < lo) {
-			err = -EINVAL;
-			break;
-		}
-		for (uint64_t c = lo; c <= hi; c++)
-			set[c / 8] |= 1u << (c % 8);
-	}
-	free(copy);
-	for (int c = 0; !err && c <= MAX_CPU_ID; c++)
-		n += set[c / 8] >> (c % 8) & 1;
-	if (!err && n == 0)
-		err = -EINVAL;
-	if (!err && !(list = malloc(n * sizeof(*list))))
-		err = -ENOMEM;
-	if (err) {
-		free(set);
-		return err;
-	}
-	n = 0;
-	for (int c = 0; c <= MAX_CPU_ID; c++)
-		if (set[c / 8] >> (c % 8) & 1)
-			list[n++] = c;
-	free(set);
-	*cpus = list;	/* ascending */
-	*nr = n;
-	return 0;
-}
-
 /* --call-graph fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..32768) */
 static int parse_call_graph(struct options *o, const char *arg)
 {
@@ -235,24 +187,26 @@ static int set_targets(struct options *o, enum target_kind kind, const char *fla
 	return 0;
 }
 
-static int parse_one(struct options *o, int c, const char *arg)
+/* The field of an option that takes no value and sets a flag, or NULL. */
+static bool *flag_of(struct options *o, int c)
 {
-	uint64_t v;
-	char *end;
-
 	switch (c) {
-	case 'p':
-	case 't':
-		if (set_targets(o, c == 'p' ? TARGETS_PIDS : TARGETS_TIDS, c == 'p' ? "-p" : "-t"))
-			return -EINVAL;
-		if (parse_id_list(arg, &o->ids, &o->nr_ids))
-			return usage_error("invalid %s '%s': expected positive numeric %s, comma-separated",
-					   c == 'p' ? "PID list" : "TID list", arg,
-					   c == 'p' ? "process ids" : "thread ids");
-		return 0;
-	case 'a':
+	case 'q': return &o->quiet;
+	case 'h': return &o->help;
+	case OPT_LIST_FORMATS: return &o->list_formats;
+	case OPT_VERSION: return &o->version;
+	case OPT_IDLE: return &o->idle;
+	case OPT_ALLOW_UNTRUSTED: return &o->allow_untrusted_plugin;
+	default: return NULL;
+	}
+}
+
+/* -p, -t, -a, -C: what is profiled, and where. */
+static int parse_target(struct options *o, int c, const char *arg)
+{
+	if (c == 'a')
 		return set_targets(o, TARGETS_ALL, "--all");
-	case 'C':
+	if (c == 'C') {
 		/* the last -C wins */
 		free(o->cpus);
 		o->cpus = NULL;
@@ -261,75 +215,98 @@ static int parse_one(struct options *o, int c, const char *arg)
 			return usage_error("invalid CPU list '%s': expected numbers and ranges like 0-3,6",
 					   arg);
 		return 0;
-	case 'F':
+	}
+	if (set_targets(o, c == 'p' ? TARGETS_PIDS : TARGETS_TIDS, c == 'p' ? "-p" : "-t"))
+		return -EINVAL;
+	if (parse_id_list(arg, &o->ids, &o->nr_ids))
+		return usage_error("invalid %s '%s': expected positive numeric %s, comma-separated",
+				   c == 'p' ? "PID list" : "TID list", arg,
+				   c == 'p' ? "process ids" : "thread ids");
+	return 0;
+}
+
+/* -F, -c, -d: how often, and how long. */
+static int parse_sampling(struct options *o, int c, const char *arg)
+{
+	uint64_t v;
+	char *end;
+
+	if (c == 'F') {
 		if (parse_u64(arg, 1, OPT_MAX_FREQ, &v))
 			return usage_error("invalid frequency '%s': expected a whole number of Hz from 1 "
 					   "to %d (e.g. -F 99)", arg, OPT_MAX_FREQ);
 		o->freq = v;
 		o->period = 0;
 		return 0;
-	case 'c':
+	}
+	if (c == 'c') {
 		if (parse_u64(arg, 10000, UINT64_MAX / 2, &v))
 			return usage_error("invalid period '%s': expected nanoseconds of cpu-clock, at "
 					   "least 10000 (e.g. -c 1000000)", arg);
 		o->period = v;
 		o->freq = 0;
 		return 0;
-	case 'd':
-		errno = 0;
-		o->duration = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(o->duration) || o->duration <= 0 ||
-		    o->duration > OPT_MAX_DURATION)
-			return usage_error("invalid duration '%s': expected seconds greater than 0 and "
-					   "at most %d (e.g. -d 10 or -d 0.5)", arg, OPT_MAX_DURATION);
+	}
+	errno = 0;
+	o->duration = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(o->duration) || o->duration <= 0 ||
+	    o->duration > OPT_MAX_DURATION)
+		return usage_error("invalid duration '%s': expected seconds greater than 0 and "
+				   "at most %d (e.g. -d 10 or -d 0.5)", arg, OPT_MAX_DURATION);
+	return 0;
+}
+
+/* --max-stack, --stack-map-size, --count-map-size, --ringbuf-size. */
+static int parse_size(struct options *o, int c, const char *arg)
+{
+	uint64_t v;
+
+	if (c == OPT_MAX_STACK) {
+		if (parse_u64(arg, 1, 127, &v))
+			return usage_error("invalid --max-stack '%s': expected 1 to 127 frames", arg);
+		o->max_stack = (uint32_t)v;
 		return 0;
+	}
+	if (c == OPT_RINGBUF_SIZE) {
+		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
+			return usage_error("invalid --ringbuf-size '%s': expected a power of two from "
+					   "4096 to 1073741824 bytes", arg);
+		o->ringbuf_size = (uint32_t)v;
+		return 0;
+	}
+	if (parse_u64(arg, 64, 1u << 24, &v))
+		return usage_error("invalid %s '%s': expected 64 to 16777216 entries",
+				   c == OPT_STACK_MAP_SIZE ? "--stack-map-size" : "--count-map-size",
+				   arg);
+	*(c == OPT_STACK_MAP_SIZE ? &o->stack_map_size : &o->count_map_size) = (uint32_t)v;
+	return 0;
+}
+
+static int parse_one(struct options *o, int c, const char *arg)
+{
+	bool *flag = flag_of(o, c);
+
+	if (flag) {
+		*flag = true;
+		return 0;
+	}
+	switch (c) {
+	case 'p': case 't': case 'a': case 'C':
+		return parse_target(o, c, arg);
+	case 'F': case 'c': case 'd':
+		return parse_sampling(o, c, arg);
+	case OPT_MAX_STACK: case OPT_STACK_MAP_SIZE: case OPT_COUNT_MAP_SIZE: case OPT_RINGBUF_SIZE:
+		return parse_size(o, c, arg);
 	case 'o':
 		if (!*arg)
 			return usage_error("empty output path: give -o a file name");
 		o->output = arg;
-		return 0;
-	case 'q':
-		o->quiet = true;
-		return 0;
-	case 'h':
-		o->help = true;
 		return 0;
 	case OPT_FORMAT:
 		o->format = arg;
 		return 0;
 	case OPT_PLUGIN:
 		o->plugin_path = arg;
-		return 0;
-	case OPT_LIST_FORMATS:
-		o->list_formats = true;
-		return 0;
-	case OPT_VERSION:
-		o->version = true;
-		return 0;
-	case OPT_IDLE:
-		o->idle = true;
-		return 0;
-	case OPT_MAX_STACK:
-		if (parse_u64(arg, 1, 127, &v))
-			return usage_error("invalid --max-stack '%s': expected 1 to 127 frames", arg);
-		o->max_stack = (uint32_t)v;
-		return 0;
-	case OPT_STACK_MAP_SIZE:
-	case OPT_COUNT_MAP_SIZE:
-		if (parse_u64(arg, 64, 1u << 24, &v))
-			return usage_error("invalid %s '%s': expected 64 to 16777216 entries",
-					   c == OPT_STACK_MAP_SIZE ? "--stack-map-size" : "--count-map-size",
-					   arg);
-		*(c == OPT_STACK_MAP_SIZE ? &o->stack_map_size : &o->count_map_size) = (uint32_t)v;
-		return 0;
-	case OPT_RINGBUF_SIZE:
-		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
-			return usage_error("invalid --ringbuf-size '%s': expected a power of two from "
-					   "4096 to 1073741824 bytes", arg);
-		o->ringbuf_size = (uint32_t)v;
-		return 0;
-	case OPT_ALLOW_UNTRUSTED:
-		o->allow_untrusted_plugin = true;
 		return 0;
 	case 'g':
 		o->dwarf = false;
@@ -388,26 +365,4 @@ void options_free(struct options *o)
 	free(o->cpus);
 	o->ids = NULL;
 	o->cpus = NULL;
-}
-
-/* @min doubled until it holds @want, at most @max. */
-static uint32_t pow2_between(uint64_t want, uint32_t min, uint32_t max)
-{
-	uint32_t n = min;
-
-	while (n < want && n < max)
-		n *= 2;
-	return n;
-}
-
-void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
-		       uint32_t *count_map_size)
-{
-	uint64_t per_cpu = o->freq ? o->freq : (o->period ? 1000000000ull / o->period : 0);
-	uint64_t rate = per_cpu * (nr_cpus ? nr_cpus : 1);	/* samples per second */
-
-	*stack_map_size = o->stack_map_size ?: pow2_between(4 * rate, OPT_STACK_MAP_MIN,
-							     OPT_STACK_MAP_MAX);
-	*count_map_size = o->count_map_size ?: pow2_between(2 * rate, OPT_COUNT_MAP_MIN,
-							     OPT_COUNT_MAP_MAX);
 }

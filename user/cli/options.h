@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * options.h - bpfprof's command line, parsed into struct options.
+ * options.h - bpfprof's command line, parsed into struct options: what the
+ * user typed (or the documented default), range-checked.  What the kernel
+ * side makes of it (event period, map and ring buffer sizes) is derived in
+ * user/kernel/settings.c.
  */
 #ifndef BPFPROF_OPTIONS_H
 #define BPFPROF_OPTIONS_H
@@ -41,7 +44,7 @@ struct options {
 	uint32_t max_stack;		/* --max-stack: frames per stack */
 	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots); 0: sized by rate */
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs; 0: by rate */
-	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer */
+	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer, power of 2 */
 	bool dwarf;			/* --call-graph dwarf: unwind user stacks from CFI */
 	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied */
 	int argc;			/* the whole command line, for the output's metadata */
@@ -51,18 +54,6 @@ struct options {
 /* Defaults of struct options. */
 #define OPT_DEFAULT_FREQ 99
 #define OPT_DEFAULT_FORMAT "gperftools"
-/*
- * Without --stack-map-size / --count-map-size the maps hold about two
- * seconds of samples on every sampled CPU (a sample adds at most two
- * stacks, user and kernel, and one count entry; the collector drains them
- * once a quarter is added, checking every 250 ms), as a power of two
- * between these bounds (slots).  The maps are preallocated: smaller ones
- * are created faster and take less kernel memory (1 KiB per stack slot).
- */
-#define OPT_STACK_MAP_MIN 4096
-#define OPT_STACK_MAP_MAX 16384
-#define OPT_COUNT_MAP_MIN 16384
-#define OPT_COUNT_MAP_MAX 65536
 #define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
 #define OPT_DEFAULT_DWARF_STACK 8192
 /* Limits of -F (the kernel's perf_event_max_sample_rate may be lower) and
@@ -76,22 +67,10 @@ struct options {
  */
 int options_parse(int argc, char **argv, struct options *opts);
 
-/* Free what options_parse() allocated. */
+/* Free what options_parse() allocated (not argv). */
 void options_free(struct options *opts);
 
 /* Print the full --help text to stdout. */
 void options_usage(void);
-
-/* Parse "0-3,5" into a sorted CPU list (malloc'd).  0 or -EINVAL. */
-int parse_cpu_list(const char *s, int **cpus, size_t *nr);
-
-/*
- * The map sizes of @o (slots): the options' own, or, where they are 0,
- * OPT_*_MIN doubled until it holds two seconds of samples (4 stacks and 2
- * count entries per sample a second) at @o's rate (-F, or 1e9 / -c ns) on
- * @nr_cpus CPUs, at most OPT_*_MAX.
- */
-void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
-		       uint32_t *count_map_size);
 
 #endif /* BPFPROF_OPTIONS_H */

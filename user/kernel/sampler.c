@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * sampler.c - owns the BPF object's lifetime: configures and loads
- * profile.bpf.c through its bpftool-generated skeleton, fills the target
+ * sampler.c - owns the BPF object's lifetime: configures (as a struct
+ * sampler_config says: settings.c derives every size and setting, this file
+ * applies them) and loads profile.bpf.c through its bpftool-generated
+ * skeleton, fills the target
  * map, opens one cpu-clock sampling event per CPU and attaches the program
  * to each, attaches the lifecycle tracepoints, and reads the maps and ring
  * buffers back.  Error messages here name the cause and the remedy.
@@ -21,7 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "core_btf.h"
-#include "cli/options.h"
+#include "cpus.h"
 #include "profile.skel.h"
 #include "sampler.h"
 
@@ -32,7 +34,8 @@ struct sampler {
 	int *perf_fds;
 	struct bpf_link **links;
 	size_t nr_cpus;
-	uint64_t period_ns;
+	uint64_t freq_hz;		/* cfg->freq */
+	uint64_t period_ns;		/* cfg->period */
 	int nr_possible_cpus;
 	uint64_t counts_added_at_drain;	/* the program's counters at the last drain */
 	uint64_t stacks_added_at_drain;
@@ -43,24 +46,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	if (level == LIBBPF_DEBUG || !getenv("BPFPROF_DEBUG"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
-}
-
-int online_cpus(int **cpus, size_t *nr)
-{
-	char buf[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	int err;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	err = parse_cpu_list(buf, cpus, nr);
-	return err;
 }
 
 static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -102,11 +87,9 @@ static void explain_perf_open_error(int err, int cpu, const struct sampler_confi
 			cpu, strerror(err));
 }
 
-static int configure(struct sampler *s, const struct sampler_config *cfg)
+/* The program's constants: what it does with each sample. */
+static void set_rodata(struct profile_bpf *skel, const struct sampler_config *cfg)
 {
-	struct profile_bpf *skel = s->skel;
-	int err;
-
 	skel->rodata->target_mode = cfg->target;
 	skel->rodata->include_idle = cfg->include_idle;
 	skel->rodata->follow_forks = cfg->follow_forks;
@@ -114,24 +97,31 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->dwarf_mode = cfg->dwarf;
 	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
+	/* Wake the collector once a batch is worth a read: a quarter of the
+	 * ring, or 64 of the large dwarf records. */
 	skel->rodata->wakeup_bytes = cfg->ringbuf_size / 4;
 	if (cfg->dwarf)
-		skel->rodata->wakeup_bytes = 64ull * (cfg->user_stack_size + 256u);
+		skel->rodata->wakeup_bytes = 64 * SETTINGS_DWARF_RECORD_BYTES(cfg->user_stack_size);
+}
+
+/* The maps' sizes, as settings.c derived them. */
+static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *cfg)
+{
+	int err;
 
 	err = bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
-	/* Only one of counts / samples is used; keep the other tiny. */
-	bool stream = cfg->stream || cfg->dwarf;
-	uint32_t rb = cfg->ringbuf_size;
-
-	/* dwarf records are large: room for at least 256 of them. */
-	while (cfg->dwarf && rb < 256 * (cfg->user_stack_size + 256u) && rb < (1u << 30))
-		rb *= 2;
-	err = err ?: bpf_map__set_max_entries(skel->maps.counts0, stream ? 1 : cfg->count_map_size);
-	err = err ?: bpf_map__set_max_entries(skel->maps.counts1, stream ? 1 : cfg->count_map_size);
-	err = err ?: bpf_map__set_max_entries(skel->maps.samples, stream ? rb : 4096);
-	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > 4096)
-		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->nr_ids * 2);
+	err = err ?: bpf_map__set_max_entries(skel->maps.counts0, cfg->count_map_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.counts1, cfg->count_map_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.samples, cfg->ringbuf_size);
+	if (cfg->target_map_size)
+		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->target_map_size);
 	return err;
+}
+
+static int configure(struct profile_bpf *skel, const struct sampler_config *cfg)
+{
+	set_rodata(skel, cfg);
+	return set_map_sizes(skel, cfg);
 }
 
 static int add_targets(struct sampler *s, const struct sampler_config *cfg)
@@ -257,7 +247,7 @@ static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
-	} else if ((err = configure(s, cfg))) {
+	} else if ((err = configure(s->skel, cfg))) {
 		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
 	} else if ((err = profile_bpf__load(s->skel))) {
 		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
@@ -281,8 +271,8 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 		return -ENOMEM;
 	libbpf_set_print(libbpf_log);
 	s->cb = *cb;
-	/* cpu-clock in frequency mode runs at a fixed period of 1e9/F ns. */
-	s->period_ns = cfg->freq ? 1000000000ull / cfg->freq : cfg->period;
+	s->freq_hz = cfg->freq;
+	s->period_ns = cfg->period;
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
 	err = open_and_load(s, cfg);
 	if (err)
@@ -469,6 +459,11 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 uint64_t sampler_period_ns(const struct sampler *s)
 {
 	return s->period_ns;
+}
+
+uint64_t sampler_freq_hz(const struct sampler *s)
+{
+	return s->freq_hz;
 }
 
 size_t sampler_nr_cpus(const struct sampler *s)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sampler.h - the BPF side seen from userspace: loads profile.bpf.c through
- * its skeleton, opens one cpu-clock perf event per CPU, attaches, and reads
- * back ring buffers, stacks, counts and statistics.
+ * its skeleton with the sizes of a struct sampler_config (settings.h), opens
+ * one cpu-clock perf event per CPU, attaches, and reads back ring buffers,
+ * stacks, counts and statistics.  Functions return 0 (or a count) or a
+ * negative errno.
  */
 #ifndef BPFPROF_SAMPLER_H
 #define BPFPROF_SAMPLER_H
@@ -12,30 +14,12 @@
 #include <stdint.h>
 
 #include "bpfprof.h"
+#include "cpus.h"		/* online_cpus(): the CPUs of cfg->cpus == NULL */
+#include "settings.h"
 
-/* Target modes; equal to the BPF program's enum target_mode. */
-enum sampler_target { SAMPLER_ALL = 0, SAMPLER_TGIDS = 1, SAMPLER_TIDS = 2 };
-
-struct sampler_config {
-	enum sampler_target target;
-	const uint32_t *ids;		/* tgids or tids to sample (not for SAMPLER_ALL) */
-	size_t nr_ids;
-	const int *cpus;		/* CPUs to open events on; NULL = every online CPU */
-	size_t nr_cpus;
-	uint64_t freq;			/* Hz (frequency mode) or 0 */
-	uint64_t period;		/* ns per sample (period mode) or 0 */
-	bool include_idle;
-	bool follow_forks;
-	bool stream;			/* samples through the ring buffer, with time */
-	bool dwarf;			/* dwarf_sample_event records (implies stream) */
-	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
-	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
-	uint32_t stack_map_size;	/* entries (distinct stacks) */
-	uint32_t count_map_size;	/* entries (distinct count keys) */
-	uint32_t ringbuf_size;		/* bytes, power of two */
-};
-
-/* Called for every record read from the ring buffers; return 0 or -errno. */
+/* Called for every record read from the ring buffers; return 0 or -errno
+ * (which stops the poll and is returned by sampler_poll()).  The records are
+ * valid only during the call. */
 struct sampler_callbacks {
 	void *ctx;
 	int (*task_event)(void *ctx, const struct task_event *e);
@@ -43,12 +27,12 @@ struct sampler_callbacks {
 	int (*sample)(void *ctx, const struct sample_event *e, size_t size);
 };
 
-/* Totals of the per-CPU statistics. */
+/* Totals of the per-CPU statistics (samples, or records for events_lost). */
 struct sampler_stats {
-	uint64_t seen;
-	uint64_t kept;
-	uint64_t drops[DROP_NR];
-	uint64_t events_lost;
+	uint64_t seen;			/* samples of targets the program saw */
+	uint64_t kept;			/* counted, or emitted to the ring buffer */
+	uint64_t drops[DROP_NR];	/* by enum drop_reason */
+	uint64_t events_lost;		/* lifecycle records the "events" ring buffer had no room for */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 };
@@ -56,9 +40,10 @@ struct sampler_stats {
 struct sampler;
 
 /*
- * Load and attach.  On failure prints one line to stderr explaining the
- * cause (privileges, frequency limit, offline CPU, ...) and returns a
- * negative errno.
+ * Load, size (as @cfg says) and attach; @cb is copied.  On failure prints
+ * one line to stderr explaining the cause (privileges, frequency limit,
+ * offline CPU, ...) and returns a negative errno.  The caller owns *@out
+ * (sampler_close()).
  */
 int sampler_open(const struct sampler_config *cfg, const struct sampler_callbacks *cb,
 		 struct sampler **out);
@@ -109,16 +94,16 @@ int sampler_drain_counts(struct sampler *s, bool final,
 /* Sum the per-CPU statistics. */
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
 
-/* The period (ns) each sample stands for. */
+/* The period (ns) each sample stands for: cfg->period of sampler_open(). */
 uint64_t sampler_period_ns(const struct sampler *s);
+
+/* The event's frequency (Hz), or 0 in period mode (-c): cfg->freq. */
+uint64_t sampler_freq_hz(const struct sampler *s);
 
 /* CPUs with an event. */
 size_t sampler_nr_cpus(const struct sampler *s);
 
 /* Detach everything and free. NULL is fine. */
 void sampler_close(struct sampler *s);
-
-/* Online CPUs from /sys/devices/system/cpu/online (malloc'd list). */
-int online_cpus(int **cpus, size_t *nr);
 
 #endif /* BPFPROF_SAMPLER_H */

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_options.c - unit tests of user/cli/options.c: the parser stores what
+ * the user typed (or the documented default) and rejects values out of
+ * range with -EINVAL; deriving kernel settings from them is
+ * tests/unit/kernel/test_settings.c's.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cli/options.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void test_defaults(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a" };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+	assert_int_equal(o.targets, TARGETS_ALL);
+	assert_int_equal(o.freq, OPT_DEFAULT_FREQ);
+	assert_int_equal(o.period, 0);
+	assert_int_equal(o.max_stack, 127);
+	assert_int_equal(o.stack_map_size, 0);	/* sized by rate later */
+	assert_int_equal(o.count_map_size, 0);
+	assert_int_equal(o.ringbuf_size, OPT_DEFAULT_RINGBUF_SIZE);
+	assert_int_equal(o.dwarf_stack_size, OPT_DEFAULT_DWARF_STACK);
+	assert_false(o.dwarf);
+	assert_null(o.cpus);
+	options_free(&o);
+}
+
+static void test_typed_values_stored(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-p", "5,6", "-c", "250000", "-C", "2-3,0",
+				      "--max-stack", "9", "--stack-map-size", "100",
+				      "--ringbuf-size", "65536", "--call-graph", "dwarf,1024" };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+	assert_int_equal(o.targets, TARGETS_PIDS);
+	assert_int_equal(o.nr_ids, 2);
+	assert_int_equal(o.ids[1], 6);
+	assert_int_equal(o.freq, 0);
+	assert_int_equal(o.period, 250000);
+	assert_int_equal(o.nr_cpus, 3);
+	assert_int_equal(o.cpus[0], 0);		/* sorted */
+	assert_int_equal(o.cpus[2], 3);
+	assert_int_equal(o.max_stack, 9);
+	assert_int_equal(o.stack_map_size, 100);
+	assert_int_equal(o.ringbuf_size, 65536);
+	assert_true(o.dwarf);
+	assert_int_equal(o.dwarf_stack_size, 1024);
+	options_free(&o);
+}
+
+static void test_out_of_range(void **unused)
+{
+	static const char *bad[][3] = {
+		{ "-F", "0" }, { "-F", "1000001" }, { "-c", "9999" }, { "-C", "3-1" },
+		{ "--max-stack", "128" }, { "--stack-map-size", "63" },
+		{ "--ringbuf-size", "5000" }, { "--call-graph", "dwarf,100" },
+	};
+	struct options o;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", bad[i][0], bad[i][1] };
+
+		assert_int_equal(options_parse(ARGC(args), (char **)args, &o), -EINVAL);
+		options_free(&o);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_typed_values_stored),
+		cmocka_unit_test(test_out_of_range),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_settings.c - unit tests of user/kernel/settings.c, the derivation of
+ * struct sampler_config from the command line.  Map sizing (moved here
+ * from test_options.c with options_map_sizes()): without --stack-map-size
+ * / --count-map-size the maps hold two seconds of samples on every sampled
+ * CPU (4 stacks and 2 count entries per sample a second), as powers of two
+ * between SETTINGS_*_MIN and SETTINGS_*_MAX; -c PERIOD gives the rate
+ * 1e9 / PERIOD; sizes given on the command line are kept as they are; -C
+ * sizes for its CPUs, not the online ones.  Also: the event's period, the
+ * targets, and the ring buffer and count maps by mode.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cli/options.h"
+#include "kernel/settings.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The config of @args (@stream: a streaming output) on @nr_cpus online CPUs. */
+static void derive(const char *const *args, int argc, bool stream, size_t nr_cpus,
+		   struct sampler_config *cfg)
+{
+	static const uint32_t pid = 1234;
+	struct options o;
+
+	assert_int_equal(options_parse(argc, (char **)args, &o), 0);
+	assert_int_equal(sampler_config_from_options(&o, stream, &pid, nr_cpus, cfg), 0);
+	cfg->cpus = NULL;	/* freed with o */
+	cfg->ids = NULL;
+	options_free(&o);
+}
+
+static void sizes(const char *const *args, int argc, size_t nr_cpus, uint32_t *stacks,
+		  uint32_t *counts)
+{
+	struct sampler_config cfg;
+
+	derive(args, argc, false, nr_cpus, &cfg);
+	*stacks = cfg.stack_map_size;
+	*counts = cfg.count_map_size;
+}
+
+static void test_by_rate(void **unused)
+{
+	static const char *f99[] = { "bpfprof", "-a", "-F", "99" };
+	static const char *f999[] = { "bpfprof", "-a", "-F", "999" };
+	static const char *f4999[] = { "bpfprof", "-a", "-F", "4999" };
+	uint32_t s, c;
+
+	sizes(f99, 4, 2, &s, &c);		/* 198/s: the floors */
+	assert_int_equal(s, SETTINGS_STACK_MAP_MIN);
+	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
+	sizes(f999, 4, 2, &s, &c);		/* 1,998/s: 7,992 stacks, 3,996 counts */
+	assert_int_equal(s, 8192);
+	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
+	sizes(f4999, 4, 2, &s, &c);		/* 9,998/s: 39,992 stacks, 19,996 counts */
+	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
+	assert_int_equal(c, 32768);
+	sizes(f999, 4, 64, &s, &c);		/* 63,936/s: both capped */
+	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
+	assert_int_equal(c, SETTINGS_COUNT_MAP_MAX);
+	sizes(f999, 4, 0, &s, &c);		/* no CPU count: as one CPU */
+	assert_int_equal(s, 4096);
+}
+
+static void test_by_period(void **unused)
+{
+	static const char *c250us[] = { "bpfprof", "-a", "-c", "250000" };	/* 4,000/s */
+	uint32_t s, c;
+
+	sizes(c250us, 4, 2, &s, &c);		/* 8,000/s: 32,000 stacks, 16,000 counts */
+	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
+	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
+}
+
+static void test_given_sizes_kept(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "-F", "999", "--stack-map-size", "100",
+				      "--count-map-size", "1000000" };
+	uint32_t s, c;
+
+	sizes(args, 8, 2, &s, &c);
+	assert_int_equal(s, 100);
+	assert_int_equal(c, 1000000);
+}
+
+/* -C 0: one CPU sampled, however many are online. */
+static void test_cpu_list_sizes(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "-F", "999", "-C", "0" };
+	uint32_t s, c;
+
+	sizes(args, ARGC(args), 64, &s, &c);	/* 999/s, not 63,936/s */
+	assert_int_equal(s, 4096);
+	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
+}
+
+/* The transitional options_map_sizes() gives the same sizes. */
+static void test_options_map_sizes(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "-F", "4999" };
+	struct options o;
+	uint32_t s, c;
+
+	assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+	options_map_sizes(&o, 2, &s, &c);
+	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
+	assert_int_equal(c, 32768);
+	options_free(&o);
+}
+
+static void test_event(void **unused)
+{
+	static const char *f999[] = { "bpfprof", "-a", "-F", "999" };
+	static const char *c250us[] = { "bpfprof", "-a", "-c", "250000" };
+	struct sampler_config cfg;
+
+	derive(f999, ARGC(f999), false, 2, &cfg);
+	assert_int_equal(cfg.freq, 999);
+	assert_int_equal(cfg.period, 1001001);	/* cpu-clock's period at 999 Hz */
+	derive(c250us, ARGC(c250us), false, 2, &cfg);
+	assert_int_equal(cfg.freq, 0);
+	assert_int_equal(cfg.period, 250000);
+}
+
+static void test_targets(void **unused)
+{
+	static const char *all[] = { "bpfprof", "-a", "--idle" };
+	static const char *tids[] = { "bpfprof", "-t", "7,8" };
+	static const char *cmd[] = { "bpfprof", "--", "true" };
+	static const uint32_t pid = 42;
+	struct sampler_config cfg;
+	struct options o;
+
+	derive(all, ARGC(all), false, 2, &cfg);
+	assert_int_equal(cfg.target, SAMPLER_ALL);
+	assert_true(cfg.include_idle);
+	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
+	derive(tids, ARGC(tids), false, 2, &cfg);
+	assert_int_equal(cfg.target, SAMPLER_TIDS);
+	assert_int_equal(cfg.nr_ids, 2);
+	assert_int_equal(options_parse(ARGC(cmd), (char **)cmd, &o), 0);
+	assert_int_equal(sampler_config_from_options(&o, false, NULL, 2, &cfg), -EINVAL);
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
+	assert_int_equal(cfg.target, SAMPLER_TGIDS);
+	assert_ptr_equal(cfg.ids, &pid);
+	assert_int_equal(cfg.nr_ids, 1);
+	assert_true(cfg.follow_forks);
+	options_free(&o);
+}
+
+/* Counts mode leaves the ring buffer unused, the stream the count maps. */
+static void test_by_mode(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "--ringbuf-size", "65536" };
+	struct sampler_config cfg;
+
+	derive(args, ARGC(args), false, 2, &cfg);
+	assert_false(cfg.stream);
+	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
+	assert_int_equal(cfg.count_map_size, SETTINGS_COUNT_MAP_MIN);
+	derive(args, ARGC(args), true, 2, &cfg);
+	assert_true(cfg.stream);
+	assert_int_equal(cfg.ringbuf_size, 65536);
+	assert_int_equal(cfg.count_map_size, SETTINGS_UNUSED_COUNT_MAP);
+}
+
+/* dwarf streams, and its ring buffer holds 256 records of the copy size. */
+static void test_dwarf(void **unused)
+{
+	static const char *small[] = { "bpfprof", "-a", "--call-graph", "dwarf,1024",
+				       "--ringbuf-size", "4096" };
+	static const char *big[] = { "bpfprof", "-a", "--call-graph", "dwarf,32768" };
+	struct sampler_config cfg;
+
+	derive(small, ARGC(small), false, 2, &cfg);
+	assert_true(cfg.stream && cfg.dwarf);
+	assert_int_equal(cfg.user_stack_size, 1024);
+	assert_int_equal(cfg.ringbuf_size, 512 << 10);	/* >= 256 * (1024 + 256) */
+	derive(big, ARGC(big), false, 2, &cfg);
+	assert_int_equal(cfg.ringbuf_size, 16 << 20);	/* >= 256 * (32768 + 256) */
+	assert_int_equal(cfg.max_depth, 127);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_by_rate),
+		cmocka_unit_test(test_by_period),
+		cmocka_unit_test(test_given_sizes_kept),
+		cmocka_unit_test(test_cpu_list_sizes),
+		cmocka_unit_test(test_options_map_sizes),
+		cmocka_unit_test(test_event),
+		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_by_mode),
+		cmocka_unit_test(test_dwarf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

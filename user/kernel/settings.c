@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * settings.c - owns the derivation of every kernel-side setting from the
+ * command line: the perf event's frequency and period, the targets, and the
+ * size of each BPF map and ring buffer (by sampling rate times CPUs, by
+ * mode, by dwarf record size).  user/kernel/sampler.c applies the result.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli/options.h"
+#include "settings.h"
+
+/* @min doubled until it holds @want, at most @max. */
+static uint32_t pow2_between(uint64_t want, uint32_t min, uint32_t max)
+{
+	uint32_t n = min;
+
+	while (n < want && n < max)
+		n *= 2;
+	return n;
+}
+
+/* Samples per second on @nr_cpus CPUs (0: as one CPU). */
+static uint64_t sample_rate(const struct options *o, size_t nr_cpus)
+{
+	uint64_t per_cpu = o->freq ? o->freq : (o->period ? 1000000000ull / o->period : 0);
+
+	return per_cpu * (nr_cpus ? nr_cpus : 1);
+}
+
+/* The stack and count maps (slots): --stack-map-size / --count-map-size, or
+ * two seconds of samples (2 stacks and 1 count entry each) on @nr_cpus. */
+static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_config *cfg)
+{
+	uint64_t rate = sample_rate(o, nr_cpus);
+
+	cfg->stack_map_size = o->stack_map_size ?: pow2_between(4 * rate, SETTINGS_STACK_MAP_MIN,
+								 SETTINGS_STACK_MAP_MAX);
+	cfg->count_map_size = o->count_map_size ?: pow2_between(2 * rate, SETTINGS_COUNT_MAP_MIN,
+								 SETTINGS_COUNT_MAP_MAX);
+}
+
+void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
+		       uint32_t *count_map_size)
+{
+	struct sampler_config cfg;
+
+	map_sizes(o, nr_cpus, &cfg);
+	*stack_map_size = cfg.stack_map_size;
+	*count_map_size = cfg.count_map_size;
+}
+
+/* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf records. */
+static uint32_t ringbuf_bytes(const struct options *o, bool stream)
+{
+	uint64_t want = SETTINGS_DWARF_MIN_RECORDS * SETTINGS_DWARF_RECORD_BYTES(o->dwarf_stack_size);
+	uint32_t rb = o->ringbuf_size;
+
+	if (!stream)
+		return SETTINGS_UNUSED_RINGBUF;
+	while (o->dwarf && rb < want && rb < (1u << 30))
+		rb *= 2;
+	return rb;
+}
+
+static void config_targets(const struct options *o, const uint32_t *command_pid,
+			struct sampler_config *cfg)
+{
+	cfg->target = o->targets == TARGETS_ALL ? SAMPLER_ALL
+		    : o->targets == TARGETS_TIDS ? SAMPLER_TIDS : SAMPLER_TGIDS;
+	cfg->ids = o->targets == TARGETS_COMMAND ? command_pid : o->ids;
+	cfg->nr_ids = o->targets == TARGETS_COMMAND ? 1 : o->nr_ids;
+	cfg->include_idle = o->idle;
+	cfg->follow_forks = true;
+	/* Room for the children of -p targets too. */
+	cfg->target_map_size = SETTINGS_TARGET_MAP_MIN;
+	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > SETTINGS_TARGET_MAP_MIN)
+		cfg->target_map_size = (uint32_t)(cfg->nr_ids * 2);
+}
+
+static void config_event(const struct options *o, struct sampler_config *cfg)
+{
+	cfg->cpus = o->cpus;
+	cfg->nr_cpus = o->nr_cpus;
+	cfg->freq = o->freq;
+	/* cpu-clock in frequency mode runs at a fixed period of 1e9/F ns. */
+	cfg->period = o->freq ? 1000000000ull / o->freq : o->period;
+}
+
+static void config_stacks(const struct options *o, struct sampler_config *cfg)
+{
+	cfg->dwarf = o->dwarf;
+	cfg->user_stack_size = o->dwarf_stack_size;
+	cfg->max_depth = o->max_stack;
+}
+
+int sampler_config_from_options(const struct options *o, bool stream,
+				const uint32_t *command_pid, size_t nr_cpus_online,
+				struct sampler_config *cfg)
+{
+	if (o->targets == TARGETS_NONE || (!o->freq && !o->period) ||
+	    (o->targets == TARGETS_COMMAND && !command_pid))
+		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	config_targets(o, command_pid, cfg);
+	config_event(o, cfg);
+	config_stacks(o, cfg);
+	cfg->stream = stream || o->dwarf;
+	map_sizes(o, o->nr_cpus ? o->nr_cpus : nr_cpus_online, cfg);
+	if (cfg->stream)	/* only one of the count maps and the ring buffer is used */
+		cfg->count_map_size = SETTINGS_UNUSED_COUNT_MAP;
+	cfg->ringbuf_size = ringbuf_bytes(o, cfg->stream);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * settings.h - every kernel-side setting of a run in one place: struct
+ * sampler_config (the event, the targets, the size of every BPF map and
+ * ring buffer) and the one function that derives it from the command line.
+ * The sampler applies a config as it is; nothing else computes a size.
+ */
+#ifndef BPFPROF_SETTINGS_H
+#define BPFPROF_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct options;
+
+/* Target modes; equal to the BPF program's enum target_mode. */
+enum sampler_target { SAMPLER_ALL = 0, SAMPLER_TGIDS = 1, SAMPLER_TIDS = 2 };
+
+/*
+ * What the sampler sets up.  The pointers are borrowed: they must outlive
+ * sampler_open() (it copies what it keeps).
+ */
+struct sampler_config {
+	enum sampler_target target;
+	const uint32_t *ids;		/* tgids or tids to sample (not for SAMPLER_ALL) */
+	size_t nr_ids;
+	const int *cpus;		/* CPUs to open events on, ascending; NULL = every online CPU */
+	size_t nr_cpus;
+	uint64_t freq;			/* Hz of the cpu-clock event (frequency mode), or 0 */
+	uint64_t period;		/* ns each sample stands for: the event's period, or
+					 * 1e9 / freq in frequency mode (cpu-clock's fixed period) */
+	bool include_idle;		/* SAMPLER_ALL: also the idle task (pid 0) */
+	bool follow_forks;		/* children of SAMPLER_TGIDS targets become targets */
+	bool stream;			/* samples through the ring buffer, with time (dwarf sets it) */
+	bool dwarf;			/* dwarf_sample_event records (implies stream) */
+	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
+	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
+	uint32_t stack_map_size;	/* slots (distinct stacks) of the "stacks" map */
+	uint32_t count_map_size;	/* slots (distinct count keys) of each count map */
+	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
+	uint32_t target_map_size;	/* slots of the "targets" map; 0: the program's own */
+};
+
+/*
+ * Without --stack-map-size / --count-map-size the maps hold about two
+ * seconds of samples on every sampled CPU (a sample adds at most two
+ * stacks, user and kernel, and one count entry; the collector drains them
+ * once a quarter is added, checking every 250 ms), as a power of two
+ * between these bounds (slots).  The maps are preallocated: smaller ones
+ * are created faster and take less kernel memory (1 KiB per stack slot).
+ */
+#define SETTINGS_STACK_MAP_MIN 4096
+#define SETTINGS_STACK_MAP_MAX 16384
+#define SETTINGS_COUNT_MAP_MIN 16384
+#define SETTINGS_COUNT_MAP_MAX 65536
+/* Slots of the "targets" map up to this many ids; twice the ids above. */
+#define SETTINGS_TARGET_MAP_MIN 4096
+/* Bytes of the ring buffer, and slots of the count maps, the mode leaves unused. */
+#define SETTINGS_UNUSED_RINGBUF 4096
+#define SETTINGS_UNUSED_COUNT_MAP 1
+/* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
+ * buffer: struct dwarf_sample_event and the record header are under 256. */
+#define SETTINGS_DWARF_RECORD_BYTES(stack) ((uint64_t)(stack) + 256u)
+/* A dwarf ring buffer holds at least this many records (up to 1 GiB). */
+#define SETTINGS_DWARF_MIN_RECORDS 256
+
+/*
+ * Derive the whole sampler configuration of a run from what the user typed
+ * (@o, as options_parse() left it) and what only the collector knows:
+ * @stream, whether the output wants timestamped samples; @command_pid, the
+ * pid of the command it started (required for TARGETS_COMMAND, borrowed:
+ * cfg->ids points at it); @nr_cpus_online, the CPUs the maps are sized for
+ * when -C is not given.  Map sizes follow the rate (-F, or 1e9 / -c ns)
+ * times the sampled CPUs (see SETTINGS_STACK_MAP_MIN); a dwarf ring buffer
+ * grows to SETTINGS_DWARF_MIN_RECORDS records.  cfg->ids and cfg->cpus
+ * point into @o.  Returns 0, or -EINVAL when @o has no target, no
+ * frequency or period, or TARGETS_COMMAND comes without @command_pid.
+ */
+int sampler_config_from_options(const struct options *o, bool stream,
+				const uint32_t *command_pid, size_t nr_cpus_online,
+				struct sampler_config *cfg);
+
+/*
+ * Transitional, until user/collector.c calls sampler_config_from_options():
+ * the stack and count map sizes (slots) it would derive for @o on @nr_cpus
+ * CPUs (0: as one CPU), in counts mode.
+ */
+void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
+		       uint32_t *count_map_size);
+
+#endif /* BPFPROF_SETTINGS_H */
