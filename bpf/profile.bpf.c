@@ -182,20 +182,35 @@ static __always_inline void count_stack_error(int kernel, long err)
 		*v += 1;
 }
 
-static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
+/*
+ * Reserve a lifecycle record of @type about @tgid/@tid in the "events" ring
+ * buffer, zeroed but for its header (type, cpu, time, ids).  NULL, counted
+ * as lost, when the ring is full; else the caller fills the rest and
+ * submits it.
+ */
+static __always_inline struct task_event *task_event_reserve(__u32 type, __u32 tgid, __u32 tid)
 {
 	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
 		stat_inc(STAT_EVENTS_LOST);
-		return;
+		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->type = TASK_EVENT_NEW_STACK;
+	e->type = type;
 	e->cpu = bpf_get_smp_processor_id();
 	e->time_ns = bpf_ktime_get_ns();
 	e->tgid = tgid;
 	e->tid = tid;
+	return e;
+}
+
+static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
+{
+	struct task_event *e = task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
+
+	if (!e)
+		return;
 	e->stack_id = id;
 	bpf_ringbuf_submit(e, 0);
 }
@@ -250,17 +265,9 @@ static __always_inline void note_thread(__u32 tgid, __u32 tid)
 	if (bpf_map_lookup_elem(&threads_seen, &tid))
 		return;
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(STAT_EVENTS_LOST);
+	e = task_event_reserve(TASK_EVENT_NEW_THREAD, tgid, tid);
+	if (!e)
 		return;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = TASK_EVENT_NEW_THREAD;
-	e->cpu = bpf_get_smp_processor_id();
-	e->time_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->tid = tid;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
@@ -299,15 +306,10 @@ static __always_inline int count_sample(struct count_key *key)
 	return count_sample_in(&counts0, key);
 }
 
-static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct count_key *key)
+/* The header of every "samples" record: when, where, who, which stacks. */
+static __always_inline void sample_header(struct sample_event *e, struct bpf_perf_event_data *ctx,
+					  const struct count_key *key)
 {
-	struct sample_event *e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (!e) {
-		drop(DROP_RINGBUF_FULL);
-		return -1;
-	}
 	e->time_ns = bpf_ktime_get_ns();
 	e->cpu = bpf_get_smp_processor_id();
 	e->tgid = key->tgid;
@@ -316,10 +318,29 @@ static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct
 	e->user_stack = key->user_stack;
 	e->kernel_stack = key->kernel_stack;
 	e->period = ctx->sample_period;
-	/* Batch wake-ups: only when the backlog is worth a read. */
+}
+
+/* Submit a "samples" record; wake the collector only when the backlog is
+ * worth a read (batched wake-ups). */
+static __always_inline void submit_sample(void *e)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
 	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct count_key *key)
+{
+	struct sample_event *e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
+
+	if (!e) {
+		drop(DROP_RINGBUF_FULL);
+		return -1;
+	}
+	sample_header(e, ctx, key);
+	submit_sample(e);
 	return 0;
 }
 
@@ -360,7 +381,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	struct dwarf_sample_event *e;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u64 flags = BPF_RB_NO_WAKEUP, sp, env_end = 0;
+	__u64 sp, env_end = 0;
 	__u32 n = user_stack_size;
 
 	if (n > BPFPROF_MAX_USER_STACK)
@@ -370,14 +391,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		drop(DROP_RINGBUF_FULL);
 		return -1;
 	}
-	e->sample.time_ns = bpf_ktime_get_ns();
-	e->sample.cpu = bpf_get_smp_processor_id();
-	e->sample.tgid = key->tgid;
-	e->sample.tid = key->tid;
-	e->sample.pad = 0;
-	e->sample.user_stack = 0;
-	e->sample.kernel_stack = key->kernel_stack;
-	e->sample.period = ctx->sample_period;
+	sample_header(&e->sample, ctx, key);	/* user_stack 0: the collector unwinds */
 	e->ip = e->sp = e->bp = 0;
 	e->stack_size = 0;
 	e->has_regs = 0;
@@ -399,9 +413,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		else if (n)
 			copy_user_stack_below_fault(e, sp, n);
 	}
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
+	submit_sample(e);
 	return 0;
 }
 
@@ -449,21 +461,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* A lifecycle record of @type about task @p, with its name. */
 static __always_inline struct task_event *task_event_new(__u32 type, struct task_struct *p)
 {
-	struct task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct task_event *e = task_event_reserve(type, BPF_CORE_READ(p, tgid),
+						  BPF_CORE_READ(p, pid));
 
-	if (!e) {
-		stat_inc(STAT_EVENTS_LOST);
-		return NULL;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = type;
-	e->cpu = bpf_get_smp_processor_id();
-	e->time_ns = bpf_ktime_get_ns();
-	e->tgid = BPF_CORE_READ(p, tgid);
-	e->tid = BPF_CORE_READ(p, pid);
-	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	if (e)
+		BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 	return e;
 }
 
