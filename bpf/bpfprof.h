@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * bpfprof.h - records shared by the BPF program (profile.bpf.c) and the
- * collector (user/sampler.c): map keys and values, ring buffer events,
- * drop reasons.  Plain fixed-width types only, so both sides agree on the
- * layout; the BPF side includes vmlinux.h first, userspace <stdint.h>.
+ * bpfprof.h - owns the records shared by the BPF program (profile.bpf.c)
+ * and the collector (user/kernel/sampler.c): map keys and values, ring
+ * buffer events, drop reasons.  Plain fixed-width types only, so both sides
+ * agree on the layout; the BPF side includes vmlinux.h first, userspace
+ * <linux/types.h>.  Both sides run on the same machine, so byte order is
+ * native.  x86-64 only for now: struct dwarf_sample_event carries x86-64
+ * registers (see the Makefile).
  */
 #ifndef BPFPROF_PROFILE_H
 #define BPFPROF_PROFILE_H
@@ -75,8 +78,8 @@ struct sample_event {
 
 /*
  * A sample of --call-graph dwarf: the common record, the user registers
- * the unwinder starts from (x86_64), and stack_size bytes of the user
- * stack copied from sp upward.  The ring buffer record is sized for the
+ * the unwinder starts from (x86-64: rip, rsp, rbp), and stack_size bytes
+ * of the user stack copied from sp upward.  The ring buffer record is sized for the
  * configured copy size; stack_size says how much of it is valid.
  */
 struct dwarf_sample_event {

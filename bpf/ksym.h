@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * ksym.h - shared between bpf/ksym.bpf.c and user/ksym_lookup.c: the sizes of the
- * address batch the kernel-symbol program names in one run.
+ * ksym.h - owns the sizes shared by bpf/ksym.bpf.c and
+ * user/symbols/ksym_lookup.c: the batch of addresses (count) the
+ * kernel-symbol program names in one run, and the bytes of each name.
  */
 #ifndef BPFPROF_KSYM_H
 #define BPFPROF_KSYM_H
