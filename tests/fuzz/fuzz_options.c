@@ -6,9 +6,9 @@
  * consistent struct options or reject it with -EINVAL.
  *
  * glibc's getopt keeps a pointer into the previous argv between calls
- * unless optind is set to 0; options_parse() sets optind = 1 (enough for
- * bpfprof, which parses once), so the harness resets getopt itself
- * before every input (see docs/SECURITY.md, "fuzzing").
+ * unless optind is set to 0; options_parse() sets optind = 0 itself, and
+ * the harness resets getopt before every input as well, so each input
+ * starts from a clean getopt (see docs/SECURITY.md, "fuzzing").
  */
 #include <errno.h>
 #include <getopt.h>
