@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * symbolizer.c - throughput of the collector's symbolizer (user/symbolize.h)
+ * symbolizer.c - throughput of the collector's symbolizer (user/symbols/symbolize.h)
  * on real binaries: `symbolizer [-n ADDRESSES] FILE...`.
  *
  * Each FILE is mapped into this process (dlopen; "self" means this

@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
@@ -21,16 +20,14 @@
 #include "debuginfo.h"
 #include "kallsyms.h"
 #include "ksym_lookup.h"
-#include "targets/procfs.h"
 #include "targets/procmaps.h"
 #include "symbolize.h"
+#include "vdso.h"
 
 /* How far back a lookup looks for an enclosing sized symbol. */
 #define SYM_SCAN_BACK 16
 /* Attempts to open a file that could not be opened, with other pids. */
 #define OPEN_ATTEMPTS 4
-/* The path procfs gives the vDSO mapping. */
-#define VDSO_PATH "[vdso]"
 
 /* An interned string (module names handed out to callers). */
 struct istr {
@@ -67,8 +64,8 @@ struct elf_file {
 	struct file_key key;
 	struct elf_file *next_same;	/* same key, other path */
 	char *path;
-	char *image;			/* in-memory ELF (owned), NULL for files */
-	size_t image_size;		/* its bytes: the size of its mapping */
+	void *image;			/* in-memory ELF (a vdso_image's), NULL for files */
+	size_t image_size;		/* its bytes */
 	int err;			/* < 0: last open failed (see attempts) */
 	bool bad_elf;			/* not a usable ELF file: never retried */
 	unsigned attempts;		/* failed opens */
@@ -77,9 +74,8 @@ struct elf_file {
 	Dwfl_Module *mod;
 	GElf_Addr bias;			/* Dwfl address = vaddr + bias */
 	struct elf_file *lru_prev, *lru_next; /* open files, most recent first */
-	bool segs_loaded;		/* also: elf_class and machine are set */
-	unsigned char elf_class;	/* EI_CLASS and e_machine: the ABI */
-	uint16_t machine;
+	bool segs_loaded;		/* also: abi is set */
+	struct elf_abi abi;		/* EI_CLASS and e_machine */
 	struct seg *segs;
 	size_t nsegs;
 	struct fsym *syms;		/* names point into the Dwfl */
@@ -121,7 +117,8 @@ struct symbolizer {
 	struct ksym *ksym;		/* the kernel names addresses (BPF); NULL: kallsyms */
 	bool ksym_tried;
 	struct kernel_result *kernel_results; /* uthash by ip, for ksym */
-	struct elf_file *vdso;		/* our own vDSO image, NULL if none */
+	struct vdso_image *vdso_image;	/* our own vDSO image, NULL if none */
+	struct elf_file *vdso;		/* its file entry, NULL if none */
 	bool vdso_tried;
 	bool no_lines;			/* function names only: no DWARF loaded */
 };
@@ -205,7 +202,6 @@ static void free_file(struct symbolizer *s, struct elf_file *f)
 	close_file(s, f);
 	free(f->segs);
 	free(f->path);
-	free(f->image);
 	free(f);
 }
 
@@ -237,6 +233,7 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	if (s->vdso)
 		free_file(s, s->vdso);
+	vdso_image_free(s->vdso_image);
 	kallsyms_free(s->kallsyms);
 	ksym_close(s->ksym);
 	HASH_ITER(hh, s->kernel_results, kr, krtmp) {
@@ -272,17 +269,14 @@ static const char *intern(struct symbolizer *s, const char *str, size_t len)
 static int load_segments(struct elf_file *f)
 {
 	Elf *elf = dwfl_module_getelf(f->mod, &f->bias);
-	GElf_Ehdr eh;
 	size_t phnum, i;
 
 	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
 		return -EINVAL;
 	if (f->segs_loaded)
 		return 0;
-	if (!gelf_getehdr(elf, &eh))
+	if (elf_abi_read(elf, &f->abi))
 		return -EINVAL;
-	f->elf_class = eh.e_ident[EI_CLASS];
-	f->machine = eh.e_machine;
 	f->segs_loaded = true;
 	if (!phnum)
 		return 0;
@@ -456,72 +450,28 @@ static int offset_to_vaddr(const struct elf_file *f, uint64_t off, uint64_t *vad
 /* ---- the vDSO ------------------------------------------------------------ */
 
 /*
- * The size of our own [vdso] mapping, which starts at @base, from
- * /proc/self/maps.  Returns 0, -ENOENT if there is no such mapping, or an
- * error of reading or parsing the maps file.
- */
-static int own_vdso_size(uintptr_t base, size_t *size)
-{
-	const struct bpfprof_mapping *map;
-	struct procmaps self;
-	char *text;
-	size_t len;
-	int err;
-
-	err = procfs_read_file("/proc/self/maps", &text, &len);
-	if (err)
-		return err;
-	err = procmaps_parse(text, len, &self);
-	free(text);
-	if (err)
-		return err;
-	map = procmaps_find(self.maps, self.nr, base);
-	if (map && map->start == base && strcmp(map->path, VDSO_PATH) == 0)
-		*size = map->end - map->start;
-	else
-		err = -ENOENT;
-	procmaps_free(&self);
-	return err;
-}
-
-/* A file entry for a copy of the @size bytes at @data; NULL if no memory. */
-static struct elf_file *new_image(const char *path, const void *data, size_t size)
-{
-	struct elf_file *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return NULL;
-	f->path = strdup(path);
-	f->image = malloc(size);
-	if (!f->path || !f->image) {
-		free(f->path);
-		free(f->image);
-		free(f);
-		return NULL;
-	}
-	memcpy(f->image, data, size);
-	f->image_size = size;
-	return f;
-}
-
-/*
- * Our own vDSO image (AT_SYSINFO_EHDR), copied and opened on first use;
- * NULL if this process has none or it cannot be read (tried once).
+ * The file entry of our own vDSO image (vdso.h), copied and opened on
+ * first use; NULL if this process has none or it cannot be read (tried
+ * once).
  */
 static struct elf_file *own_vdso(struct symbolizer *s)
 {
-	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	struct elf_file *f;
-	size_t size;
 
 	if (s->vdso_tried)
 		return s->vdso;
 	s->vdso_tried = true;
-	if (!base || own_vdso_size(base, &size))
+	if (vdso_image_own(&s->vdso_image))
 		return NULL;
-	f = new_image(VDSO_PATH, (const void *)base, size);
-	if (!f)
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->path = strdup(VDSO_PATH);
+	if (!f || !f->path) {
+		free(f);
 		return NULL;
+	}
+	f->image = s->vdso_image->data;
+	f->image_size = s->vdso_image->size;
 	if (open_file(s, f, 0, NULL)) {
 		free_file(s, f);
 		return NULL;
@@ -531,13 +481,14 @@ static struct elf_file *own_vdso(struct symbolizer *s)
 }
 
 /*
- * Whether the process with mappings @maps has the ABI (ELF class and
- * machine) of @img: that of its first executable ELF file mapping that
- * can be opened.  False when none can.
+ * The ABI of the process with mappings @maps: that of its first
+ * executable ELF file mapping that can be opened.  Class 0 (unknown)
+ * when none can.
  */
-static bool same_abi(struct symbolizer *s, uint32_t pid, const struct bpfprof_mapping *maps,
-		     size_t nr, const struct elf_file *img)
+static struct elf_abi process_abi(struct symbolizer *s, uint32_t pid,
+				  const struct bpfprof_mapping *maps, size_t nr)
 {
+	struct elf_abi none = { 0 };
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
@@ -548,31 +499,35 @@ static bool same_abi(struct symbolizer *s, uint32_t pid, const struct bpfprof_ma
 			continue;
 		f = get_file(s, m);
 		if (!f)
-			return false;
+			return none;
 		/* the ABI is kept while the file is closed */
 		if (!f->segs_loaded && open_file(s, f, pid, m))
 			continue;
-		return f->elf_class == img->elf_class && f->machine == img->machine;
+		return f->abi;
 	}
-	return false;
+	return none;
 }
 
 /*
  * The image in which to look up the [vdso] mapping @map of the process
- * with mappings @maps: our own vDSO when the mapping has its size and the
- * process our ABI (the kernel maps the same image into every process of
- * an ABI, only at other addresses), else NULL (32-bit and x32 processes
- * of a 64-bit collector, a vDSO from elsewhere, e.g. a restored process).
+ * with mappings @maps: our own vDSO when vdso_image_matches() says the
+ * process's is the same image (the kernel maps one image per ABI into
+ * every process, only at other addresses), else NULL (32-bit and x32
+ * processes of a 64-bit collector, a vDSO from elsewhere, e.g. a restored
+ * process).
  */
 static struct elf_file *vdso_file(struct symbolizer *s, uint32_t pid,
 				  const struct bpfprof_mapping *maps, size_t nr,
 				  const struct bpfprof_mapping *map)
 {
 	struct elf_file *img = own_vdso(s);
+	struct elf_abi abi;
 
+	/* the size first: no file is opened for a mapping of another size */
 	if (!img || map->end - map->start != img->image_size)
 		return NULL;
-	return same_abi(s, pid, maps, nr, img) ? img : NULL;
+	abi = process_abi(s, pid, maps, nr);
+	return vdso_image_matches(s->vdso_image, map, &abi) ? img : NULL;
 }
 
 /* ---- function symbols ---------------------------------------------------- */

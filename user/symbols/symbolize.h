@@ -14,12 +14,12 @@
  * (dev, inode, path) of the mapping, and results by (file, vaddr).
  *
  * [vdso] mappings have no file: they are looked up in a copy of the
- * symbolizer's own process's vDSO (AT_SYSINFO_EHDR, as long as its [vdso]
- * mapping), taken on first use.  The kernel maps one image per ABI into
- * every process, at randomized addresses, so an address's offset into
- * the target's [vdso] mapping is its offset into that copy, provided the
- * mapping has the same size and the process the same ABI (see
- * symbolizer_user()).
+ * symbolizer's own process's vDSO (vdso.h), taken on first use.  The
+ * kernel maps one image per ABI into every process, at randomized
+ * addresses, so an address's offset into the target's [vdso] mapping is
+ * its offset into that copy, provided vdso_image_matches() says the
+ * images are the same (same mapping size, the process of the same ABI,
+ * the same build-id where the mapping carries one; see symbolizer_user()).
  *
  * Not thread-safe: one struct symbolizer must be used by one thread at a
  * time.  Addresses are resolved exactly as given; callers that resolve
@@ -90,8 +90,9 @@ void symbolizer_set_lines(struct symbolizer *s, bool lines);
  *                   [vdso] the global name of the vDSO's .dynsym
  *                   (__vdso_clock_gettime rather than its weak alias
  *                   clock_gettime), only if the mapping is as large as
- *                   ours and the process's first executable ELF file
- *                   that opens has our ELF class and machine (so a
+ *                   ours, the process's first executable ELF file that
+ *                   opens has our ELF class and machine, and the
+ *                   mapping's build-id, if it carries one, is ours (so a
  *                   32-bit or x32 process, or one whose files cannot be
  *                   read, gets no name rather than a wrong one);
  *   file, line      DWARF line info, if debug info is available.

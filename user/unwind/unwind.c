@@ -3,8 +3,9 @@
  * unwind.c - the userspace DWARF unwinder of `--call-graph dwarf`: per
  * process elfutils Dwfl (modules at their load biases, CFI cached by
  * libdw), thread callbacks that serve the sample's registers and its
- * stack copy, the frame walk with its stop reasons, and a [vdso] module
- * made from this process's own vdso image.
+ * stack copy, the frame walk with its stop reasons, and the [vdso]
+ * module, made from our own vDSO image (vdso.h) when the process's is the
+ * same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,14 +13,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
 #include "symbols/debuginfo.h"
+#include "symbols/vdso.h"
 #include "targets/procmaps.h"
 #include "unwind.h"
 
@@ -76,8 +76,8 @@ struct unwinder {
 	uint64_t clock;			/* use counter for LRU eviction */
 	Elf *arch_elf;			/* an x86_64 ELF header: selects the backend */
 	unsigned char arch_ehdr[sizeof(Elf64_Ehdr)];
-	int vdso_fd;			/* memfd holding our vdso image, -1 if none */
-	uint64_t vdso_size;		/* its mapping size (page rounded) */
+	struct vdso_image *vdso;	/* our own vDSO image, NULL if none */
+	int vdso_fd;			/* memfd holding it, -1 if none */
 	bool vdso_tried;
 	struct unwind_stats stats;
 };
@@ -205,8 +205,13 @@ static int load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
 	return -EINVAL;
 }
 
-/* Report the file open as @fd (consumed) mapped by @m; 0 or -errno. */
-static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint64_t pgoff)
+/*
+ * Report the ELF file open as @fd (consumed) mapped at @start from file
+ * offset @pgoff.  Its ABI is stored in *@abi (if not NULL) once its ELF
+ * header is read, even if reporting fails later.  0 or -errno.
+ */
+static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint64_t pgoff,
+		     struct elf_abi *abi)
 {
 	uint64_t bias = 0;
 	Elf *elf;
@@ -218,6 +223,8 @@ static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint6
 		close(fd);
 		return -EINVAL;
 	}
+	if (abi)
+		elf_abi_read(elf, abi);
 	err = load_bias(elf, start, pgoff, &bias);
 	elf_end(elf);
 	if (err) {
@@ -232,33 +239,74 @@ static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint6
 	return 0;
 }
 
-/*
- * Our own vdso image in a memfd, used for processes whose [vdso]
- * mapping has the same size (same kernel, same ABI: the same image).
- */
+/* Our own vDSO image and a memfd holding it, made on first use. */
 static void load_vdso(struct unwinder *u)
 {
-	const Elf64_Ehdr *eh;
-	uint64_t size;
-	long page = sysconf(_SC_PAGESIZE);
 	int fd;
 
 	u->vdso_tried = true;
-	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+	if (vdso_image_own(&u->vdso))
 		return;
-	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-	if (size < sizeof(*eh) || size > (1u << 20))
-		return;
-	fd = memfd_create("bpfprof-vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, eh, size) != (ssize_t)size) {
-		close(fd);
+	fd = vdso_image_memfd(u->vdso);
+	if (fd < 0) {
+		vdso_image_free(u->vdso);
+		u->vdso = NULL;
 		return;
 	}
 	u->vdso_fd = fd;
-	u->vdso_size = (size + (uint64_t)page - 1) & ~(uint64_t)(page - 1);
+}
+
+/*
+ * Report the [vdso] mapping @m of @p, a process with ABI @abi, as a
+ * module made from our own image if it is the same image; else it is
+ * left out (its frames have no CFI then).
+ */
+static void report_vdso(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *m,
+			const struct elf_abi *abi)
+{
+	int fd;
+
+	if (!u->vdso_tried)
+		load_vdso(u);
+	if (u->vdso_fd < 0 || !vdso_image_matches(u->vdso, m, abi))
+		return;
+	fd = dup(u->vdso_fd);
+	if (fd < 0 || report_fd(p->dwfl, VDSO_PATH, fd, m->start, 0, NULL))
+		u->stats.module_errors++;
+	else
+		p->nr_modules++;
+}
+
+/*
+ * Report the file mapping @m of @p; the ABI of the file goes to *@abi (if
+ * not NULL).  Returns 0 (also when the file could not be reported: counted
+ * in module_errors) or -ENOMEM.
+ */
+static int report_file(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *m,
+		       struct elf_abi *abi)
+{
+	size_t plen;
+	char *name;
+	int fd;
+
+	fd = procmaps_open_file(p->pid, m);
+	if (fd < 0) {
+		u->stats.module_errors++;
+		return 0;
+	}
+	/* the path without " (deleted)" is where debug files are looked for */
+	procmaps_path_deleted(m->path, &plen);
+	name = strndup(m->path, plen);
+	if (!name) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (report_fd(p->dwfl, name, fd, m->start, m->pgoff, abi))
+		u->stats.module_errors++;
+	else
+		p->nr_modules++;
+	free(name);
+	return 0;
 }
 
 /* Whether @m is a mapping we report as a module. */
@@ -268,7 +316,7 @@ static bool wants_module(const struct unwinder *u, const struct bpfprof_mapping 
 		return false;
 	if (m->path[0] == '/')
 		return true;
-	return strcmp(m->path, "[vdso]") == 0;
+	return strcmp(m->path, VDSO_PATH) == 0;
 }
 
 /* Signature of the mappings wants_module() selects. */
@@ -307,11 +355,18 @@ static void proc_drop_dwfl(struct unwinder *u, struct proc *p)
 	memset(p->cfi_cache, 0, CFI_CACHE_SIZE * sizeof(*p->cfi_cache));
 }
 
-/* (Re)build the Dwfl of @p from @maps.  Returns 0 or -ENOMEM. */
+/*
+ * (Re)build the Dwfl of @p from @maps.  The process's ABI is that of its
+ * first executable file mapping whose ELF header reads; the [vdso] is
+ * reported last, once that is known.  Returns 0 or -ENOMEM.
+ */
 static int proc_build(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *maps,
 		      size_t nr)
 {
+	const struct bpfprof_mapping *vdso = NULL;
+	struct elf_abi abi = { 0 };
 	size_t i;
+	int err;
 
 	proc_drop_dwfl(u, p);
 	u->stats.dwfl_builds++;
@@ -321,42 +376,19 @@ static int proc_build(struct unwinder *u, struct proc *p, const struct bpfprof_m
 	dwfl_report_begin(p->dwfl);
 	for (i = 0; i < nr; i++) {
 		const struct bpfprof_mapping *m = &maps[i];
-		size_t plen;
-		char *name;
-		int fd;
 
 		if (!wants_module(u, m))
 			continue;
-		if (m->path[0] == '[') {
-			if (!u->vdso_tried)
-				load_vdso(u);
-			if (u->vdso_fd < 0 || m->end - m->start != u->vdso_size)
-				continue;
-			fd = dup(u->vdso_fd);
-			if (fd < 0 || report_fd(p->dwfl, "[vdso]", fd, m->start, 0))
-				u->stats.module_errors++;
-			else
-				p->nr_modules++;
+		if (m->path[0] != '/') {
+			vdso = m;
 			continue;
 		}
-		fd = procmaps_open_file(p->pid, m);
-		if (fd < 0) {
-			u->stats.module_errors++;
-			continue;
-		}
-		/* the path without " (deleted)" is where debug files are looked for */
-		procmaps_path_deleted(m->path, &plen);
-		name = strndup(m->path, plen);
-		if (!name) {
-			close(fd);
-			return -ENOMEM;
-		}
-		if (report_fd(p->dwfl, name, fd, m->start, m->pgoff))
-			u->stats.module_errors++;
-		else
-			p->nr_modules++;
-		free(name);
+		err = report_file(u, p, m, abi.elf_class ? NULL : &abi);
+		if (err)
+			return err;
 	}
+	if (vdso)
+		report_vdso(u, p, vdso, &abi);
 	u->nr_modules += p->nr_modules;
 	if (dwfl_report_end(p->dwfl, NULL, NULL) != 0)
 		return -ENOMEM;
@@ -453,6 +485,7 @@ void unwinder_free(struct unwinder *u)
 	elf_end(u->arch_elf);
 	if (u->vdso_fd >= 0)
 		close(u->vdso_fd);
+	vdso_image_free(u->vdso);
 	free(u);
 }
 

@@ -14,8 +14,11 @@
  * caller passes the number of bytes actually copied).
  *
  * Implementation: elfutils libdwfl frame unwinding.  One Dwfl per process
- * holds a module for every executable file mapping (and [vdso] when its
- * image is the same as this process's), reported at its load bias; it is
+ * holds a module for every executable file mapping, reported at its load
+ * bias, and one for [vdso] made from our own vDSO image when
+ * vdso_image_matches() (symbols/vdso.h) says the process's is the same:
+ * same mapping size, the ELF class and machine of the process's first
+ * executable file that reads, the build-id where known.  The Dwfl is
  * attached with our own thread callbacks whose memory reads are served
  * from the copied stack only.  Dwfl, modules and CFI are cached per
  * process and rebuilt when the executable mappings passed in change.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_debuginfo.c - unit tests of user/debuginfo.c through the symbolizer:
+ * test_debuginfo.c - unit tests of user/symbols/debuginfo.c through the symbolizer:
  * stripped shared objects built at test time (cc, objcopy) whose separate
  * debug file is found through .gnu_debuglink beside the object and in its
  * .debug/ directory (names of static functions and file:line come back),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_kallsyms.c - unit tests of user/kallsyms.c: parsing kallsyms text
+ * test_kallsyms.c - unit tests of user/symbols/kallsyms.c: parsing kallsyms text
  * with module symbols, aliases and data symbols, lookups at symbol
  * boundaries, hidden (zero) addresses, garbage input, and the live
  * /proc/kallsyms.
@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "rng.h"
 #include "symbols/kallsyms.h"
 
 static const char text[] =
@@ -158,10 +159,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return test_rng_next(&rng_state);
 }
 
 static void test_fuzz(void **state)

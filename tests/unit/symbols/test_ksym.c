@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_ksym.c - unit tests of user/ksym_lookup.c: parsing the kernel's
+ * test_ksym.c - unit tests of user/symbols/ksym_lookup.c: parsing the kernel's
  * "%pS" texts (core kernel, module, module with build-id, names with
  * dots, addresses in no symbol, malformed texts), and, as root, the real
  * BPF program against /proc/kallsyms: 600 text symbols of the core

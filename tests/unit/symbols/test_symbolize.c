@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_symbolize.c - unit tests of user/symbolize.c: the test binary's own
- * functions (name, vaddr, DWARF file:line), libc and a deleted library
- * copy, special mappings, vDSO functions (ours, another process's, and
+ * test_symbolize.c - unit tests of the symbolizer (user/symbols/): the
+ * test binary's own functions (name, vaddr, DWARF file:line), libc and a
+ * deleted library copy, special mappings, vDSO functions (ours, another process's, and
  * images that are not ours), processes that are gone, kernel addresses,
  * build-ids against readelf and the loaded notes, and malformed ELF files.
  */
@@ -30,9 +30,11 @@
 
 #include <cmocka.h>
 
-#include "targets/procmaps.h"
+#include "elf_image.h"
+#include "rng.h"
 #include "symbols/buildid.h"
 #include "symbols/symbolize.h"
+#include "targets/procmaps.h"
 
 /* ---- a function with known lines --------------------------------------- */
 
@@ -566,19 +568,7 @@ static uint64_t rng_state = 0x853c49e6748fea9bull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static void write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, data, len), (ssize_t)len);
-	close(fd);
+	return test_rng_next(&rng_state);
 }
 
 /* Symbolize one address in a fake executable mapping of @path. */
@@ -631,25 +621,25 @@ static void test_malformed_elf(void **state)
 	close(fd);
 
 	/* empty, text, ELF magic followed by junk */
-	write_file(path, "", 0);
+	test_write_file(path, "", 0);
 	assert_true(elf_build_id(path, bid, sizeof(bid)) < 0);
 	assert_int_equal(symbolize_file(path, &sym), 0);
 	assert_null(sym.function);
-	write_file(path, "this is not an ELF file\n", 24);
+	test_write_file(path, "this is not an ELF file\n", 24);
 	assert_int_equal(elf_build_id(path, bid, sizeof(bid)), -EINVAL);
 	assert_int_equal(symbolize_file(path, &sym), 0);
 	assert_null(sym.function);
 	for (i = 0; i < sizeof(junk); i++)
 		junk[i] = (unsigned char)rnd();
 	memcpy(junk, "\177ELF\2\1\1", 7);
-	write_file(path, junk, sizeof(junk));
+	test_write_file(path, junk, sizeof(junk));
 	assert_true(elf_build_id(path, bid, sizeof(bid)) < 0);
 	assert_int_equal(symbolize_file(path, &sym), 0);
 	assert_null(sym.function);
 
 	/* truncated copies of a real executable */
 	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
-		write_file(path, img, cuts[i]);
+		test_write_file(path, img, cuts[i]);
 		/* the note sits behind the program headers: a short file has none */
 		if (cuts[i] <= 200)
 			assert_true(elf_build_id(path, bid, sizeof(bid)) < 0);
@@ -658,7 +648,7 @@ static void test_malformed_elf(void **state)
 		assert_int_equal(symbolize_file(path, &sym), 0);
 		assert_null(sym.function);
 	}
-	write_file(path, img, (size_t)st.st_size / 2);
+	test_write_file(path, img, (size_t)st.st_size / 2);
 	(void)elf_build_id(path, bid, sizeof(bid));	/* may still find the note */
 	assert_int_equal(symbolize_file(path, &sym), 0);
 
@@ -674,7 +664,7 @@ static void test_malformed_elf(void **state)
 		}
 		if (rnd() % 4 == 0)
 			len = rnd() % len;
-		write_file(path, mut, len);
+		test_write_file(path, mut, len);
 		(void)elf_build_id(path, bid, sizeof(bid));
 		assert_true(symbolize_file(path, &sym) <= 0);
 	}
@@ -871,35 +861,6 @@ static void test_vdso_other_process(void **state)
 	symbolizer_free(s);
 }
 
-/* A minimal 32-bit i386 executable (ELF header and one PT_LOAD) at @path. */
-static void write_elf32(const char *path)
-{
-	unsigned char img[4096];
-	Elf32_Ehdr *eh = (Elf32_Ehdr *)img;
-	Elf32_Phdr *ph = (Elf32_Phdr *)(img + sizeof(*eh));
-
-	memset(img, 0, sizeof(img));
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS32;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_386;
-	eh->e_version = EV_CURRENT;
-	eh->e_entry = 0x8048000 + 0x100;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 1;
-	ph->p_type = PT_LOAD;
-	ph->p_offset = 0;
-	ph->p_vaddr = ph->p_paddr = 0x8048000;
-	ph->p_filesz = ph->p_memsz = sizeof(img);
-	ph->p_flags = PF_R | PF_X;
-	ph->p_align = 4096;
-	write_file(path, img, sizeof(img));
-}
-
 /*
  * A [vdso] that is not our image gets no name, but its module and file
  * offset: another size, a 32-bit process (its first executable file is
@@ -958,7 +919,7 @@ static void test_vdso_not_ours(void **state)
 	symbolizer_free(s);
 
 	/* 32-bit: the ELF32 file comes first */
-	write_elf32(elf32);
+	elf32_file(elf32);
 	s = symbolizer_new();
 	maps[0].path = elf32;
 	maps[1].path = exe;
@@ -968,7 +929,7 @@ static void test_vdso_not_ours(void **state)
 	assert_int_equal(sym.module_offset, ip - start);
 	/* ... and its own file is still symbolized (no function there) */
 	assert_int_equal(symbolizer_user(s, 0, maps, 3, 0x400100, &sym), 0);
-	assert_int_equal(sym.module_offset, 0x8048100);
+	assert_int_equal(sym.module_offset, ELF32_IMAGE_VADDR + 0x100);
 	symbolizer_free(s);
 	unlink(elf32);
 

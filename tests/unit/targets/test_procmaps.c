@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_procmaps.c - unit tests of user/procmaps.c: parsing /proc/PID/maps
+ * test_procmaps.c - unit tests of user/targets/procmaps.c: parsing /proc/PID/maps
  * text (spaces, " (deleted)", anonymous and pseudo mappings, garbage),
  * address lookup, reading live and dead processes, and build-ids.
  */
@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "rng.h"
 #include "symbols/buildid.h"
 #include "targets/procmaps.h"
 
@@ -196,10 +197,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return test_rng_next(&rng_state);
 }
 
 /* Random bytes and mutations of valid text must never crash. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_unwind.c - unit tests of user/unwind.c on real stacks of this
+ * test_unwind.c - unit tests of user/unwind/unwind.c on real stacks of this
  * process: functions built without frame pointers capture their own
  * registers and 8 KiB of stack the way the BPF program does, and the
  * unwound pcs must symbolize to the real call path (own functions, and
@@ -8,6 +8,7 @@
  * registers and a throughput measurement.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +24,9 @@
 #include <gelf.h>
 #include <sys/auxv.h>
 
-#include "targets/procmaps.h"
+#include "elf_image.h"
 #include "symbols/symbolize.h"
+#include "targets/procmaps.h"
 #include "unwind/unwind.h"
 
 #define STACK_COPY 8192
@@ -459,33 +461,100 @@ static uint64_t vdso_function(const char *name)
  * A sample at the first instruction of the vdso's clock_gettime, called
  * from unwtest_c: the [vdso] module's CFI leads back into our code.
  */
+static struct capture cap_vdso;
+
+/* cap_vdso: a sample at the vdso's clock_gettime as called from unwtest_c. */
+static void capture_vdso(void)
+{
+	struct capture *v = &cap_vdso;
+
+	v->regs.ip = vdso_function("__vdso_clock_gettime");
+	if (!v->regs.ip)
+		skip();
+	assert_true(unwtest_a(8) > 0);
+	/* as if unwtest_c had just called it: return address on top */
+	v->regs.sp = cap_abc.regs.sp - 8;
+	v->regs.bp = cap_abc.regs.bp;
+	memcpy(v->stack, &cap_abc.regs.ip, 8);
+	memcpy(v->stack + 8, cap_abc.stack, cap_abc.size - 8);
+	v->size = cap_abc.size;
+}
+
 static void test_vdso(void **state)
 {
 	struct ctx *c = *state;
 	uint64_t ips[MAX_FRAMES], ref[MAX_FRAMES];
-	static struct capture v;
+	struct capture *v = &cap_vdso;
 	enum unwind_stop why, rwhy;
 	int n, nref;
 
-	v.regs.ip = vdso_function("__vdso_clock_gettime");
-	if (!v.regs.ip)
-		skip();
-	assert_true(unwtest_a(8) > 0);
+	capture_vdso();
 	nref = unwind(c, &cap_abc, cap_abc.size, ref, &rwhy);
-	/* as if unwtest_c had just called it: return address on top */
-	v.regs.sp = cap_abc.regs.sp - 8;
-	v.regs.bp = cap_abc.regs.bp;
-	memcpy(v.stack, &cap_abc.regs.ip, 8);
-	memcpy(v.stack + 8, cap_abc.stack, cap_abc.size - 8);
-	v.size = cap_abc.size;
-	n = unwind(c, &v, v.size, ips, &why);
+	n = unwind(c, v, v->size, ips, &why);
 	print_stack(c, "vdso", ips, n, why);
 	assert_true(n >= 3);
-	assert_int_equal(ips[0], v.regs.ip);
+	assert_int_equal(ips[0], v->regs.ip);
 	assert_int_equal(ips[1], cap_abc.regs.ip);
 	assert_int_equal(ips[2], ref[1]);
 	assert_int_equal(ips[3], ref[2]);
 	(void)nref;
+}
+
+/*
+ * Unwind cap_vdso in a process with mappings @maps (@nr), by path only
+ * (pid 0), with a fresh unwinder; whether the caller frame found is
+ * unwtest_c's, i.e. whether the [vdso] got our image's CFI.
+ */
+static bool vdso_unwinds(const struct bpfprof_mapping *maps, size_t nr)
+{
+	struct unwinder *u = unwinder_new();
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int n;
+
+	assert_non_null(u);
+	n = unwinder_unwind(u, 0, maps, nr, &cap_vdso.regs, cap_vdso.stack, cap_vdso.size, ips,
+			    MAX_FRAMES, &why);
+	unwinder_free(u);
+	assert_true(n >= 1);
+	return n >= 2 && ips[1] == cap_abc.regs.ip;
+}
+
+/*
+ * The [vdso] of a process that is not of our ABI (its first executable
+ * file is ELF32, listed before ours) or whose mapping has another size
+ * gets no module from our image; the same maps with our executable first
+ * do (the control).
+ */
+static void test_vdso_not_ours(void **state)
+{
+	struct ctx *c = *state;
+	char elf32[] = "/tmp/bpfprof-unw32-XXXXXX";
+	size_t nr = c->maps.nr + 1, i;
+	struct bpfprof_mapping *maps = calloc(nr, sizeof(*maps)), *vdso = NULL;
+	int fd;
+
+	assert_non_null(maps);
+	capture_vdso();
+	fd = mkstemp(elf32);
+	assert_true(fd >= 0);
+	close(fd);
+	elf32_file(elf32);
+	maps[0] = (struct bpfprof_mapping){ .start = 0x10000, .end = 0x11000,
+		.prot = BPFPROF_PROT_READ | BPFPROF_PROT_EXEC, .path = elf32 };
+	memcpy(maps + 1, c->maps.maps, c->maps.nr * sizeof(*maps));
+	for (i = 1; i < nr; i++)
+		if (strcmp(maps[i].path, "[vdso]") == 0)
+			vdso = &maps[i];
+	assert_non_null(vdso);
+
+	assert_true(vdso_unwinds(maps + 1, nr - 1));	/* the control */
+	assert_false(vdso_unwinds(maps, nr));		/* 32-bit */
+	vdso->end += 4096;				/* another size */
+	assert_false(vdso_unwinds(maps + 1, nr - 1));
+	vdso->end -= 4096;
+	unlink(elf32);
+	free(maps);
 }
 
 /* Forgetting a process and unwinding again gives the same stack. */
@@ -580,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_forget),
 		cmocka_unit_test(test_throughput),
 	};
