@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * elf_symtab.c - owns what the symbolizer finds at one vaddr of an open
+ * ELF file (symbolizer_impl.h): the file's sorted table of function
+ * symbols (.symtab, else .dynsym and .gnu_debugdata, as libdwfl gives
+ * them), the lookup of the function holding an address, and its DWARF
+ * source file:line.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer_impl.h"
+
+/* How far back a lookup looks for an enclosing sized symbol. */
+#define SYM_SCAN_BACK 16
+
+void elf_symtab_drop(struct elf_file *f)
+{
+	free(f->syms);
+	f->syms = NULL;
+	f->nsyms = 0;
+	f->syms_loaded = false;
+}
+
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Build the file's sorted table of function symbols (symtab, or dynsym,
+ * as elfutils provides them, plus .gnu_debugdata) once.  Zero-sized
+ * symbols extend to the next symbol.
+ */
+static int load_symbols(struct elf_file *f)
+{
+	int n, i;
+	size_t k = 0, j;
+	struct fsym *syms;
+
+	f->syms_loaded = true;
+	n = dwfl_module_getsymtab(f->mod);
+	if (n <= 1)
+		return 0;
+	syms = calloc((size_t)n, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name;
+		int type, bind;
+
+		name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!name || !name[0] || shndx == SHN_UNDEF || shndx == SHN_ABS ||
+		    shndx == (GElf_Word)-1)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !(type == STT_NOTYPE && bind != STB_LOCAL))
+			continue;
+		/* back to the file's vaddr space */
+		syms[k].addr = addr - f->bias;
+		syms[k].end = sym.st_size && syms[k].addr <= UINT64_MAX - sym.st_size ?
+			      syms[k].addr + sym.st_size : 0;
+		syms[k].name = name;
+		/* prefer sized, then global over weak over local */
+		syms[k].rank = (sym.st_size ? 0 : 4) +
+			       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
+		k++;
+	}
+	if (k > 1)
+		qsort(syms, k, sizeof(*syms), cmp_fsym);
+	/* one symbol per address; zero sizes reach the next address */
+	for (i = 0, j = 0; (size_t)i < k; i++) {
+		if (j && syms[j - 1].addr == syms[i].addr)
+			continue;
+		syms[j++] = syms[i];
+	}
+	k = j;
+	for (j = 0; j < k; j++)
+		if (!syms[j].end)
+			syms[j].end = j + 1 < k ? syms[j + 1].addr : syms[j].addr + 1;
+	f->syms = syms;
+	f->nsyms = k;
+	return 0;
+}
+
+/* The function symbol containing @vaddr, or NULL. */
+static const struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi = f->nsyms, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest start below, or an enclosing symbol a little before */
+	for (i = lo; i > 0 && lo - i < SYM_SCAN_BACK; i--)
+		if (vaddr < f->syms[i - 1].end)
+			return &f->syms[i - 1];
+	return NULL;
+}
+
+/* Resolve @vaddr of the open file @f (not cached yet) into @r. */
+int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
+		       struct result *r)
+{
+	const struct fsym *fs;
+	Dwfl_Line *line;
+	int err;
+
+	if (!f->syms_loaded) {
+		err = load_symbols(f);
+		if (err)
+			return err;
+	}
+	fs = find_symbol(f, vaddr);
+	if (fs) {
+		/* copied: the Dwfl holding the name may be closed later */
+		/* "__libc_start_main@@GLIBC_2.34": the version is not the name */
+		r->function = symbolizer_intern(s, fs->name, strcspn(fs->name, "@"));
+		if (!r->function)
+			return -ENOMEM;
+		r->function_start = fs->addr;
+	}
+	line = s->no_lines ? NULL : dwfl_module_getsrc(f->mod, vaddr + f->bias);
+	if (line) {
+		Dwarf_Addr a;
+		int lineno = 0;
+		const char *src = dwfl_lineinfo(line, &a, &lineno, NULL, NULL, NULL);
+
+		if (src && lineno > 0) {
+			r->file = symbolizer_intern(s, src, strlen(src));
+			if (!r->file)
+				return -ENOMEM;
+			r->line = (uint32_t)lineno;
+		}
+	}
+	return 0;
+}
