@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * cfi_table.h - the unwind table row of `--call-graph auto` (issue 15),
+ * shared by the BPF program that walks user stacks and the collector that
+ * builds the rows from .eh_frame / .debug_frame (user/unwind/cfi_table.c).
+ * Plain fixed-width types only, no libc; the BPF side includes vmlinux.h
+ * first, userspace <linux/types.h> through this file.
+ *
+ * One table per ELF file: an array of struct cfi_row sorted by pc,
+ * strictly increasing.  A row holds from its pc up to (not including) the
+ * next row's pc; the last row of a table is always a CFI_KIND_STOP_NO_ROW
+ * marker at the end of the last FDE, and gaps between FDEs hold such a
+ * marker too, so a binary search for "the last row with pc <= address"
+ * never lands on the row of another function.  An address below the
+ * first row has no row either.
+ *
+ * Addresses: row pcs are ELF virtual addresses of the file (as in its
+ * program headers and symbol table), i.e. runtime address - load bias.
+ * 32 bits: the builder leaves out FDEs reaching at or beyond 4 GiB (and
+ * counts them); no ELF file we have met comes near that.
+ *
+ * The walk step (x86-64), for a frame with registers ip, sp, bp, looking
+ * up ip (the first frame and a frame reached through a signal frame) or
+ * ip - 1 (any other frame: ip is a return address, ip - 1 is inside the
+ * call instruction):
+ *
+ *   CFA  = the kind's rule below (CFA: canonical frame address, the
+ *          caller's sp)
+ *   ra   = *(u64 *)(CFA - 8)    the return address: always there on
+ *                               x86-64 (the builder checks every row;
+ *                               rows with another rule are
+ *                               CFI_KIND_STOP_RA)
+ *   bp'  = bp                   if rbp == CFI_RBP_SAME
+ *          unknown              if rbp == CFI_RBP_LOST
+ *          *(u64 *)(CFA + 8 * rbp)  otherwise (rbp < 0: below the CFA)
+ *   caller: ip = ra, sp = CFA, bp = bp'
+ *
+ * ra == 0 ends the walk (outermost frame).  user/unwind/cfi_walk.c is the
+ * reference implementation of the whole walk.
+ */
+#ifndef BPFPROF_CFI_TABLE_H
+#define BPFPROF_CFI_TABLE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* What a row says; values below CFI_KIND_FIRST_STOP let the walk go on. */
+enum cfi_kind {
+	/* CFA = sp + 8 * cfa */
+	CFI_KIND_RSP = 0,
+	/* CFA = bp + 8 * cfa (bp must be known) */
+	CFI_KIND_RBP = 1,
+	/*
+	 * A PLT entry (the linker's expression CFA):
+	 *   CFA = sp + 8 * cfa + ((ip & 15) >= rbp ? 8 : 0)
+	 * where ip is the frame's real ip (not ip - 1) and the rbp field
+	 * holds the threshold (11 for the classic 16-byte entries: the
+	 * push of the entry's index happens at offset 6, the jmp at 11);
+	 * bp is unchanged.
+	 */
+	CFI_KIND_PLT = 2,
+	/*
+	 * A signal trampoline (glibc's __restore_rt; sp points at the
+	 * kernel's struct ucontext): the interrupted frame's registers are
+	 *   sp' = *(u64 *)(sp + 8 * cfa)        (uc_mcontext rsp: 160)
+	 *   ip' = *(u64 *)(sp + 8 * cfa + 8)    (uc_mcontext rip: 168)
+	 *   bp' = *(u64 *)(sp + 8 * rbp)        (uc_mcontext rbp: 120)
+	 * and ip' is looked up as is, not ip' - 1.  No sp monotony check.
+	 */
+	CFI_KIND_SIGNAL = 3,
+
+	/* Stop rows: the walk ends here, for the reason in the name. */
+	CFI_KIND_STOP_NO_ROW = 4,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 5,	/* return address undefined: _start,
+					 * clone()'s child, thread start */
+	CFI_KIND_STOP_EXPRESSION = 6,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 7,	/* CFA from a register other than
+					 * rsp/rbp (e.g. gcc's DRAP r10) */
+	CFI_KIND_STOP_RANGE = 8,	/* an offset that is not a multiple
+					 * of 8 or does not fit its field */
+	CFI_KIND_STOP_RA = 9,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 10,
+};
+
+#define CFI_KIND_FIRST_STOP CFI_KIND_STOP_NO_ROW
+
+/* Special values of struct cfi_row.rbp. */
+#define CFI_RBP_SAME 0		/* rbp keeps its value in the caller */
+#define CFI_RBP_LOST (-128)	/* the caller's rbp is not known (CFI says
+				 * undefined, or a rule rows cannot hold) */
+
+/*
+ * One row: 8 bytes, no padding.  Offsets are in units of 8 bytes (every
+ * offset in x86-64 compiler output is a multiple of 8; others become
+ * CFI_KIND_STOP_RANGE rows), so cfa reaches +-256 KiB and rbp +-1 KiB.
+ */
+struct cfi_row {
+	__u32 pc;	/* first ELF virtual address (bytes) the row holds for */
+	__u8 kind;	/* enum cfi_kind */
+	__s8 rbp;	/* caller's rbp saved at CFA + 8 * rbp; CFI_RBP_SAME,
+			 * CFI_RBP_LOST; PLT: the threshold; SIGNAL: offset of
+			 * the saved rbp from sp, 8-byte units */
+	__s16 cfa;	/* CFA offset from the kind's base, 8-byte units */
+};
+
+/*
+ * Steps of the binary search over one table: enough for 2^32 rows, so a
+ * BPF loop bounded by this constant always finishes the search.
+ */
+#define CFI_SEARCH_STEPS 32
+
+/* struct cfi_mapping.table of a mapping without a table (yet). */
+#define CFI_NO_TABLE 0xffffffffu
+
+/*
+ * One executable mapping of a process, as the walk sees it: sorted by
+ * start and not overlapping in a process's array.  ELF virtual address
+ * = runtime address - bias.
+ */
+struct cfi_mapping {
+	__u64 start;	/* first runtime address */
+	__u64 end;	/* one past the last runtime address */
+	__u64 bias;	/* load bias (bytes, wraps for ET_EXEC below 0) */
+	__u32 table;	/* table id, CFI_NO_TABLE if none */
+	__u32 flags;	/* reserved, 0 */
+};
+
+#endif /* BPFPROF_CFI_TABLE_H */

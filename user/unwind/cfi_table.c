@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cfi_table.c - the unwind table builder of `--call-graph auto`: lists the
+ * FDEs of .eh_frame and .debug_frame (dwarf_next_cfi(), with the FDE's
+ * encoded start decoded here), walks each FDE's rows through libdw
+ * (dwarf_cfi_addrframe(), dwarf_frame_info()), turns each row's rules
+ * (dwarf_frame_cfa(), dwarf_frame_register()) into a struct cfi_row, and
+ * assembles the sorted, merged array with its gap markers and statistics.
+ * No CFI instruction is interpreted here: libdw does that.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+
+#include "unwind/cfi_table.h"
+
+/* DWARF register numbers of x86-64 (System V psABI). */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16	/* the return address column */
+
+/* The glibc signal trampoline's struct ucontext offsets (bytes from sp). */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+/* Where a CFI section comes from. */
+enum source { SRC_EH = 0, SRC_DEBUG = 1 };
+
+/* One FDE's address range [lo, hi) (ELF virtual addresses). */
+struct fde_range {
+	uint64_t lo, hi;
+	uint8_t src;		/* enum source */
+};
+
+/* One CIE: what its FDEs need to decode their start. */
+struct cie_info {
+	uint64_t offset;	/* section offset */
+	uint8_t enc;		/* DW_EH_PE_* of FDE addresses */
+	bool ok;		/* the augmentation was understood */
+};
+
+/* A CFI section: its bytes, address and libdw handle. */
+struct section {
+	Elf_Data *data;
+	uint64_t vaddr;		/* sh_addr */
+	Dwarf_CFI *cfi;		/* NULL: section unusable */
+	bool eh;		/* .eh_frame (else .debug_frame) */
+};
+
+/* State of one build. */
+struct builder {
+	struct cfi_row *rows;
+	size_t nr, cap;
+	struct fde_range *fdes;
+	size_t nr_fdes, cap_fdes;
+	struct cfi_table_stats *st;
+};
+
+/* A rule for one register, decoded from libdw's location ops. */
+enum rule_kind {
+	RULE_UNDEFINED,		/* cannot be recovered */
+	RULE_SAME,		/* unchanged */
+	RULE_AT_CFA,		/* saved at CFA + off */
+	RULE_AT_REG,		/* saved at reg + off (expression rule) */
+	RULE_OTHER,		/* anything else */
+};
+
+struct rule {
+	enum rule_kind kind;
+	int reg;
+	int64_t off;
+};
+
+static const char *const kind_names[CFI_KIND_NR] = {
+	[CFI_KIND_RSP] = "rsp",
+	[CFI_KIND_RBP] = "rbp",
+	[CFI_KIND_PLT] = "plt",
+	[CFI_KIND_SIGNAL] = "signal",
+	[CFI_KIND_STOP_NO_ROW] = "no-row",
+	[CFI_KIND_STOP_OUTERMOST] = "outermost",
+	[CFI_KIND_STOP_EXPRESSION] = "expression",
+	[CFI_KIND_STOP_REGISTER] = "register",
+	[CFI_KIND_STOP_RANGE] = "range",
+	[CFI_KIND_STOP_RA] = "ra",
+};
+
+const char *cfi_kind_name(unsigned int kind)
+{
+	return kind < CFI_KIND_NR ? kind_names[kind] : "?";
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the rows ----------------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->kind == b->kind && a->rbp == b->rbp && a->cfa == b->cfa;
+}
+
+/*
+ * Append the row @r starting at @pc (>= the last row's pc).  A row at the
+ * last row's pc replaces it (that is a gap marker the next FDE starts
+ * at); a row with the same rule as the one before it is dropped.
+ */
+static int push_row(struct builder *b, uint32_t pc, struct cfi_row r)
+{
+	r.pc = pc;
+	if (b->nr && b->rows[b->nr - 1].pc >= pc)
+		b->nr--;
+	if (b->nr && same_rule(&b->rows[b->nr - 1], &r)) {
+		b->st->rows_merged++;
+		return 0;
+	}
+	if (grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+		return -ENOMEM;
+	b->rows[b->nr++] = r;
+	return 0;
+}
+
+static struct cfi_row stop_row(enum cfi_kind kind)
+{
+	return (struct cfi_row){ .kind = (uint8_t)kind };
+}
+
+/* ---- rules: libdw's ops to rows ------------------------------------------- */
+
+/* Register number and offset of a DW_OP_bregN / DW_OP_bregx op. */
+static bool op_breg(const Dwarf_Op *op, int *reg, int64_t *off)
+{
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	if (op->atom == DW_OP_bregx) {
+		*reg = (int)op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Decode the rule of register @regno.  Offsets: libdw gives "saved at
+ * CFA + N" as DW_OP_call_frame_cfa, DW_OP_plus_uconst N (N two's
+ * complement), and expression rules with DW_OP_call_frame_cfa pushed
+ * first.  Value rules (DW_OP_stack_value last) are RULE_OTHER.
+ */
+static struct rule reg_rule(Dwarf_Frame *fr, int regno)
+{
+	Dwarf_Op mem[3], *ops;
+	struct rule r = { RULE_OTHER, 0, 0 };
+	size_t n;
+
+	if (dwarf_frame_register(fr, regno, mem, &ops, &n) != 0)
+		return r;
+	if (n == 0) {
+		r.kind = ops ? RULE_UNDEFINED : RULE_SAME;
+		return r;
+	}
+	if (ops[n - 1].atom == DW_OP_stack_value || ops[0].atom != DW_OP_call_frame_cfa)
+		return r;
+	if (n == 1) {
+		r.kind = RULE_AT_CFA;
+	} else if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		r.kind = RULE_AT_CFA;
+		r.off = (int64_t)ops[1].number;
+	} else if (n == 2 && op_breg(&ops[1], &r.reg, &r.off)) {
+		r.kind = RULE_AT_REG;
+	}
+	return r;
+}
+
+/* Whether the rsp column is the default "caller's rsp = CFA". */
+static bool rsp_is_cfa(Dwarf_Frame *fr)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	if (dwarf_frame_register(fr, REG_RSP, mem, &ops, &n) != 0)
+		return false;
+	return n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_stack_value;
+}
+
+/* Store @bytes / 8 in a field of @bits signed bits; false if it does not fit. */
+static bool units8(int64_t bytes, int bits, int64_t *out)
+{
+	int64_t lim = (int64_t)1 << (bits - 1);
+
+	if (bytes % 8)
+		return false;
+	*out = bytes / 8;
+	return *out >= -lim && *out < lim;
+}
+
+/*
+ * The linker's PLT CFA: DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit15;
+ * DW_OP_and; DW_OP_litT; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus,
+ * i.e. rsp + N + ((rip & 15) >= T) * 8.  Sets N and T.
+ */
+static bool is_plt_cfa(const Dwarf_Op *ops, size_t n, int64_t *base, int *thr)
+{
+	int reg;
+	int64_t off;
+
+	if (n != 9 || !op_breg(&ops[0], &reg, base) || reg != REG_RSP)
+		return false;
+	if (!op_breg(&ops[1], &reg, &off) || reg != REG_RIP || off != 0)
+		return false;
+	if (ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and ||
+	    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 || ops[5].atom != DW_OP_ge ||
+	    ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	*thr = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/*
+ * The rbp field for a CFA-relative rule, or CFI_RBP_LOST (counted in
+ * *@lost when CFI did know the value).
+ */
+static int8_t rbp_field(struct rule r, bool *lost)
+{
+	int64_t u;
+
+	switch (r.kind) {
+	case RULE_SAME:
+		return CFI_RBP_SAME;
+	case RULE_UNDEFINED:
+		return CFI_RBP_LOST;
+	case RULE_AT_CFA:
+		if (units8(r.off, 8, &u) && u != CFI_RBP_SAME && u != CFI_RBP_LOST)
+			return (int8_t)u;
+		break;
+	default:
+		break;
+	}
+	*lost = true;
+	return CFI_RBP_LOST;
+}
+
+/*
+ * glibc's __restore_rt: CFA = *(rsp + 160), rip saved at rsp + 168, rbp
+ * at rsp + 120, rsp at rsp + 160 (or the default, = CFA).
+ */
+static struct cfi_row signal_row(Dwarf_Frame *fr, int64_t cfa_off)
+{
+	struct rule ra = reg_rule(fr, REG_RIP), bp = reg_rule(fr, REG_RBP);
+	struct rule sp = reg_rule(fr, REG_RSP);
+
+	if (cfa_off != UC_RSP || ra.kind != RULE_AT_REG || ra.reg != REG_RSP ||
+	    ra.off != UC_RIP || bp.kind != RULE_AT_REG || bp.reg != REG_RSP ||
+	    bp.off != UC_RBP)
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	if (!(sp.kind == RULE_AT_REG && sp.reg == REG_RSP && sp.off == UC_RSP) && !rsp_is_cfa(fr))
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	return (struct cfi_row){ .kind = CFI_KIND_SIGNAL, .cfa = UC_RSP / 8, .rbp = UC_RBP / 8 };
+}
+
+/* The row for the frame state @fr (@signal: its CIE has 'S'). */
+static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
+{
+	struct rule ra = reg_rule(fr, REG_RIP);
+	struct cfi_row r = { 0 };
+	Dwarf_Op *ops;
+	size_t n;
+	int64_t off, u;
+	int reg, thr = 0;
+
+	if (ra.kind == RULE_UNDEFINED)
+		return stop_row(CFI_KIND_STOP_OUTERMOST);
+	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n == 0)
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	if (signal) {
+		if (n == 2 && op_breg(&ops[0], &reg, &off) && reg == REG_RSP &&
+		    ops[1].atom == DW_OP_deref)
+			return signal_row(fr, off);
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	}
+	if (n == 1 && op_breg(&ops[0], &reg, &off)) {
+		if (reg != REG_RSP && reg != REG_RBP)
+			return stop_row(CFI_KIND_STOP_REGISTER);
+		r.kind = reg == REG_RSP ? CFI_KIND_RSP : CFI_KIND_RBP;
+	} else if (is_plt_cfa(ops, n, &off, &thr)) {
+		r.kind = CFI_KIND_PLT;
+	} else {
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	}
+	if (ra.kind != RULE_AT_CFA || ra.off != -8)
+		return stop_row(CFI_KIND_STOP_RA);
+	if (!rsp_is_cfa(fr))
+		return stop_row(CFI_KIND_STOP_EXPRESSION);
+	if (!units8(off, 16, &u))
+		return stop_row(CFI_KIND_STOP_RANGE);
+	r.cfa = (int16_t)u;
+	if (r.kind == CFI_KIND_PLT) {
+		if (reg_rule(fr, REG_RBP).kind != RULE_SAME)
+			return stop_row(CFI_KIND_STOP_EXPRESSION);
+		r.rbp = (int8_t)thr;
+		return r;
+	}
+	r.rbp = rbp_field(reg_rule(fr, REG_RBP), lost);
+	return r;
+}
+
+/*
+ * The rows of the FDE range [lo, hi) from @cfi, the first at @lo.
+ * Returns 0, -ENOMEM, or -EBADMSG when libdw could not give a row (the
+ * rows pushed so far stay; the caller ends them with a marker).
+ */
+static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+{
+	uint64_t pc = lo;
+
+	while (pc < hi) {
+		Dwarf_Frame *fr;
+		Dwarf_Addr start, end;
+		struct cfi_row r;
+		bool signal = false, lost = false;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &fr) != 0)
+			return -EBADMSG;
+		if (dwarf_frame_info(fr, &start, &end, &signal) < 0 || start > pc || end <= pc) {
+			free(fr);
+			return -EBADMSG;
+		}
+		r = make_row(fr, signal, &lost);
+		free(fr);
+		if (lost)
+			b->st->rbp_lost++;
+		if (push_row(b, (uint32_t)pc, r))
+			return -ENOMEM;
+		pc = end < hi ? end : hi;
+	}
+	return 0;
+}
+
+/* ---- listing FDEs ---------------------------------------------------------- */
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t byte = *(*p)++;
+
+		*v |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	unsigned int shift = 0;
+	uint64_t u = 0;
+	uint8_t byte = 0;
+
+	while (*p < end && shift < 64) {
+		byte = *(*p)++;
+		u |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80)) {
+			if (shift < 64 && (byte & 0x40))
+				u |= ~(uint64_t)0 << shift;
+			*v = (int64_t)u;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Little-endian fixed-size read of @size bytes. */
+static bool read_fixed(const uint8_t **p, const uint8_t *end, size_t size, bool sign,
+		       uint64_t *v)
+{
+	uint64_t u = 0;
+	size_t i;
+
+	if ((size_t)(end - *p) < size)
+		return false;
+	for (i = 0; i < size; i++)
+		u |= (uint64_t)(*p)[i] << (8 * i);
+	if (sign && size < 8 && (u >> (8 * size - 1)) & 1)
+		u |= ~(uint64_t)0 << (8 * size);
+	*p += size;
+	*v = u;
+	return true;
+}
+
+/*
+ * Decode one pointer of encoding @enc (DW_EH_PE_*) at *@p, whose own
+ * address is @here (for pcrel).  @apply: add the base (initial location);
+ * else the format only (address range).  Only absptr and pcrel bases.
+ */
+static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t here,
+			 bool apply, uint64_t *v)
+{
+	int64_t s = 0;
+	bool ok;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+		ok = read_fixed(p, end, 8, false, v);
+		break;
+	case DW_EH_PE_uleb128:
+		ok = read_uleb(p, end, v);
+		break;
+	case DW_EH_PE_udata2:
+		ok = read_fixed(p, end, 2, false, v);
+		break;
+	case DW_EH_PE_udata4:
+		ok = read_fixed(p, end, 4, false, v);
+		break;
+	case DW_EH_PE_udata8:
+		ok = read_fixed(p, end, 8, false, v);
+		break;
+	case DW_EH_PE_sleb128:
+		ok = read_sleb(p, end, &s);
+		*v = (uint64_t)s;
+		break;
+	case DW_EH_PE_sdata2:
+		ok = read_fixed(p, end, 2, true, v);
+		break;
+	case DW_EH_PE_sdata4:
+		ok = read_fixed(p, end, 4, true, v);
+		break;
+	case DW_EH_PE_sdata8:
+		ok = read_fixed(p, end, 8, true, v);
+		break;
+	default:
+		return false;
+	}
+	if (!ok || !apply)
+		return ok;
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr:
+		return !(enc & DW_EH_PE_indirect);
+	case DW_EH_PE_pcrel:
+		*v += here;
+		return !(enc & DW_EH_PE_indirect);
+	default:
+		return false;
+	}
+}
+
+/* The FDE address encoding from a CIE's augmentation ('R'). */
+static struct cie_info cie_decode(const Dwarf_CIE *cie, uint64_t offset)
+{
+	struct cie_info ci = { offset, DW_EH_PE_absptr, true };
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+	uint64_t skip;
+	uint8_t penc;
+
+	if (!a || !a[0])
+		return ci;
+	if (a[0] != 'z' || !p) {
+		ci.ok = false;
+		return ci;
+	}
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				goto bad;
+			ci.enc = *p++;
+			break;
+		case 'L':
+			if (p >= end)
+				goto bad;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				goto bad;
+			penc = *p++;	/* the personality pointer follows */
+			if (!read_encoded(penc, &p, end, 0, false, &skip))
+				goto bad;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			goto bad;
+		}
+	}
+	return ci;
+bad:
+	ci.ok = false;
+	return ci;
+}
+
+static int cie_cmp(const void *a, const void *b)
+{
+	const struct cie_info *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The CIEs of @s, sorted by offset, into *@out (caller frees). */
+static int list_cies(struct builder *b, const struct section *s, const unsigned char *ident,
+		     struct cie_info **out, size_t *nr)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*nr = 0;
+	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
+		if (dwarf_cfi_cie_p(&e)) {
+			if (grow((void **)out, &cap, *nr + 1, sizeof(**out)))
+				return -ENOMEM;
+			(*out)[(*nr)++] = cie_decode(&e.cie, off);
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	if (rc < 0)
+		b->st->bad_entries++;
+	qsort(*out, *nr, sizeof(**out), cie_cmp);
+	return 0;
+}
+
+/* Add the address range of FDE @e of @s (its CIE's info @ci) to b->fdes. */
+static int add_fde(struct builder *b, const struct section *s, const Dwarf_FDE *e,
+		   const struct cie_info *ci)
+{
+	const uint8_t *p = e->start, *base = s->data->d_buf;
+	uint64_t lo, len;
+
+	if (!ci || !ci->ok ||
+	    !read_encoded(ci->enc, &p, e->end, s->vaddr + (uint64_t)(p - base), true, &lo) ||
+	    !read_encoded(ci->enc & 0x0f, &p, e->end, 0, false, &len)) {
+		b->st->bad_entries++;
+		return 0;
+	}
+	if (len == 0 || lo + len < lo || lo + len > UINT32_MAX) {
+		b->st->fdes_skipped++;
+		return 0;
+	}
+	if (grow((void **)&b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes)))
+		return -ENOMEM;
+	b->fdes[b->nr_fdes++] = (struct fde_range){ lo, lo + len, s->eh ? SRC_EH : SRC_DEBUG };
+	return 0;
+}
+
+/* Add the FDEs of section @s to b->fdes. */
+static int list_fdes(struct builder *b, const struct section *s, const unsigned char *ident)
+{
+	struct cie_info *cies, key;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	size_t nr_cies;
+	int rc, err;
+
+	err = list_cies(b, s, ident, &cies, &nr_cies);
+	if (err) {
+		free(cies);
+		return err;
+	}
+	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
+		if (!dwarf_cfi_cie_p(&e)) {
+			key.offset = e.fde.CIE_pointer;
+			err = add_fde(b, s, &e.fde,
+				      bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp));
+			if (err)
+				break;
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	free(cies);
+	return err;
+}
+
+/* ---- assembling the table -------------------------------------------------- */
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (int)x->src - (int)y->src;	/* .eh_frame first */
+}
+
+/*
+ * Rows of every FDE in address order.  Where FDEs overlap the earlier
+ * one wins (at equal starts .eh_frame's, as libdwfl prefers it); each
+ * FDE ends with a gap marker that the next FDE replaces when it starts
+ * right there.
+ */
+static int assemble(struct builder *b, const struct section *secs)
+{
+	uint64_t cursor = 0;
+	size_t i;
+	int err;
+
+	qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), fde_cmp);
+	for (i = 0; i < b->nr_fdes; i++) {
+		const struct fde_range *f = &b->fdes[i];
+		uint64_t lo = f->lo > cursor ? f->lo : cursor;
+
+		if (lo >= f->hi || !secs[f->src].cfi) {
+			b->st->fdes_skipped++;
+			continue;
+		}
+		err = fde_rows(b, secs[f->src].cfi, lo, f->hi);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			b->st->fdes_skipped++;
+		else
+			b->st->fdes++;
+		if (push_row(b, (uint32_t)f->hi, stop_row(CFI_KIND_STOP_NO_ROW)))
+			return -ENOMEM;
+		cursor = f->hi;
+	}
+	return 0;
+}
+
+/* The section @name that has contents (not SHT_NOBITS), or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && strcmp(n, name) == 0 && sh->sh_type != SHT_NOBITS && sh->sh_size)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Fill @s from section @name of @elf; false if there is none. */
+static bool load_section(Elf *elf, const char *name, bool eh, struct section *s)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, name, &sh);
+
+	if (!scn)
+		return false;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return false;
+	s->data = elf_getdata(scn, NULL);
+	if (!s->data || !s->data->d_buf || !s->data->d_size)
+		return false;
+	s->vaddr = sh.sh_addr;
+	s->eh = eh;
+	return true;
+}
+
+/* Header checks: 0, -ENOEXEC or -ENOTSUP. */
+static int check_elf(Elf *elf, GElf_Ehdr *eh)
+{
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, eh))
+		return -ENOEXEC;
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_machine != EM_X86_64)
+		return -ENOTSUP;
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
+		return -ENOTSUP;
+	return 0;
+}
+
+/* Segments and build-id of @elf into @t. */
+static int describe(Elf *elf, const GElf_Ehdr *eh, struct cfi_table *t)
+{
+	const void *id;
+	size_t phnum, i;
+	ssize_t n;
+
+	t->e_type = eh->e_type;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return -ENOEXEC;
+	t->segs = calloc(phnum ? phnum : 1, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->segs[t->nr_segs++] = (struct cfi_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
+							      ph.p_flags };
+	}
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 0) {
+		t->build_id_size = (uint8_t)(n < (ssize_t)sizeof(t->build_id) ? n :
+					     (ssize_t)sizeof(t->build_id));
+		memcpy(t->build_id, id, t->build_id_size);
+	}
+	return 0;
+}
+
+/* Final rows and statistics into @t (takes b->rows). */
+static void finish(struct builder *b, struct cfi_table *t)
+{
+	struct cfi_row *shrunk;
+	size_t i;
+
+	shrunk = b->nr ? realloc(b->rows, b->nr * sizeof(*b->rows)) : NULL;
+	t->rows = shrunk ? shrunk : b->rows;
+	b->rows = NULL;
+	t->nr = (uint32_t)b->nr;
+	for (i = 0; i < b->nr; i++)
+		t->stats.kinds[t->rows[i].kind]++;
+	t->stats.rows = t->nr;
+	t->stats.bytes = (uint64_t)t->nr * sizeof(struct cfi_row);
+}
+
+/* Whether @t has a row other than gap markers. */
+static bool has_rows(const struct cfi_table *t)
+{
+	return t->stats.kinds[CFI_KIND_STOP_NO_ROW] < t->nr;
+}
+
+int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
+{
+	struct section secs[2] = { { 0 }, { 0 } };
+	struct builder b = { 0 };
+	struct cfi_table *t;
+	uint64_t t0 = now_ns();
+	Elf *dbg_elf = NULL;
+	Dwarf *dw = NULL;
+	GElf_Ehdr eh, deh;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	err = check_elf(elf, &eh);
+	if (err)
+		return err;
+	if (debug && check_elf(debug, &deh))
+		debug = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	b.st = &t->stats;
+	err = describe(elf, &eh, t);
+	if (err)
+		goto out;
+	if (load_section(elf, ".eh_frame", true, &secs[SRC_EH])) {
+		secs[SRC_EH].cfi = dwarf_getcfi_elf(elf);
+		t->stats.eh_frame_bytes = secs[SRC_EH].data->d_size;
+	}
+	if (debug && load_section(debug, ".debug_frame", false, &secs[SRC_DEBUG]))
+		dbg_elf = debug;
+	else if (load_section(elf, ".debug_frame", false, &secs[SRC_DEBUG]))
+		dbg_elf = elf;
+	if (dbg_elf) {
+		dw = dwarf_begin_elf(dbg_elf, DWARF_C_READ, NULL);
+		secs[SRC_DEBUG].cfi = dw ? dwarf_getcfi(dw) : NULL;
+		t->stats.debug_frame_bytes = secs[SRC_DEBUG].data->d_size;
+	}
+	err = -ENODATA;
+	if (!secs[SRC_EH].cfi && !secs[SRC_DEBUG].cfi)
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (!secs[i].cfi)
+			continue;
+		err = list_fdes(&b, &secs[i], eh.e_ident);
+		if (err)
+			goto out;
+	}
+	err = b.nr_fdes ? assemble(&b, secs) : (t->stats.bad_entries ? -EBADMSG : -ENODATA);
+	if (err)
+		goto out;
+	finish(&b, t);
+	if (!has_rows(t)) {
+		err = -EBADMSG;
+		goto out;
+	}
+	t->stats.build_ns = now_ns() - t0;
+	*out = t;
+	t = NULL;
+out:
+	if (secs[SRC_EH].cfi)
+		dwarf_cfi_end(secs[SRC_EH].cfi);
+	dwarf_end(dw);
+	free(b.rows);
+	free(b.fdes);
+	cfi_table_free(t);
+	return err;
+}
+
+/* An Elf for the file @fd, or NULL (with *@err set). */
+static Elf *open_elf(int fd, int *err)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		*err = -ENOEXEC;
+	return elf;
+}
+
+int cfi_table_build(const char *path, const char *debug_path, struct cfi_table **out)
+{
+	uint64_t t0 = now_ns();
+	Elf *elf = NULL, *debug = NULL;
+	int fd, dfd = -1, err = 0;
+
+	if (!path || !out)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = open_elf(fd, &err);
+	if (elf && debug_path) {
+		dfd = open(debug_path, O_RDONLY | O_CLOEXEC);
+		if (dfd >= 0)
+			debug = open_elf(dfd, &(int){ 0 });
+	}
+	if (elf)
+		err = cfi_table_build_elf(elf, debug, out);
+	if (!err)
+		(*out)->stats.build_ns = now_ns() - t0;
+	elf_end(debug);
+	elf_end(elf);
+	if (dfd >= 0)
+		close(dfd);
+	close(fd);
+	return err;
+}
+
+int cfi_table_build_mem(const void *image, size_t size, struct cfi_table **out)
+{
+	Elf *elf;
+	int err;
+
+	if (!image || !size || !out)
+		return -EINVAL;
+	elf_version(EV_CURRENT);
+	/* libelf only reads the image (decompression allocates) */
+	elf = elf_memory((char *)(uintptr_t)image, size);
+	if (!elf)
+		return -ENOEXEC;
+	err = cfi_table_build_elf(elf, NULL, out);
+	elf_end(elf);
+	return err;
+}
+
+void cfi_table_free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t->segs);
+	free(t);
+}
+
+const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
+{
+	uint32_t lo = 0, hi;
+
+	if (!t || !t->nr || vaddr > UINT32_MAX || vaddr < t->rows[0].pc)
+		return NULL;
+	/* invariant: rows[lo].pc <= vaddr, and rows[hi].pc > vaddr if hi < nr */
+	hi = t->nr;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+int cfi_table_load_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
+			uint64_t *bias)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t i;
+
+	if (!t || !bias)
+		return -EINVAL;
+	if (t->e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (i = 0; i < t->nr_segs; i++) {
+		const struct cfi_segment *s = &t->segs[i];
+		uint64_t lo = s->offset & ~(uint64_t)(page - 1);
+
+		if (pgoff >= lo && pgoff < s->offset + s->filesz) {
+			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
+			*bias = start - (s->vaddr - (s->offset - pgoff));
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
