@@ -22,8 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "targets/procmaps.h"
+#include "../unit/lib/rng.h"
 #include "symbols/symbolize.h"
+#include "targets/procmaps.h"
 
 static double now_s(void)
 {
@@ -37,10 +38,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t xorshift(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_rng_next(&rng);
 }
 
 static int cmp_u64(const void *a, const void *b)

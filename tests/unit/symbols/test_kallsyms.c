@@ -170,18 +170,9 @@ static void test_fuzz(void **state)
 
 	assert_non_null(buf);
 	for (i = 0; i < 20000; i++) {
-		size_t len;
+		size_t len = test_fuzz_text(&rng_state, i % 2, buf, text, base,
+					    "0123456789abcdef Tt\t[]\n\0\xff", 26);
 
-		if (i % 2) {
-			len = rnd() % (base * 2);
-			for (j = 0; j < len; j++)
-				buf[j] = (char)rnd();
-		} else {
-			len = rnd() % (base + 1);
-			memcpy(buf, text, len);
-			for (j = 0; j < 1 + rnd() % 8 && len; j++)
-				buf[rnd() % len] = "0123456789abcdef Tt\t[]\n\0\xff"[rnd() % 26];
-		}
 		assert_int_equal(kallsyms_parse(buf, len, &ks), 0);
 		for (j = 0; j < 8; j++) {
 			uint64_t start = 0, a = j < 4 ? rnd() : 0xffffffff81000000ull + rnd() % 0x10000;

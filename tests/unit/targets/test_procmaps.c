@@ -209,17 +209,9 @@ static void test_parse_fuzz(void **state)
 
 	assert_non_null(buf);
 	for (i = 0; i < 20000; i++) {
-		size_t len = rnd() % (base * 2);
+		size_t len = test_fuzz_text(&rng_state, i % 2, buf, maps_text, base,
+					    "0123456789abcdef-: \nrwxps/\0\xff", 28);
 
-		if (i % 2) {
-			for (j = 0; j < len; j++)
-				buf[j] = (char)rnd();
-		} else {
-			len = rnd() % (base + 1);
-			memcpy(buf, maps_text, len);
-			for (j = 0; j < 1 + rnd() % 8 && len; j++)
-				buf[rnd() % len] = "0123456789abcdef-: \nrwxps/\0\xff"[rnd() % 28];
-		}
 		assert_int_equal(procmaps_parse(buf, len, &m), 0);
 		for (j = 0; j < m.nr; j++) {
 			assert_true(m.maps[j].start < m.maps[j].end);
@@ -357,6 +349,22 @@ static void copy_file(const char *from, const char *to)
 	fclose(out);
 }
 
+/* The one mapping of the maps text @text gets the build-id of @file (pid 0). */
+static void expect_build_id(const char *text, const char *file)
+{
+	struct procmaps m;
+	uint8_t want[64];
+	int n;
+
+	assert_int_equal(procmaps_parse(text, strlen(text), &m), 0);
+	assert_int_equal(procmaps_add_build_ids(&m, 0), 0);
+	n = elf_build_id(file, want, sizeof(want));
+	assert_true(n > 0);
+	assert_int_equal(m.maps[0].build_id_size, (uint32_t)n);
+	assert_memory_equal(m.maps[0].build_id, want, (size_t)n);
+	procmaps_free(&m);
+}
+
 /* Build-ids by path (pid 0); the cache notices a rewritten file. */
 static void test_build_id_cache(void **state)
 {
@@ -364,9 +372,7 @@ static void test_build_id_cache(void **state)
 	const char *lib;
 	struct procmaps self, m;
 	const struct bpfprof_mapping *p;
-	uint8_t want[64];
 	struct stat st;
-	int n;
 	ssize_t r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	assert_true(r > 0);
@@ -383,24 +389,12 @@ static void test_build_id_cache(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	snprintf(text, sizeof(text), "400000-401000 r-xp 00000000 00:00 %llu %s\n",
 		 (unsigned long long)st.st_ino, path);
-	assert_int_equal(procmaps_parse(text, strlen(text), &m), 0);
-	assert_int_equal(procmaps_add_build_ids(&m, 0), 0);
-	n = elf_build_id(exe, want, sizeof(want));
-	assert_true(n > 0);
-	assert_int_equal(m.maps[0].build_id_size, (uint32_t)n);
-	assert_memory_equal(m.maps[0].build_id, want, (size_t)n);
-	procmaps_free(&m);
+	expect_build_id(text, exe);
 
 	/* same path and inode, other contents */
 	copy_file(lib, path);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(procmaps_parse(text, strlen(text), &m), 0);
-	assert_int_equal(procmaps_add_build_ids(&m, 0), 0);
-	n = elf_build_id(lib, want, sizeof(want));
-	assert_true(n > 0);
-	assert_int_equal(m.maps[0].build_id_size, (uint32_t)n);
-	assert_memory_equal(m.maps[0].build_id, want, (size_t)n);
-	procmaps_free(&m);
+	expect_build_id(text, lib);
 
 	/* another file at the path (other inode, the old one still exists) */
 	snprintf(text + 256, 256, "%s/old", dir);
