@@ -116,7 +116,8 @@ static void fold_text_put(struct fold *f, size_t *len, const char *s, size_t n)
 static int fold_intern_name(struct fold *f, size_t len, uint32_t *id)
 {
 	const char *s = f->text + f->text_len + 1;
-	uint64_t h = fold_hash_bytes(s, len), k;
+	uint64_t h = fold_hash_bytes(s, len);
+	uint32_t k;
 	struct hashtab_slot *slot;
 
 	for (k = 0;; k++) {		/* past names of the same hash */
@@ -258,7 +259,8 @@ static int fold_comm_name(struct fold *f, uint32_t t, uint32_t *id)
 static int fold_intern_seq(struct fold *f, size_t n, uint32_t *id)
 {
 	const uint32_t *w = f->pool + f->pool_len;
-	uint64_t h = fold_hash_words(w, n), k;
+	uint64_t h = fold_hash_words(w, n);
+	uint32_t k;
 	struct hashtab_slot *slot;
 
 	for (k = 0;; k++) {		/* past sequences of the same hash */

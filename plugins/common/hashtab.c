@@ -76,10 +76,18 @@ void hashtab_free(struct hashtab *t)
 	t->mask = t->n = 0;
 }
 
+/* Would @t be too full with @n entries? */
+static int too_full(const struct hashtab *t, size_t n)
+{
+	size_t slots = t->mask + 1;
+
+	return t->dense ? n > slots / 4 * 3 : n > slots / 2;
+}
+
 /* Move every entry into a table of twice the slots; 0 or -ENOMEM (@t unchanged). */
 static int grow(struct hashtab *t)
 {
-	struct hashtab bigger;
+	struct hashtab bigger = { .dense = t->dense };
 
 	if (make_slots(&bigger, t->slots ? 2 * (t->mask + 1) : HASHTAB_MIN_SLOTS))
 		return -ENOMEM;
@@ -97,18 +105,16 @@ static int grow(struct hashtab *t)
 
 int hashtab_added(struct hashtab *t)
 {
-	if (++t->n * 2 <= t->mask + 1)
-		return 0;
-	return grow(t);
+	return too_full(t, ++t->n) ? grow(t) : 0;
 }
 
-int hashtab_put(struct hashtab *t, uint64_t a, uint64_t b, uint32_t v)
+int hashtab_put(struct hashtab *t, uint64_t a, uint32_t b, uint32_t v)
 {
 	struct hashtab_slot *s;
 
 	if (v == HASHTAB_NONE)
 		return -EINVAL;
-	if ((!t->slots || (t->n + 1) * 2 > t->mask + 1) && grow(t))
+	if ((!t->slots || too_full(t, t->n + 1)) && grow(t))
 		return -ENOMEM;
 	s = hashtab_find(t, hashtab_hash(a, b), a, b);
 	if (s->v == HASHTAB_NONE)

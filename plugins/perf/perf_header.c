@@ -69,72 +69,72 @@ void fill_perf_event_attr(struct perf_event_attr *attr, const struct bpfprof_run
 }
 
 /* struct perf_file_section */
-static void put_file_section(struct pbuf *b, uint64_t offset, uint64_t size)
+static void put_file_section(struct buf *b, uint64_t offset, uint64_t size)
 {
-	pbuf_put_u64(b, offset);
-	pbuf_put_u64(b, size);
+	buf_u64(b, offset);
+	buf_u64(b, size);
 }
 
 /* struct perf_header: magic, size, attr_size, attrs, data, event_types,
  * the feature bitmap. */
-int write_perf_header(struct pbuf *b, const struct perf_file_layout *l)
+int write_perf_header(struct buf *b, const struct perf_file_layout *l)
 {
 	int i;
 
-	pbuf_put(b, "PERFILE2", 8);
-	pbuf_put_u64(b, PERF_FILE_HEADER_SIZE);
-	pbuf_put_u64(b, sizeof(struct perf_event_attr) + 16);
+	buf_put(b, "PERFILE2", 8);
+	buf_u64(b, PERF_FILE_HEADER_SIZE);
+	buf_u64(b, sizeof(struct perf_event_attr) + 16);
 	put_file_section(b, l->attrs_offset, l->attrs_size);
 	put_file_section(b, l->data_offset, l->data_size);
 	put_file_section(b, 0, 0);	/* event_types: unused */
 	for (i = 0; i < 4; i++)
-		pbuf_put_u64(b, l->feat_bits[i]);
+		buf_u64(b, l->feat_bits[i]);
 	return b->err;
 }
 
 /* The u64 ids an attr's ids section points at. */
-int write_ids_section(struct pbuf *b, const uint64_t *ids, size_t nr)
+int write_ids_section(struct buf *b, const uint64_t *ids, size_t nr)
 {
-	pbuf_put(b, ids, nr * sizeof(*ids));
+	buf_put(b, ids, nr * sizeof(*ids));
 	return b->err;
 }
 
 /* One entry of the attrs section: the attr and a perf_file_section for
  * its ids. */
-int write_attrs_section(struct pbuf *b, const struct perf_event_attr *attr,
+int write_attrs_section(struct buf *b, const struct perf_event_attr *attr,
 			uint64_t ids_offset, uint64_t nr_ids)
 {
-	pbuf_put(b, attr, sizeof(*attr));
+	buf_put(b, attr, sizeof(*attr));
 	put_file_section(b, ids_offset, nr_ids * sizeof(uint64_t));
 	return b->err;
 }
 
 /* struct perf_header_string: u32 len, the string NUL-padded to len
  * (a multiple of NAME_ALIGN, as perf writes it). */
-int write_perf_header_string(struct pbuf *b, const char *s)
+int write_perf_header_string(struct buf *b, const char *s)
 {
 	size_t n = strlen(s ? s : "");
 	size_t len = PERF_ALIGN(n + 1, PERF_NAME_ALIGN);
 
-	pbuf_put_u32(b, (uint32_t)len);
-	pbuf_put(b, s, n);
-	pbuf_put_zero(b, len - n);
+	buf_u32(b, (uint32_t)len);
+	buf_put(b, s, n);
+	buf_zero(b, len - n);
 	return b->err;
 }
 
 /* struct perf_header_string_list: u32 nr, nr strings. */
-int write_perf_header_string_list(struct pbuf *b, int nr, const char *const *s)
+int write_perf_header_string_list(struct buf *b, int nr, const char *const *s)
 {
 	int i;
 
-	pbuf_put_u32(b, nr > 0 ? (uint32_t)nr : 0);
+	buf_u32(b, nr > 0 ? (uint32_t)nr : 0);
 	for (i = 0; i < nr; i++)
 		write_perf_header_string(b, s[i]);
 	return b->err;
 }
 
 /* HEADER_BUILD_ID: a build_id_event per file, pid = the host machine. */
-int write_feature_build_id(struct pbuf *b, const struct perf_features *f)
+int write_feature_build_id(struct buf *b, const struct perf_features *f)
 {
 	const struct perf_dso *d;
 
@@ -150,107 +150,107 @@ int write_feature_build_id(struct pbuf *b, const struct perf_features *f)
 			continue;
 		memcpy(bid, d->build_id, d->build_id_size);
 		bid[20] = d->build_id_size;
-		pbuf_put_u32(b, 0);	/* header.type: unused */
-		pbuf_put_u16(b, misc | PERF_MISC_BUILD_ID_SIZE);
-		pbuf_put_u16(b, (uint16_t)(36 + len));
-		pbuf_put_u32(b, PERF_HOST_KERNEL_PID);
-		pbuf_put(b, bid, sizeof(bid));
-		pbuf_put(b, d->path, n);
-		pbuf_put_zero(b, len - n);
+		buf_u32(b, 0);	/* header.type: unused */
+		buf_u16(b, misc | PERF_MISC_BUILD_ID_SIZE);
+		buf_u16(b, (uint16_t)(36 + len));
+		buf_u32(b, PERF_HOST_KERNEL_PID);
+		buf_put(b, bid, sizeof(bid));
+		buf_put(b, d->path, n);
+		buf_zero(b, len - n);
 	}
 	return b->err;
 }
 
-int write_feature_hostname(struct pbuf *b, const struct perf_features *f)
+int write_feature_hostname(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->hostname);
 }
 
-int write_feature_osrelease(struct pbuf *b, const struct perf_features *f)
+int write_feature_osrelease(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->os_release);
 }
 
-int write_feature_version(struct pbuf *b, const struct perf_features *f)
+int write_feature_version(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->version);
 }
 
-int write_feature_arch(struct pbuf *b, const struct perf_features *f)
+int write_feature_arch(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->arch);
 }
 
 /* struct nr_cpus { nr_cpus_available; nr_cpus_online; } */
-int write_feature_nrcpus(struct pbuf *b, const struct perf_features *f)
+int write_feature_nrcpus(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u32(b, f->nr_cpus_available);
-	pbuf_put_u32(b, f->nr_cpus_online);
+	buf_u32(b, f->nr_cpus_available);
+	buf_u32(b, f->nr_cpus_online);
 	return b->err;
 }
 
-int write_feature_cpudesc(struct pbuf *b, const struct perf_features *f)
+int write_feature_cpudesc(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->cpudesc);
 }
 
-int write_feature_cpuid(struct pbuf *b, const struct perf_features *f)
+int write_feature_cpuid(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string(b, f->cpuid);
 }
 
-int write_feature_total_mem(struct pbuf *b, const struct perf_features *f)
+int write_feature_total_mem(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u64(b, f->total_mem_kb);
+	buf_u64(b, f->total_mem_kb);
 	return b->err;
 }
 
-int write_feature_cmdline(struct pbuf *b, const struct perf_features *f)
+int write_feature_cmdline(struct buf *b, const struct perf_features *f)
 {
 	return write_perf_header_string_list(b, f->argc, f->argv);
 }
 
 /* HEADER_EVENT_DESC: nr, attr_size, then { attr, nr_ids, name, ids[] }. */
-int write_feature_event_desc(struct pbuf *b, const struct perf_features *f)
+int write_feature_event_desc(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u32(b, 1);
-	pbuf_put_u32(b, sizeof(*f->attr));
-	pbuf_put(b, f->attr, sizeof(*f->attr));
-	pbuf_put_u32(b, 1);
+	buf_u32(b, 1);
+	buf_u32(b, sizeof(*f->attr));
+	buf_put(b, f->attr, sizeof(*f->attr));
+	buf_u32(b, 1);
 	write_perf_header_string(b, f->event_name);
-	pbuf_put_u64(b, f->event_id);
+	buf_u64(b, f->event_id);
 	return b->err;
 }
 
 /* HEADER_SAMPLE_TIME: first and last sample time. */
-int write_feature_sample_time(struct pbuf *b, const struct perf_features *f)
+int write_feature_sample_time(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u64(b, f->first_sample_ns);
-	pbuf_put_u64(b, f->last_sample_ns);
+	buf_u64(b, f->first_sample_ns);
+	buf_u64(b, f->last_sample_ns);
 	return b->err;
 }
 
 /* HEADER_CLOCKID: the resolution of the sampling clock, ns. */
-int write_feature_clockid(struct pbuf *b, const struct perf_features *f)
+int write_feature_clockid(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u64(b, f->clockid_res_ns);
+	buf_u64(b, f->clockid_res_ns);
 	return b->err;
 }
 
 /* HEADER_CLOCK_DATA: { version 1, clockid, wall_clock_ns, clockid_time_ns }. */
-int write_feature_clock_data(struct pbuf *b, const struct perf_features *f)
+int write_feature_clock_data(struct buf *b, const struct perf_features *f)
 {
-	pbuf_put_u32(b, 1);
-	pbuf_put_u32(b, f->clockid);
-	pbuf_put_u64(b, f->wall_clock_ns);
-	pbuf_put_u64(b, f->clockid_time_ns);
+	buf_u32(b, 1);
+	buf_u32(b, f->clockid);
+	buf_u64(b, f->wall_clock_ns);
+	buf_u64(b, f->clockid_time_ns);
 	return b->err;
 }
 
 /* The features we write, in bit order (the order of the section table). */
 static const struct {
 	int bit;
-	int (*write)(struct pbuf *b, const struct perf_features *f);
+	int (*write)(struct buf *b, const struct perf_features *f);
 } feature_writers[] = {
 	{ HEADER_BUILD_ID, write_feature_build_id },
 	{ HEADER_HOSTNAME, write_feature_hostname },
@@ -300,7 +300,7 @@ static int feature_present(int bit, const struct perf_features *f)
 int write_feature_sections(FILE *file, uint64_t feat_offset, const struct perf_features *f,
 			   struct perf_file_layout *l)
 {
-	struct pbuf table = { 0 }, data = { 0 };
+	struct buf table = { 0 }, data = { 0 };
 	uint64_t start[NR_FEATURE_WRITERS], size[NR_FEATURE_WRITERS];
 	int present[NR_FEATURE_WRITERS];
 	size_t i, nr = 0;
@@ -326,10 +326,10 @@ int write_feature_sections(FILE *file, uint64_t feat_offset, const struct perf_f
 		err = table.err ? table.err : data.err;
 	if (!err && fseeko(file, (off_t)feat_offset, SEEK_SET))
 		err = -errno;
-	if (!err && (fwrite(table.p, 1, table.len, file) != table.len ||
-		     (data.len && fwrite(data.p, 1, data.len, file) != data.len)))
+	if (!err && (fwrite(table.data, 1, table.len, file) != table.len ||
+		     (data.len && fwrite(data.data, 1, data.len, file) != data.len)))
 		err = -EIO;
-	pbuf_free(&table);
-	pbuf_free(&data);
+	buf_free(&table);
+	buf_free(&data);
 	return err;
 }

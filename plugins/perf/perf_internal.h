@@ -3,7 +3,6 @@
  * plugins/perf/perf_internal.h - declarations shared by the files of the
  * perf.data output plugin:
  *
- *   perf_buf.c      the growable byte buffer every structure is built in
  *   perf_records.c  one writer per data-section record (PERF_RECORD_*)
  *   perf_header.c   the file header, the attrs section and the feature
  *                   sections (HEADER_*), one writer per structure
@@ -27,27 +26,9 @@
 
 #include <bpfprof/plugin.h>
 
+#include "common/buf.h"		/* the buffer every structure is built in */
+
 #define PERF_HIDDEN __attribute__((visibility("hidden")))
-
-/* ---- byte buffer (perf_buf.c) ------------------------------------------ */
-
-/* A growable buffer; a failed allocation sticks in err (-ENOMEM). */
-struct pbuf {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-};
-
-PERF_HIDDEN void pbuf_reset(struct pbuf *b);
-PERF_HIDDEN void pbuf_free(struct pbuf *b);
-PERF_HIDDEN void pbuf_put(struct pbuf *b, const void *src, size_t n);
-PERF_HIDDEN void pbuf_put_zero(struct pbuf *b, size_t n);
-PERF_HIDDEN void pbuf_put_u16(struct pbuf *b, uint16_t v);
-PERF_HIDDEN void pbuf_put_u32(struct pbuf *b, uint32_t v);
-PERF_HIDDEN void pbuf_put_u64(struct pbuf *b, uint64_t v);
-/* Overwrite a u16/u64 already in the buffer at byte offset @off. */
-PERF_HIDDEN void pbuf_set_u16(struct pbuf *b, size_t off, uint16_t v);
-PERF_HIDDEN void pbuf_set_u64(struct pbuf *b, size_t off, uint64_t v);
 
 /* ---- records (perf_records.c) ------------------------------------------ */
 
@@ -74,29 +55,29 @@ struct perf_sample_id {
 	uint32_t cpu;
 };
 
-PERF_HIDDEN int write_record_mmap(struct pbuf *b, uint32_t pid, uint32_t tid,
+PERF_HIDDEN int write_record_mmap(struct buf *b, uint32_t pid, uint32_t tid,
 				  uint64_t start, uint64_t len, uint64_t pgoff,
 				  const char *filename, uint16_t misc,
 				  const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_mmap2(struct pbuf *b, uint32_t pid, uint32_t tid,
+PERF_HIDDEN int write_record_mmap2(struct buf *b, uint32_t pid, uint32_t tid,
 				   const struct bpfprof_mapping *m,
 				   const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_comm(struct pbuf *b, uint32_t pid, uint32_t tid,
+PERF_HIDDEN int write_record_comm(struct buf *b, uint32_t pid, uint32_t tid,
 				  const char *comm, int exec,
 				  const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_fork(struct pbuf *b, uint32_t pid, uint32_t ppid,
+PERF_HIDDEN int write_record_fork(struct buf *b, uint32_t pid, uint32_t ppid,
 				  uint32_t tid, uint32_t ptid,
 				  const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_exit(struct pbuf *b, uint32_t pid, uint32_t ppid,
+PERF_HIDDEN int write_record_exit(struct buf *b, uint32_t pid, uint32_t ppid,
 				  uint32_t tid, uint32_t ptid,
 				  const struct perf_sample_id *id);
 /* @kstack/@ustack leaf first, either may be NULL; period in ns. */
-PERF_HIDDEN int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
+PERF_HIDDEN int write_record_sample(struct buf *b, const struct bpfprof_stack *kstack,
 				    const struct bpfprof_stack *ustack, uint64_t period,
 				    const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_lost_samples(struct pbuf *b, uint64_t lost,
+PERF_HIDDEN int write_record_lost_samples(struct buf *b, uint64_t lost,
 					  const struct perf_sample_id *id);
-PERF_HIDDEN int write_record_finished_round(struct pbuf *b);
+PERF_HIDDEN int write_record_finished_round(struct buf *b);
 
 /* ---- header and features (perf_header.c) ------------------------------- */
 
@@ -139,26 +120,26 @@ struct perf_features {
 };
 
 PERF_HIDDEN void fill_perf_event_attr(struct perf_event_attr *attr, const struct bpfprof_run *run);
-PERF_HIDDEN int write_perf_header(struct pbuf *b, const struct perf_file_layout *l);
-PERF_HIDDEN int write_ids_section(struct pbuf *b, const uint64_t *ids, size_t nr);
-PERF_HIDDEN int write_attrs_section(struct pbuf *b, const struct perf_event_attr *attr,
+PERF_HIDDEN int write_perf_header(struct buf *b, const struct perf_file_layout *l);
+PERF_HIDDEN int write_ids_section(struct buf *b, const uint64_t *ids, size_t nr);
+PERF_HIDDEN int write_attrs_section(struct buf *b, const struct perf_event_attr *attr,
 				    uint64_t ids_offset, uint64_t nr_ids);
-PERF_HIDDEN int write_perf_header_string(struct pbuf *b, const char *s);
-PERF_HIDDEN int write_perf_header_string_list(struct pbuf *b, int nr, const char *const *s);
-PERF_HIDDEN int write_feature_build_id(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_hostname(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_osrelease(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_version(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_arch(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_nrcpus(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_cpudesc(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_cpuid(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_total_mem(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_cmdline(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_event_desc(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_sample_time(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_clockid(struct pbuf *b, const struct perf_features *f);
-PERF_HIDDEN int write_feature_clock_data(struct pbuf *b, const struct perf_features *f);
+PERF_HIDDEN int write_perf_header_string(struct buf *b, const char *s);
+PERF_HIDDEN int write_perf_header_string_list(struct buf *b, int nr, const char *const *s);
+PERF_HIDDEN int write_feature_build_id(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_hostname(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_osrelease(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_version(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_arch(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_nrcpus(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cpudesc(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cpuid(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_total_mem(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_cmdline(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_event_desc(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_sample_time(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_clockid(struct buf *b, const struct perf_features *f);
+PERF_HIDDEN int write_feature_clock_data(struct buf *b, const struct perf_features *f);
 /*
  * Write the feature section table and every feature at @feat_offset (the
  * end of the data section) of @f, setting l->feat_bits.  Returns 0 or a

@@ -64,7 +64,7 @@ struct perf_state {
 	struct perf_event_attr attr;
 	struct perf_kernel_info kernel;
 	int have_kernel;
-	struct pbuf rec;		/* the record being written */
+	struct buf rec;		/* the record being written */
 	uint64_t prelude_offset;	/* where write() inserts missing COMM/MMAP2 */
 	uint64_t data_end;		/* file offset after the last record */
 	struct perf_proc *procs;
@@ -162,10 +162,10 @@ static int emit(struct perf_state *st, uint64_t t)
 {
 	if (st->rec.err)
 		return st->rec.err;
-	if (st->rec.len && fwrite(st->rec.p, 1, st->rec.len, st->file) != st->rec.len)
+	if (st->rec.len && fwrite(st->rec.data, 1, st->rec.len, st->file) != st->rec.len)
 		return errno ? -errno : -EIO;
 	st->data_end += st->rec.len;
-	pbuf_reset(&st->rec);
+	buf_reset(&st->rec);
 	if (t > st->max_ts)
 		st->max_ts = t;
 	if (st->max_ts - st->round_mark_ts >= PERF_ROUND_NS) {
@@ -174,10 +174,10 @@ static int emit(struct perf_state *st, uint64_t t)
 
 		if (err)
 			return err;
-		if (fwrite(st->rec.p, 1, st->rec.len, st->file) != st->rec.len)
+		if (fwrite(st->rec.data, 1, st->rec.len, st->file) != st->rec.len)
 			return errno ? -errno : -EIO;
 		st->data_end += st->rec.len;
-		pbuf_reset(&st->rec);
+		buf_reset(&st->rec);
 		st->flush_limit = st->round_prev_max;
 		st->round_prev_max = st->max_ts;
 		st->round_mark_ts = st->max_ts;
@@ -215,16 +215,16 @@ static int perf_open(const struct bpfprof_host *host, const struct bpfprof_run *
 	fill_perf_event_attr(&st->attr, run);
 
 	/* header (rewritten by write()), ids, attrs */
-	pbuf_put_zero(&st->rec, PERF_FILE_HEADER_SIZE);
+	buf_zero(&st->rec, PERF_FILE_HEADER_SIZE);
 	write_ids_section(&st->rec, ids, 1);
 	write_attrs_section(&st->rec, &st->attr, PERF_IDS_OFFSET, 1);
 	if (st->rec.err)
 		return open_fail(st, st->rec.err, "out of memory");
-	err = write_out(st, st->rec.p, st->rec.len, 0);
+	err = write_out(st, st->rec.data, st->rec.len, 0);
 	if (err)
 		return open_fail(st, err, out->path ? out->path : "write");
 	st->data_end = st->rec.len;
-	pbuf_reset(&st->rec);
+	buf_reset(&st->rec);
 
 	/* the kernel map, as perf record synthesizes it */
 	if (read_kernel_text("/proc/kallsyms", "/proc/iomem", &st->kernel) == 0) {
@@ -346,7 +346,7 @@ static int perf_event_cb(void *state, const struct bpfprof_event *ev)
 	struct perf_task *t;
 	int err;
 
-	pbuf_reset(&st->rec);
+	buf_reset(&st->rec);
 	switch (ev->type) {
 	case BPFPROF_EVENT_SAMPLE:
 		err = on_sample(st, ev, &id);
@@ -422,7 +422,7 @@ static int write_counted_samples(struct perf_state *st, const struct bpfprof_pro
 						   (uint64_t)((double)dur * (double)k / (double)total), 0),
 			};
 
-			pbuf_reset(&st->rec);
+			buf_reset(&st->rec);
 			if (!st->nr_samples++)
 				st->first_sample_ns = id.time;
 			st->last_sample_ns = id.time;
@@ -444,7 +444,7 @@ static int write_counted_samples(struct perf_state *st, const struct bpfprof_pro
  * announce before sampling it.
  */
 static int build_prelude(struct perf_state *st, const struct bpfprof_profile *prof,
-			 struct pbuf *pre)
+			 struct buf *pre)
 {
 	size_t i, j;
 	int err = 0;
@@ -518,7 +518,7 @@ static int shift_file_tail(FILE *f, uint64_t from, uint64_t end, uint64_t by)
 	return err;
 }
 
-static int insert_prelude(struct perf_state *st, const struct pbuf *pre)
+static int insert_prelude(struct perf_state *st, const struct buf *pre)
 {
 	int err;
 
@@ -526,7 +526,7 @@ static int insert_prelude(struct perf_state *st, const struct pbuf *pre)
 		return 0;
 	err = shift_file_tail(st->file, st->prelude_offset, st->data_end, pre->len);
 	if (!err)
-		err = write_out(st, pre->p, pre->len, st->prelude_offset);
+		err = write_out(st, pre->data, pre->len, st->prelude_offset);
 	if (!err) {
 		st->data_end += pre->len;
 		if (fseeko(st->file, (off_t)st->data_end, SEEK_SET))
@@ -547,13 +547,13 @@ static int write_remaining_drops(struct perf_state *st)
 
 		if (run->drops[r] <= st->lost_streamed[r])
 			continue;
-		pbuf_reset(&st->rec);
+		buf_reset(&st->rec);
 		err = write_record_lost_samples(&st->rec, run->drops[r] - st->lost_streamed[r], &id);
 		if (!err)
 			err = emit(st, t);
 	}
 	if (!err) {
-		pbuf_reset(&st->rec);
+		buf_reset(&st->rec);
 		err = write_record_finished_round(&st->rec);
 		if (!err)
 			err = emit(st, t);
@@ -609,10 +609,10 @@ static int write_features_and_header(struct perf_state *st)
 	err = write_feature_sections(st->file, st->data_end, &f, &l);
 	if (err)
 		return err;
-	pbuf_reset(&st->rec);
+	buf_reset(&st->rec);
 	err = write_perf_header(&st->rec, &l);
 	if (!err)
-		err = write_out(st, st->rec.p, st->rec.len, 0);
+		err = write_out(st, st->rec.data, st->rec.len, 0);
 	if (!err && fflush(st->file))
 		err = -errno;
 	return err;
@@ -621,7 +621,7 @@ static int write_features_and_header(struct perf_state *st)
 static int perf_write(void *state, const struct bpfprof_profile *profile)
 {
 	struct perf_state *st = state;
-	struct pbuf pre = { 0 };
+	struct buf pre = { 0 };
 	const char *what = "writing samples";
 	int err = 0;
 
@@ -633,7 +633,7 @@ static int perf_write(void *state, const struct bpfprof_profile *profile)
 	}
 	if (!err)
 		err = insert_prelude(st, &pre);
-	pbuf_free(&pre);
+	buf_free(&pre);
 	if (!err) {
 		what = "writing lost samples";
 		err = write_remaining_drops(st);
@@ -676,7 +676,7 @@ static void perf_close(void *state)
 		free(d->path);
 		free(d);
 	}
-	pbuf_free(&st->rec);
+	buf_free(&st->rec);
 	free(st);
 }
 

@@ -6,7 +6,7 @@
  * the sample_id trailer sample_id_all adds to every non-sample record.
  *
  * Each writer appends one complete record (struct perf_event_header,
- * body, trailer; header.size filled in) to a struct pbuf and returns 0 or
+ * body, trailer; header.size filled in) to a struct buf and returns 0 or
  * a negative errno.  The layouts follow our one attr: sample_type
  * PERF_PLUGIN_SAMPLE_TYPE, sample_id_all = 1.
  */
@@ -21,17 +21,17 @@
 #define PERF_RECORD_MAX_SIZE 0xfff8u
 
 /* Start a record; returns the offset of its header in @b. */
-static size_t record_begin(struct pbuf *b, uint32_t type, uint16_t misc)
+static size_t record_begin(struct buf *b, uint32_t type, uint16_t misc)
 {
 	size_t start = b->len;
 
-	pbuf_put_u32(b, type);
-	pbuf_put_u16(b, misc);
-	pbuf_put_u16(b, 0);		/* size, set by record_end() */
+	buf_u32(b, type);
+	buf_u16(b, misc);
+	buf_u16(b, 0);		/* size, set by record_end() */
 	return start;
 }
 
-static int record_end(struct pbuf *b, size_t start)
+static int record_end(struct buf *b, size_t start)
 {
 	size_t size = b->len - start;
 
@@ -41,42 +41,41 @@ static int record_end(struct pbuf *b, size_t start)
 		b->len = start;
 		return -EOVERFLOW;
 	}
-	pbuf_set_u16(b, start + 6, (uint16_t)size);
-	return 0;
+	return buf_patch(b, start + 6, &(uint16_t){ (uint16_t)size }, sizeof(uint16_t));
 }
 
 /* A NUL-terminated string padded with zeros to a multiple of 8 bytes. */
-static void put_padded_string(struct pbuf *b, const char *s, size_t max)
+static void put_padded_string(struct buf *b, const char *s, size_t max)
 {
 	size_t n = strnlen(s ? s : "", max);
 
-	pbuf_put(b, s, n);
-	pbuf_put_zero(b, PERF_ALIGN8(n + 1) - n);
+	buf_put(b, s, n);
+	buf_zero(b, PERF_ALIGN8(n + 1) - n);
 }
 
 /* struct sample_id: { pid, tid } { time } { cpu, res } { identifier }. */
-static void write_sample_id(struct pbuf *b, const struct perf_sample_id *id)
+static void write_sample_id(struct buf *b, const struct perf_sample_id *id)
 {
-	pbuf_put_u32(b, id->pid);
-	pbuf_put_u32(b, id->tid);
-	pbuf_put_u64(b, id->time);
-	pbuf_put_u32(b, id->cpu);
-	pbuf_put_u32(b, 0);
-	pbuf_put_u64(b, PERF_PLUGIN_EVENT_ID);
+	buf_u32(b, id->pid);
+	buf_u32(b, id->tid);
+	buf_u64(b, id->time);
+	buf_u32(b, id->cpu);
+	buf_u32(b, 0);
+	buf_u64(b, PERF_PLUGIN_EVENT_ID);
 }
 
 /* PERF_RECORD_MMAP: used for the kernel ([kernel.kallsyms]_text). */
-int write_record_mmap(struct pbuf *b, uint32_t pid, uint32_t tid, uint64_t start,
+int write_record_mmap(struct buf *b, uint32_t pid, uint32_t tid, uint64_t start,
 		      uint64_t len, uint64_t pgoff, const char *filename, uint16_t misc,
 		      const struct perf_sample_id *id)
 {
 	size_t rec = record_begin(b, PERF_RECORD_MMAP, misc);
 
-	pbuf_put_u32(b, pid);
-	pbuf_put_u32(b, tid);
-	pbuf_put_u64(b, start);
-	pbuf_put_u64(b, len);
-	pbuf_put_u64(b, pgoff);
+	buf_u32(b, pid);
+	buf_u32(b, tid);
+	buf_u64(b, start);
+	buf_u64(b, len);
+	buf_u64(b, pgoff);
 	put_padded_string(b, filename, 4096);
 	write_sample_id(b, id);
 	return record_end(b, rec);
@@ -87,7 +86,7 @@ int write_record_mmap(struct pbuf *b, uint32_t pid, uint32_t tid, uint64_t start
  * bytes the record carries it (PERF_RECORD_MISC_MMAP_BUILD_ID) instead of
  * device and inode numbers, as perf record --buildid-mmap does.
  */
-int write_record_mmap2(struct pbuf *b, uint32_t pid, uint32_t tid,
+int write_record_mmap2(struct buf *b, uint32_t pid, uint32_t tid,
 		       const struct bpfprof_mapping *m, const struct perf_sample_id *id)
 {
 	int with_bid = m->build_id && m->build_id_size && m->build_id_size <= 20;
@@ -98,23 +97,23 @@ int write_record_mmap2(struct pbuf *b, uint32_t pid, uint32_t tid,
 	if (with_bid)
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	rec = record_begin(b, PERF_RECORD_MMAP2, misc);
-	pbuf_put_u32(b, pid);
-	pbuf_put_u32(b, tid);
-	pbuf_put_u64(b, m->start);
-	pbuf_put_u64(b, m->end - m->start);
-	pbuf_put_u64(b, m->pgoff);
+	buf_u32(b, pid);
+	buf_u32(b, tid);
+	buf_u64(b, m->start);
+	buf_u64(b, m->end - m->start);
+	buf_u64(b, m->pgoff);
 	if (with_bid) {
 		uint8_t bid[20] = { 0 };
 
 		memcpy(bid, m->build_id, m->build_id_size);
-		pbuf_put(b, &(uint8_t){ (uint8_t)m->build_id_size }, 1);
-		pbuf_put_zero(b, 3);
-		pbuf_put(b, bid, sizeof(bid));
+		buf_put(b, &(uint8_t){ (uint8_t)m->build_id_size }, 1);
+		buf_zero(b, 3);
+		buf_put(b, bid, sizeof(bid));
 	} else {
-		pbuf_put_u32(b, m->dev_major);
-		pbuf_put_u32(b, m->dev_minor);
-		pbuf_put_u64(b, m->inode);
-		pbuf_put_u64(b, 0);	/* ino_generation */
+		buf_u32(b, m->dev_major);
+		buf_u32(b, m->dev_minor);
+		buf_u64(b, m->inode);
+		buf_u64(b, 0);	/* ino_generation */
 	}
 	if (m->prot & BPFPROF_PROT_READ)
 		prot |= 0x1;		/* PROT_READ */
@@ -122,49 +121,49 @@ int write_record_mmap2(struct pbuf *b, uint32_t pid, uint32_t tid,
 		prot |= 0x2;		/* PROT_WRITE */
 	if (m->prot & BPFPROF_PROT_EXEC)
 		prot |= 0x4;		/* PROT_EXEC */
-	pbuf_put_u32(b, prot);
-	pbuf_put_u32(b, m->shared ? 0x01 : 0x02); /* MAP_SHARED : MAP_PRIVATE */
+	buf_u32(b, prot);
+	buf_u32(b, m->shared ? 0x01 : 0x02); /* MAP_SHARED : MAP_PRIVATE */
 	put_padded_string(b, m->path, 4096);
 	write_sample_id(b, id);
 	return record_end(b, rec);
 }
 
 /* PERF_RECORD_COMM; @exec marks the name an execve() gave. */
-int write_record_comm(struct pbuf *b, uint32_t pid, uint32_t tid, const char *comm,
+int write_record_comm(struct buf *b, uint32_t pid, uint32_t tid, const char *comm,
 		      int exec, const struct perf_sample_id *id)
 {
 	size_t rec = record_begin(b, PERF_RECORD_COMM,
 				  exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 
-	pbuf_put_u32(b, pid);
-	pbuf_put_u32(b, tid);
+	buf_u32(b, pid);
+	buf_u32(b, tid);
 	put_padded_string(b, comm ? comm : "", 16);
 	write_sample_id(b, id);
 	return record_end(b, rec);
 }
 
 /* PERF_RECORD_FORK and PERF_RECORD_EXIT share one layout. */
-static int write_task_record(struct pbuf *b, uint32_t type, uint32_t pid, uint32_t ppid,
+static int write_task_record(struct buf *b, uint32_t type, uint32_t pid, uint32_t ppid,
 			     uint32_t tid, uint32_t ptid, const struct perf_sample_id *id)
 {
 	size_t rec = record_begin(b, type, 0);
 
-	pbuf_put_u32(b, pid);
-	pbuf_put_u32(b, ppid);
-	pbuf_put_u32(b, tid);
-	pbuf_put_u32(b, ptid);
-	pbuf_put_u64(b, id->time);
+	buf_u32(b, pid);
+	buf_u32(b, ppid);
+	buf_u32(b, tid);
+	buf_u32(b, ptid);
+	buf_u64(b, id->time);
 	write_sample_id(b, id);
 	return record_end(b, rec);
 }
 
-int write_record_fork(struct pbuf *b, uint32_t pid, uint32_t ppid, uint32_t tid,
+int write_record_fork(struct buf *b, uint32_t pid, uint32_t ppid, uint32_t tid,
 		      uint32_t ptid, const struct perf_sample_id *id)
 {
 	return write_task_record(b, PERF_RECORD_FORK, pid, ppid, tid, ptid, id);
 }
 
-int write_record_exit(struct pbuf *b, uint32_t pid, uint32_t ppid, uint32_t tid,
+int write_record_exit(struct buf *b, uint32_t pid, uint32_t ppid, uint32_t tid,
 		      uint32_t ptid, const struct perf_sample_id *id)
 {
 	return write_task_record(b, PERF_RECORD_EXIT, pid, ppid, tid, ptid, id);
@@ -177,7 +176,7 @@ int write_record_exit(struct pbuf *b, uint32_t pid, uint32_t ppid, uint32_t tid,
  * PERF_CONTEXT_USER and the user frames, each leaf first; ip is the
  * innermost frame.  A chain too long for one record loses outer frames.
  */
-int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
+int write_record_sample(struct buf *b, const struct bpfprof_stack *kstack,
 			const struct bpfprof_stack *ustack, uint64_t period,
 			const struct perf_sample_id *id)
 {
@@ -202,40 +201,40 @@ int write_record_sample(struct pbuf *b, const struct bpfprof_stack *kstack,
 	nr = (knr ? knr + 1 : 0) + (unr ? unr + 1 : 0);
 
 	rec = record_begin(b, PERF_RECORD_SAMPLE, misc);
-	pbuf_put_u64(b, PERF_PLUGIN_EVENT_ID);
-	pbuf_put_u64(b, ip);
-	pbuf_put_u32(b, id->pid);
-	pbuf_put_u32(b, id->tid);
-	pbuf_put_u64(b, id->time);
-	pbuf_put_u32(b, id->cpu);
-	pbuf_put_u32(b, 0);
-	pbuf_put_u64(b, period);
-	pbuf_put_u64(b, nr);
+	buf_u64(b, PERF_PLUGIN_EVENT_ID);
+	buf_u64(b, ip);
+	buf_u32(b, id->pid);
+	buf_u32(b, id->tid);
+	buf_u64(b, id->time);
+	buf_u32(b, id->cpu);
+	buf_u32(b, 0);
+	buf_u64(b, period);
+	buf_u64(b, nr);
 	/* the stacks are u64 arrays already: one copy each */
 	if (knr) {
-		pbuf_put_u64(b, PERF_CONTEXT_KERNEL);
-		pbuf_put(b, kstack->ips, knr * sizeof(uint64_t));
+		buf_u64(b, PERF_CONTEXT_KERNEL);
+		buf_put(b, kstack->ips, knr * sizeof(uint64_t));
 	}
 	if (unr) {
-		pbuf_put_u64(b, PERF_CONTEXT_USER);
-		pbuf_put(b, ustack->ips, unr * sizeof(uint64_t));
+		buf_u64(b, PERF_CONTEXT_USER);
+		buf_put(b, ustack->ips, unr * sizeof(uint64_t));
 	}
 	return record_end(b, rec);
 }
 
 /* PERF_RECORD_LOST_SAMPLES: { lost } and the trailer. */
-int write_record_lost_samples(struct pbuf *b, uint64_t lost, const struct perf_sample_id *id)
+int write_record_lost_samples(struct buf *b, uint64_t lost, const struct perf_sample_id *id)
 {
 	size_t rec = record_begin(b, PERF_RECORD_LOST_SAMPLES, 0);
 
-	pbuf_put_u64(b, lost);
+	buf_u64(b, lost);
 	write_sample_id(b, id);
 	return record_end(b, rec);
 }
 
 /* PERF_RECORD_FINISHED_ROUND: a bare header; nothing before it is
  * reordered with anything after it by more than one round. */
-int write_record_finished_round(struct pbuf *b)
+int write_record_finished_round(struct buf *b)
 {
 	size_t rec = record_begin(b, PERF_RECORD_FINISHED_ROUND_TYPE, 0);
 

@@ -1,40 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * pb.c - the protocol buffers wire encoder of the pprof plugin (see pb.h).
+ * pb.c - the protocol buffers wire encoder of the pprof plugin (see pb.h):
+ * keys, varints, length-delimited fields and embedded messages, appended
+ * to a struct buf (common/buf.h).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "pb.h"
-
-int pb_reserve(struct pb_buf *b, size_t n)
-{
-	if (b->oom)
-		return -1;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->data, cap);
-		if (!p) {
-			b->oom = 1;
-			return -1;
-		}
-		b->data = p;
-		b->cap = cap;
-	}
-	return 0;
-}
-
-void pb_raw(struct pb_buf *b, const void *data, size_t n)
-{
-	if (n && pb_reserve(b, n) == 0) {
-		memcpy(b->data + b->len, data, n);
-		b->len += n;
-	}
-}
 
 size_t pb_encode_varint(uint8_t *out, uint64_t v)
 {
@@ -59,18 +31,18 @@ size_t pb_varint_size(uint64_t v)
 	return n;
 }
 
-void pb_varint(struct pb_buf *b, uint64_t v)
+void pb_varint(struct buf *b, uint64_t v)
 {
-	if (pb_reserve(b, PB_VARINT_MAX) == 0)
+	if (b->cap - b->len >= PB_VARINT_MAX || !buf_make_room(b, PB_VARINT_MAX))
 		b->len += pb_encode_varint(b->data + b->len, v);
 }
 
-void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type)
+void pb_key(struct buf *b, uint32_t field, enum pb_wire_type type)
 {
 	pb_varint(b, (uint64_t)field << 3 | type);
 }
 
-void pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v)
+void pb_uint64(struct buf *b, uint32_t field, uint64_t v)
 {
 	if (!v)
 		return;
@@ -79,28 +51,28 @@ void pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v)
 }
 
 /* int64 (not sint64): negative values are their two's complement, 10 bytes. */
-void pb_int64(struct pb_buf *b, uint32_t field, int64_t v)
+void pb_int64(struct buf *b, uint32_t field, int64_t v)
 {
 	pb_uint64(b, field, (uint64_t)v);
 }
 
-void pb_bool(struct pb_buf *b, uint32_t field, int v)
+void pb_bool(struct buf *b, uint32_t field, int v)
 {
 	pb_uint64(b, field, v ? 1 : 0);
 }
 
-void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
+void pb_bytes(struct buf *b, uint32_t field, const void *data, size_t len)
 {
 	pb_len_prefix(b, field, len);
-	pb_raw(b, data, len);
+	buf_put(b, data, len);
 }
 
-void pb_string(struct pb_buf *b, uint32_t field, const char *s)
+void pb_string(struct buf *b, uint32_t field, const char *s)
 {
 	pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
 }
 
-void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n)
+void pb_packed_uint64(struct buf *b, uint32_t field, const uint64_t *v, size_t n)
 {
 	size_t mark;
 
@@ -112,7 +84,7 @@ void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_
 	pb_end(b, mark);
 }
 
-void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n)
+void pb_packed_int64(struct buf *b, uint32_t field, const int64_t *v, size_t n)
 {
 	size_t mark;
 
@@ -124,7 +96,7 @@ void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t 
 	pb_end(b, mark);
 }
 
-void pb_len_prefix(struct pb_buf *b, uint32_t field, size_t len)
+void pb_len_prefix(struct buf *b, uint32_t field, size_t len)
 {
 	pb_key(b, field, PB_LEN);
 	pb_varint(b, len);
@@ -136,41 +108,32 @@ size_t pb_len_field_size(uint32_t field, size_t len)
 }
 
 /* Returns the offset of the reserved length byte. */
-size_t pb_begin(struct pb_buf *b, uint32_t field)
+size_t pb_begin(struct buf *b, uint32_t field)
 {
+	uint8_t *len;
+
 	pb_key(b, field, PB_LEN);
-	if (pb_reserve(b, 1))
+	len = buf_reserve(b, 1);
+	if (!len)
 		return 0;
-	b->data[b->len] = 0;
-	return b->len++;
+	*len = 0;
+	return b->len - 1;
 }
 
-void pb_end(struct pb_buf *b, size_t mark)
+void pb_end(struct buf *b, size_t mark)
 {
 	uint8_t tmp[PB_VARINT_MAX];
 	size_t body, n;
 
-	if (b->oom)
+	if (b->err)
 		return;
 	body = b->len - mark - 1;
 	n = pb_encode_varint(tmp, body);
 	if (n > 1) {
-		if (pb_reserve(b, n - 1))
+		if (buf_make_room(b, n - 1))
 			return;
 		memmove(b->data + mark + n, b->data + mark + 1, body);
 		b->len += n - 1;
 	}
 	memcpy(b->data + mark, tmp, n);
-}
-
-void pb_reset(struct pb_buf *b)
-{
-	b->len = 0;
-}
-
-void pb_free(struct pb_buf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
 }

@@ -17,10 +17,10 @@
  * A message whose length is known in advance (or whose body was encoded
  * elsewhere) is written without moving bytes: pb_len_prefix() writes the
  * key and the length, the caller appends exactly that many bytes with
- * pb_raw().
+ * buf_put().
  *
  * Errors are sticky: after an allocation failure every call does nothing
- * and pb_buf.oom stays set, so callers check once at the end.
+ * and pb_buf.err stays set, so callers check once at the end.
  */
 #ifndef BPFPROF_PPROF_PB_H
 #define BPFPROF_PPROF_PB_H
@@ -28,15 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 enum pb_wire_type {
 	PB_VARINT = 0,
 	PB_LEN = 2,
-};
-
-struct pb_buf {
-	uint8_t *data;
-	size_t len, cap;
-	int oom;			/* 1 after a failed allocation */
 };
 
 /* Largest encoding of one varint (10 bytes for 64 bits). */
@@ -48,42 +44,32 @@ size_t pb_encode_varint(uint8_t *out, uint64_t v);
 /* Bytes of the varint encoding of @v (1..PB_VARINT_MAX). */
 size_t pb_varint_size(uint64_t v);
 
-/* Make room for @n more bytes; 0 or -1 (and b->oom set). */
-int pb_reserve(struct pb_buf *b, size_t n);
-
-/* Append @n bytes as they are. */
-void pb_raw(struct pb_buf *b, const void *data, size_t n);
-
-void pb_varint(struct pb_buf *b, uint64_t v);
-void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire_type type);
+void pb_varint(struct buf *b, uint64_t v);
+void pb_key(struct buf *b, uint32_t field, enum pb_wire_type type);
 
 /* Scalar fields; zero values are left out (proto3 defaults). */
-void pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v);
-void pb_int64(struct pb_buf *b, uint32_t field, int64_t v);
-void pb_bool(struct pb_buf *b, uint32_t field, int v);
+void pb_uint64(struct buf *b, uint32_t field, uint64_t v);
+void pb_int64(struct buf *b, uint32_t field, int64_t v);
+void pb_bool(struct buf *b, uint32_t field, int v);
 
 /* Length-delimited fields; always written, also when empty (repeated
  * string fields such as the string table need their empty entries). */
-void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len);
-void pb_string(struct pb_buf *b, uint32_t field, const char *s);
+void pb_bytes(struct buf *b, uint32_t field, const void *data, size_t len);
+void pb_string(struct buf *b, uint32_t field, const char *s);
 
 /* A packed repeated varint field (left out when n == 0). */
-void pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n);
-void pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n);
+void pb_packed_uint64(struct buf *b, uint32_t field, const uint64_t *v, size_t n);
+void pb_packed_int64(struct buf *b, uint32_t field, const int64_t *v, size_t n);
 
 /* The key and length of a length-delimited field of @len bytes, which
  * the caller appends next. */
-void pb_len_prefix(struct pb_buf *b, uint32_t field, size_t len);
+void pb_len_prefix(struct buf *b, uint32_t field, size_t len);
 
 /* Bytes of a length-delimited field @field of @len bytes, key included. */
 size_t pb_len_field_size(uint32_t field, size_t len);
 
 /* An embedded message: pb_begin(), its fields, pb_end(mark). */
-size_t pb_begin(struct pb_buf *b, uint32_t field);
-void pb_end(struct pb_buf *b, size_t mark);
-
-/* Forget the contents, keep the memory (and the oom state). */
-void pb_reset(struct pb_buf *b);
-void pb_free(struct pb_buf *b);
+size_t pb_begin(struct buf *b, uint32_t field);
+void pb_end(struct buf *b, size_t mark);
 
 #endif /* BPFPROF_PPROF_PB_H */

@@ -13,8 +13,10 @@
  *                     locations
  *   pprof_messages.c  one encoder per message of profile.proto
  *   pprof_gzip.c      the gzip stream to the output file
- *   pprof_idmap.c     the hash table behind the big lookups
  *   pb.c              the protobuf wire format
+ *
+ * and plugins/common/ (buf.h: the byte buffers; hashtab.h: the big
+ * lookups; grow.h: the arrays).
  *
  * Protobuf lets the fields of a message come in any order, also
  * interleaved; only the order among the values of one repeated field
@@ -41,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/grow.h"
+#include "common/hashtab.h"
 #include "pb.h"
 
 struct bpfprof_host;
@@ -126,15 +130,15 @@ struct pprof_header {
 };
 
 /* One label = 3 field of a Sample. */
-void write_sample_label(struct pb_buf *b, const struct pprof_label *l);
+void write_sample_label(struct buf *b, const struct pprof_label *l);
 
 /* Fields of message Profile, one function per field (or group of them). */
-void write_profile_header(struct pb_buf *b, const struct pprof_header *h);
-void write_profile_sample(struct pb_buf *b, const struct pprof_sample *s);
-void write_profile_mapping(struct pb_buf *b, const struct pprof_mapping *m);
-void write_profile_location(struct pb_buf *b, const struct pprof_location *l);
-void write_profile_function(struct pb_buf *b, const struct pprof_function *f);
-void write_profile_string(struct pb_buf *b, const char *s);
+void write_profile_header(struct buf *b, const struct pprof_header *h);
+void write_profile_sample(struct buf *b, const struct pprof_sample *s);
+void write_profile_mapping(struct buf *b, const struct pprof_mapping *m);
+void write_profile_location(struct buf *b, const struct pprof_location *l);
+void write_profile_function(struct buf *b, const struct pprof_function *f);
+void write_profile_string(struct buf *b, const char *s);
 
 /* --- the gzip stream (pprof_gzip.c) -------------------------------------- */
 
@@ -147,7 +151,7 @@ struct pprof_gz;
 int pprof_gz_open(struct pprof_gz **gz, const struct bpfprof_host *host,
 		  const struct bpfprof_output *out);
 /* The buffer to append encoded bytes to; it changes at each flush. */
-struct pb_buf *pprof_gz_buf(struct pprof_gz *gz);
+struct buf *pprof_gz_buf(struct pprof_gz *gz);
 /* Compress the buffer if it holds PPROF_CHUNK bytes or more; 0 or a
  * negative errno after host->error() (also if the buffer ran out of
  * memory). */
@@ -248,9 +252,13 @@ int pprof_write_tables(struct pprof_tables *t);
 int pprof_write_samples(const struct bpfprof_host *host, const struct bpfprof_profile *prof,
 			struct pprof_tables *t, struct pprof_gz *gz);
 
-/* Grow the array *arr (of *cap elements of @size bytes) to hold at least
- * @need elements, doubling from 64; *arr and *cap are updated.  0 or
- * -ENOMEM (the array is left as it was). */
-int pprof_grow(void *arr, size_t *cap, size_t need, size_t size);
+/* The value of key (@a, @b) in @t, 0 if none: the tables hold ids and
+ * indexes + 1, never 0. */
+static inline uint32_t pprof_find(const struct hashtab *t, uint64_t a, uint32_t b)
+{
+	uint32_t v = hashtab_get(t, a, b);
+
+	return v == HASHTAB_NONE ? 0 : v;
+}
 
 #endif /* BPFPROF_PPROF_H */

@@ -48,7 +48,7 @@ struct pprof_gz {
 	int z_ready;			/* deflateInit2() succeeded */
 	unsigned char *zout;		/* GZ_OUT_SIZE bytes of compressed output */
 
-	struct pb_buf bufs[GZ_QUEUE];	/* the ring */
+	struct buf bufs[GZ_QUEUE];	/* the ring */
 	unsigned fill;			/* the buffer the encoder fills */
 
 	/* Shared with the thread, under lock. */
@@ -111,7 +111,7 @@ static void compress_buf(struct pprof_gz *gz, int i, int finish, struct gz_resul
 	if (!r->err)
 		deflate_bytes(gz, gz->bufs[i].data, gz->bufs[i].len,
 			      finish ? Z_FINISH : Z_NO_FLUSH, r);
-	pb_reset(&gz->bufs[i]);
+	buf_reset(&gz->bufs[i]);
 }
 
 static void *compressor(void *arg)
@@ -239,16 +239,16 @@ int pprof_gz_open(struct pprof_gz **gzp, const struct bpfprof_host *host,
 	return 0;
 }
 
-struct pb_buf *pprof_gz_buf(struct pprof_gz *gz)
+struct buf *pprof_gz_buf(struct pprof_gz *gz)
 {
 	return &gz->bufs[gz->fill];
 }
 
 int pprof_gz_flush(struct pprof_gz *gz)
 {
-	struct pb_buf *b = &gz->bufs[gz->fill];
+	struct buf *b = &gz->bufs[gz->fill];
 
-	if (b->oom) {
+	if (b->err) {
 		gz->host->error(gz->host, "pprof: out of memory");
 		return -ENOMEM;
 	}
@@ -260,7 +260,7 @@ int pprof_gz_finish(struct pprof_gz *gz)
 	struct gz_result r;
 	int err;
 
-	if (gz->bufs[gz->fill].oom) {
+	if (gz->bufs[gz->fill].err) {
 		gz->host->error(gz->host, "pprof: out of memory");
 		return -ENOMEM;
 	}
@@ -291,7 +291,7 @@ void pprof_gz_free(struct pprof_gz *gz)
 	if (gz->z_ready)
 		deflateEnd(&gz->z);
 	for (unsigned i = 0; i < GZ_QUEUE; i++)
-		pb_free(&gz->bufs[i]);
+		buf_free(&gz->bufs[i]);
 	free(gz->zout);
 	free(gz);
 }

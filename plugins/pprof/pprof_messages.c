@@ -29,7 +29,7 @@ enum profile_field {
 #define SAMPLE_LABEL 3
 
 /* message ValueType { int64 type = 1; int64 unit = 2; } */
-static void write_value_type(struct pb_buf *b, uint32_t field, const struct pprof_value_type *v)
+static void write_value_type(struct buf *b, uint32_t field, const struct pprof_value_type *v)
 {
 	size_t m = pb_begin(b, field);
 
@@ -39,7 +39,7 @@ static void write_value_type(struct pb_buf *b, uint32_t field, const struct ppro
 }
 
 /* message Label { int64 key = 1; int64 str = 2; int64 num = 3; int64 num_unit = 4; } */
-static void write_label(struct pb_buf *b, uint32_t field, const struct pprof_label *l)
+static void write_label(struct buf *b, uint32_t field, const struct pprof_label *l)
 {
 	size_t m = pb_begin(b, field);
 
@@ -54,7 +54,7 @@ static void write_label(struct pb_buf *b, uint32_t field, const struct pprof_lab
  *                  repeated Label label = 3; }
  * Its repeated parts come encoded (struct pprof_sample), so its length is
  * known before it is written and no byte moves. */
-static void write_sample(struct pb_buf *b, uint32_t field, const struct pprof_sample *s)
+static void write_sample(struct buf *b, uint32_t field, const struct pprof_sample *s)
 {
 	size_t ids = s->kernel_len + s->user_len, values = 0, len;
 
@@ -65,16 +65,16 @@ static void write_sample(struct pb_buf *b, uint32_t field, const struct pprof_sa
 	pb_len_prefix(b, field, len);
 	if (ids) {
 		pb_len_prefix(b, 1, ids);
-		pb_raw(b, s->kernel_ids, s->kernel_len);
-		pb_raw(b, s->user_ids, s->user_len);
+		buf_put(b, s->kernel_ids, s->kernel_len);
+		buf_put(b, s->user_ids, s->user_len);
 	}
 	pb_len_prefix(b, 2, values);
 	for (size_t i = 0; i < PPROF_NR_VALUES; i++)
 		pb_varint(b, (uint64_t)s->values[i]);
-	pb_raw(b, s->labels, s->labels_len);
+	buf_put(b, s->labels, s->labels_len);
 }
 
-void write_sample_label(struct pb_buf *b, const struct pprof_label *l)
+void write_sample_label(struct buf *b, const struct pprof_label *l)
 {
 	write_label(b, SAMPLE_LABEL, l);
 }
@@ -83,7 +83,7 @@ void write_sample_label(struct pb_buf *b, const struct pprof_label *l)
  *   uint64 file_offset = 4; int64 filename = 5; int64 build_id = 6;
  *   bool has_functions = 7; bool has_filenames = 8; bool has_line_numbers = 9;
  *   bool has_inline_frames = 10; } */
-static void write_mapping(struct pb_buf *b, uint32_t field, const struct pprof_mapping *mp)
+static void write_mapping(struct buf *b, uint32_t field, const struct pprof_mapping *mp)
 {
 	size_t m = pb_begin(b, field);
 
@@ -101,7 +101,7 @@ static void write_mapping(struct pb_buf *b, uint32_t field, const struct pprof_m
 }
 
 /* message Line { uint64 function_id = 1; int64 line = 2; } */
-static void write_line(struct pb_buf *b, uint32_t field, const struct pprof_line *l)
+static void write_line(struct buf *b, uint32_t field, const struct pprof_line *l)
 {
 	size_t m = pb_begin(b, field);
 
@@ -112,7 +112,7 @@ static void write_line(struct pb_buf *b, uint32_t field, const struct pprof_line
 
 /* message Location { uint64 id = 1; uint64 mapping_id = 2; uint64 address = 3;
  *   repeated Line line = 4; bool is_folded = 5; } */
-static void write_location(struct pb_buf *b, uint32_t field, const struct pprof_location *l)
+static void write_location(struct buf *b, uint32_t field, const struct pprof_location *l)
 {
 	size_t m = pb_begin(b, field);
 
@@ -126,7 +126,7 @@ static void write_location(struct pb_buf *b, uint32_t field, const struct pprof_
 
 /* message Function { uint64 id = 1; int64 name = 2; int64 system_name = 3;
  *   int64 filename = 4; int64 start_line = 5; } */
-static void write_function(struct pb_buf *b, uint32_t field, const struct pprof_function *f)
+static void write_function(struct buf *b, uint32_t field, const struct pprof_function *f)
 {
 	size_t m = pb_begin(b, field);
 
@@ -145,7 +145,7 @@ static void write_function(struct pb_buf *b, uint32_t field, const struct pprof_
  *   int64 duration_nanos = 10; ValueType period_type = 11; int64 period = 12;
  *   repeated int64 comment = 13; int64 default_sample_type = 14; }
  * The header: every field but the repeated messages and strings. */
-void write_profile_header(struct pb_buf *b, const struct pprof_header *h)
+void write_profile_header(struct buf *b, const struct pprof_header *h)
 {
 	for (size_t i = 0; i < PPROF_NR_VALUES; i++)
 		write_value_type(b, PROFILE_SAMPLE_TYPE, &h->sample_type[i]);
@@ -157,27 +157,27 @@ void write_profile_header(struct pb_buf *b, const struct pprof_header *h)
 	pb_int64(b, PROFILE_DEFAULT_SAMPLE_TYPE, h->default_sample_type);
 }
 
-void write_profile_sample(struct pb_buf *b, const struct pprof_sample *s)
+void write_profile_sample(struct buf *b, const struct pprof_sample *s)
 {
 	write_sample(b, PROFILE_SAMPLE, s);
 }
 
-void write_profile_mapping(struct pb_buf *b, const struct pprof_mapping *m)
+void write_profile_mapping(struct buf *b, const struct pprof_mapping *m)
 {
 	write_mapping(b, PROFILE_MAPPING, m);
 }
 
-void write_profile_location(struct pb_buf *b, const struct pprof_location *l)
+void write_profile_location(struct buf *b, const struct pprof_location *l)
 {
 	write_location(b, PROFILE_LOCATION, l);
 }
 
-void write_profile_function(struct pb_buf *b, const struct pprof_function *f)
+void write_profile_function(struct buf *b, const struct pprof_function *f)
 {
 	write_function(b, PROFILE_FUNCTION, f);
 }
 
-void write_profile_string(struct pb_buf *b, const char *s)
+void write_profile_string(struct buf *b, const char *s)
 {
 	pb_string(b, PROFILE_STRING_TABLE, s);
 }

@@ -46,7 +46,7 @@ static int add_comments(struct pprof_header *h, struct pprof_tables *t,
 
 /* Sample and period types ([samples/count, cpu/nanoseconds], cpu the
  * default), period, time and duration, comments. */
-static int write_header(struct pb_buf *b, struct pprof_tables *t, const struct bpfprof_run *run)
+static int write_header(struct buf *b, struct pprof_tables *t, const struct bpfprof_run *run)
 {
 	int64_t samples = pprof_string(t, "samples"), count = pprof_string(t, "count");
 	int64_t cpu = pprof_string(t, "cpu"), ns = pprof_string(t, "nanoseconds");
@@ -66,7 +66,7 @@ static int write_header(struct pb_buf *b, struct pprof_tables *t, const struct b
 			return -ENOMEM;
 	}
 	write_profile_header(b, &h);
-	return b->oom ? -ENOMEM : 0;
+	return b->err ? -ENOMEM : 0;
 }
 
 /* The whole Profile, in the order of pprof.h, into the gzip stream @gz. */

@@ -66,7 +66,7 @@ struct sample_writer {
 	uint32_t *ids;			/* of the stack being encoded */
 	size_t cap_ids;
 
-	struct pb_buf kernel_ids;	/* arena of kernel_spans */
+	struct buf kernel_ids;	/* arena of kernel_spans */
 	struct span *kernel_spans;	/* by stack index */
 
 	/* the user stack of the current group and its variants */
@@ -75,11 +75,11 @@ struct sample_writer {
 	size_t nr_variants, cap_variants;
 	uint32_t *scopes;		/* arena of the variants' scopes */
 	size_t nr_scopes, cap_scopes;
-	struct pb_buf variant_ids;	/* arena of the variants' ids */
+	struct buf variant_ids;	/* arena of the variants' ids */
 	struct memo *proc_memo;		/* by process index (nr_processes: none) */
 	struct memo *space_memo;	/* by space */
 
-	struct pb_buf labels;		/* arena of label_spans */
+	struct buf labels;		/* arena of label_spans */
 	struct span *label_spans;	/* by thread index */
 	int64_t label_keys[4];		/* "pid", "tid", "comm", "thread" */
 };
@@ -157,15 +157,15 @@ static int order_counts(struct sample_writer *s)
  * kernel's) to @b as varints; *own is set if one of them is the current
  * process's alone.  0 or -ENOMEM.
  */
-static int encode_stack(struct sample_writer *s, struct pb_buf *b, const struct bpfprof_stack *st,
+static int encode_stack(struct sample_writer *s, struct buf *b, const struct bpfprof_stack *st,
 			const uint32_t *scopes, int *own)
 {
-	if (pprof_grow(&s->ids, &s->cap_ids, st->nr, sizeof(*s->ids)) ||
+	if (grow_array(&s->ids, &s->cap_ids, st->nr, sizeof(*s->ids)) ||
 	    pprof_stack_locations(s->tables, st->ips, scopes, st->nr, s->ids, own))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
 		pb_varint(b, s->ids[i]);
-	return b->oom ? -ENOMEM : 0;
+	return b->err ? -ENOMEM : 0;
 }
 
 /* The encoded ids of kernel stack @index, resolved on first use. */
@@ -193,14 +193,14 @@ static void start_user_stack(struct sample_writer *s, uint32_t index)
 	s->user_stack = index;
 	s->nr_variants = 0;
 	s->nr_scopes = 0;
-	pb_reset(&s->variant_ids);
+	buf_reset(&s->variant_ids);
 }
 
 /* Append the scopes of the frames of @st in the current process to
  * scopes[] (not yet owned by a variant); 0 or -ENOMEM. */
 static int frame_scopes(struct sample_writer *s, const struct bpfprof_stack *st)
 {
-	if (pprof_grow(&s->scopes, &s->cap_scopes, s->nr_scopes + st->nr, sizeof(*s->scopes)))
+	if (grow_array(&s->scopes, &s->cap_scopes, s->nr_scopes + st->nr, sizeof(*s->scopes)))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
 		s->scopes[s->nr_scopes + i] = pprof_user_scope(s->tables, st->ips[i]);
@@ -232,7 +232,7 @@ static ptrdiff_t new_variant(struct sample_writer *s, size_t p)
 	struct variant *x;
 	int own, local = 0;
 
-	if (pprof_grow(&s->variants, &s->cap_variants, s->nr_variants + 1, sizeof(*s->variants)) ||
+	if (grow_array(&s->variants, &s->cap_variants, s->nr_variants + 1, sizeof(*s->variants)) ||
 	    encode_stack(s, &s->variant_ids, st, scopes, &own))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < st->nr; i++)
@@ -306,9 +306,9 @@ static int init_samples(struct sample_writer *s)
 	s->label_spans = calloc(prof->nr_threads + 1, sizeof(*s->label_spans));
 	/* arenas with memory, so that pointers into them are never NULL */
 	if (!s->order || !s->kernel_spans || !s->proc_memo || !s->space_memo || !s->label_spans ||
-	    pb_reserve(&s->kernel_ids, 4096) || pb_reserve(&s->variant_ids, 4096) ||
-	    pb_reserve(&s->labels, 4096) ||
-	    pprof_grow(&s->scopes, &s->cap_scopes, 64, sizeof(*s->scopes)))
+	    buf_make_room(&s->kernel_ids, 4096) || buf_make_room(&s->variant_ids, 4096) ||
+	    buf_make_room(&s->labels, 4096) ||
+	    grow_array(&s->scopes, &s->cap_scopes, 64, sizeof(*s->scopes)))
 		return -ENOMEM;
 	for (size_t p = 0; p < nr_procs; p++)
 		s->proc_memo[p].user_stack = s->space_memo[p].user_stack = NO_STACK;
@@ -340,7 +340,7 @@ static int thread_labels(struct sample_writer *s, uint32_t index, struct pprof_s
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[1], .num = t->tid });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[2], .str = comm });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[3], .str = tcomm });
-		if (s->labels.oom)
+		if (s->labels.err)
 			return -ENOMEM;
 		*sp = (struct span){ .off = off, .len = (uint32_t)(s->labels.len - off),
 				     .known = 1 };
@@ -374,14 +374,14 @@ static void free_samples(struct sample_writer *s)
 {
 	free(s->order);
 	free(s->ids);
-	pb_free(&s->kernel_ids);
+	buf_free(&s->kernel_ids);
 	free(s->kernel_spans);
 	free(s->variants);
 	free(s->scopes);
-	pb_free(&s->variant_ids);
+	buf_free(&s->variant_ids);
 	free(s->proc_memo);
 	free(s->space_memo);
-	pb_free(&s->labels);
+	buf_free(&s->labels);
 	free(s->label_spans);
 }
 

@@ -25,10 +25,9 @@
 
 #include "bpfprof/plugin.h"
 #include "pprof.h"
-#include "pprof_idmap.h"
 
 /* class_by_ptr's value for a mapping that is not shared. */
-#define NOT_SHARED UINT32_MAX
+#define NOT_SHARED (UINT32_MAX - 1)	/* not HASHTAB_NONE */
 
 /* Most classes and processes (so that scopes fit in 32 bits). */
 #define MAX_ENTRIES (UINT32_MAX / 4)
@@ -44,15 +43,15 @@ struct pprof_scopes {
 	const struct bpfprof_profile *prof;
 
 	/* classes of file mappings: reps[i] is the first mapping of class i */
-	struct pprof_idmap class_by_hash;	/* (contents hash, 0) -> i + 1 */
-	struct pprof_idmap class_by_ptr;	/* (mapping pointer, 0) -> i + 1 or NOT_SHARED */
+	struct hashtab class_by_hash;	/* (contents hash, 0) -> i + 1 */
+	struct hashtab class_by_ptr;	/* (mapping pointer, 0) -> i + 1 or NOT_SHARED */
 	const struct bpfprof_mapping **reps;
 	size_t nr_classes, cap_reps;
 
 	struct proc_info *procs;	/* by process index (nr_processes: none) */
 	int32_t *class_ids;		/* arena: a mapping's class, -1 if not shared */
 	size_t nr_class_ids, cap_class_ids;
-	struct pprof_idmap spaces;	/* (hash of classes, 0) -> process index + 1 */
+	struct hashtab spaces;	/* (hash of classes, 0) -> process index + 1 */
 	uint32_t nr_spaces;
 
 	/* the current process */
@@ -80,12 +79,12 @@ void pprof_scopes_free(struct pprof_scopes *sc)
 {
 	if (!sc)
 		return;
-	pprof_idmap_free(&sc->class_by_hash);
-	pprof_idmap_free(&sc->class_by_ptr);
+	hashtab_free(&sc->class_by_hash);
+	hashtab_free(&sc->class_by_ptr);
 	free(sc->reps);
 	free(sc->procs);
 	free(sc->class_ids);
-	pprof_idmap_free(&sc->spaces);
+	hashtab_free(&sc->spaces);
 	free(sc);
 }
 
@@ -131,7 +130,7 @@ static int same_mapping(const struct bpfprof_mapping *x, const struct bpfprof_ma
 
 ptrdiff_t pprof_scopes_class(struct pprof_scopes *sc, const struct bpfprof_mapping *m)
 {
-	uint32_t v = pprof_idmap_find(&sc->class_by_ptr, (uintptr_t)m, 0);
+	uint32_t v = pprof_find(&sc->class_by_ptr, (uintptr_t)m, 0);
 	uint64_t h;
 
 	if (v)
@@ -139,19 +138,19 @@ ptrdiff_t pprof_scopes_class(struct pprof_scopes *sc, const struct bpfprof_mappi
 	v = NOT_SHARED;
 	if (shareable(m)) {
 		h = hash_mapping(m);
-		v = pprof_idmap_find(&sc->class_by_hash, h, 0);
+		v = pprof_find(&sc->class_by_hash, h, 0);
 		if (v && !same_mapping(sc->reps[v - 1], m))
 			v = NOT_SHARED;		/* a hash collision: keep it apart */
 		if (!v) {
 			if (sc->nr_classes >= MAX_ENTRIES ||
-			    pprof_grow(&sc->reps, &sc->cap_reps, sc->nr_classes + 1, sizeof(*sc->reps)) ||
-			    pprof_idmap_add(&sc->class_by_hash, h, 0, (uint32_t)sc->nr_classes + 1))
+			    grow_array(&sc->reps, &sc->cap_reps, sc->nr_classes + 1, sizeof(*sc->reps)) ||
+			    hashtab_put(&sc->class_by_hash, h, 0, (uint32_t)sc->nr_classes + 1))
 				return -2;
 			sc->reps[sc->nr_classes] = m;
 			v = (uint32_t)++sc->nr_classes;
 		}
 	}
-	if (pprof_idmap_add(&sc->class_by_ptr, (uintptr_t)m, 0, v))
+	if (hashtab_put(&sc->class_by_ptr, (uintptr_t)m, 0, v))
 		return -2;
 	return v == NOT_SHARED ? -1 : (ptrdiff_t)v - 1;
 }
@@ -188,7 +187,7 @@ static int space_of(struct pprof_scopes *sc, size_t p, size_t nr_maps)
 	for (size_t i = 0; i < nr_maps; i++)
 		if (sc->class_ids[pi->classes + i] >= 0)
 			h = mix(h, (uint64_t)sc->class_ids[pi->classes + i]);
-	other = nr_maps ? pprof_idmap_find(&sc->spaces, h, 0) : 0;
+	other = nr_maps ? pprof_find(&sc->spaces, h, 0) : 0;
 	if (other) {
 		const struct proc_info *o = &sc->procs[other - 1];
 
@@ -200,7 +199,7 @@ static int space_of(struct pprof_scopes *sc, size_t p, size_t nr_maps)
 	}
 	pi->space = sc->nr_spaces++;
 	if (nr_maps && !other)
-		return pprof_idmap_add(&sc->spaces, h, 0, (uint32_t)p + 1);
+		return hashtab_put(&sc->spaces, h, 0, (uint32_t)p + 1);
 	return 0;
 }
 
@@ -213,7 +212,7 @@ static int learn_process(struct pprof_scopes *sc, size_t p)
 	struct proc_info *pi = &sc->procs[p];
 
 	if (p >= MAX_ENTRIES ||
-	    pprof_grow(&sc->class_ids, &sc->cap_class_ids, sc->nr_class_ids + n + 1,
+	    grow_array(&sc->class_ids, &sc->cap_class_ids, sc->nr_class_ids + n + 1,
 		 sizeof(*sc->class_ids)))
 		return -ENOMEM;
 	pi->classes = sc->nr_class_ids;

@@ -44,7 +44,6 @@
 
 #include "bpfprof/plugin.h"
 #include "pprof.h"
-#include "pprof_idmap.h"
 
 /* Per mapping: how many of its locations have a function/file/line. */
 struct map_stats {
@@ -76,24 +75,24 @@ struct pprof_tables {
 	size_t proc_index;
 	uint8_t *has_own;		/* by process index: see pprof_tables_has_own() */
 
-	struct pprof_idmap str_index;	/* (contents hash, length) -> index + 1 */
+	struct hashtab str_index;	/* (contents hash, length) -> index + 1 */
 	char **strings;
 	size_t nr_strings, cap_strings;
 
-	struct pprof_idmap funcs;	/* (name index, file index) -> id */
-	struct pprof_idmap func_ptrs;	/* (name pointer, file index) -> id */
-	struct pprof_idmap file_ptrs;	/* (file pointer, 0) -> file index + 1 */
+	struct hashtab funcs;	/* (name index, file index) -> id */
+	struct hashtab func_ptrs;	/* (name pointer, file index) -> id */
+	struct hashtab file_ptrs;	/* (file pointer, 0) -> file index + 1 */
 	struct pprof_function *functions;	/* not written yet */
 	size_t nr_pending_functions, cap_functions;
 	size_t nr_functions;
 
-	struct pprof_idmap maps;	/* (class, 1) or (pointer, 0) -> index + 1 */
+	struct hashtab maps;	/* (class, 1) or (pointer, 0) -> index + 1 */
 	struct pprof_mapping *mappings;	/* in order of creation: id = index + 1 */
 	struct map_stats *stats;	/* parallel to mappings */
 	size_t nr_mappings, cap_mappings;
 	ptrdiff_t kernel_map;		/* index of the kernel mapping, -1 if none */
 
-	struct pprof_idmap locs;	/* (address, scope << 1 | leaf) -> id */
+	struct hashtab locs;	/* (address, scope << 1 | leaf) -> id */
 	struct loc_rec *recs;		/* not written yet */
 	size_t nr_recs, cap_recs;
 	size_t nr_locations;
@@ -108,25 +107,6 @@ struct pprof_tables {
 
 /* Locations written at a time. */
 #define LOC_BATCH (512u * 1024)
-
-/* See pprof.h. Grow *arr (of *cap elements of @size) to hold @need; 0 or -ENOMEM. */
-int pprof_grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **a = arr;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*a, n * size);
-	if (!q)
-		return -ENOMEM;
-	*a = q;
-	*cap = n;
-	return 0;
-}
 
 static uint64_t hash_string(const char *s, size_t n)
 {
@@ -160,17 +140,17 @@ int64_t pprof_string(struct pprof_tables *t, const char *s)
 		s = "";
 	n = strlen(s);
 	for (h = hash_string(s, n);; h += 0x9e3779b97f4a7c15ull) {
-		v = pprof_idmap_find(&t->str_index, h, (uint32_t)n);
+		v = pprof_find(&t->str_index, h, (uint32_t)n);
 		if (!v)
 			break;
 		if (!strcmp(t->strings[v - 1], s))
 			return v - 1;
 	}
 	if (t->nr_strings >= MAX_ENTRIES ||
-	    pprof_grow(&t->strings, &t->cap_strings, t->nr_strings + 1, sizeof(*t->strings)))
+	    grow_array(&t->strings, &t->cap_strings, t->nr_strings + 1, sizeof(*t->strings)))
 		return -1;
 	copy = malloc(n + 1);
-	if (!copy || pprof_idmap_add(&t->str_index, h, (uint32_t)n, (uint32_t)t->nr_strings + 1)) {
+	if (!copy || hashtab_put(&t->str_index, h, (uint32_t)n, (uint32_t)t->nr_strings + 1)) {
 		free(copy);
 		return -1;
 	}
@@ -202,6 +182,9 @@ struct pprof_tables *pprof_tables_new(const struct bpfprof_host *host,
 	t->prof = prof;
 	t->gz = gz;
 	t->kernel_map = -1;
+	/* millions of entries: memory counts more than probe length here */
+	t->str_index.dense = t->funcs.dense = t->func_ptrs.dense = 1;
+	t->file_ptrs.dense = t->maps.dense = t->locs.dense = 1;
 	t->scopes = pprof_scopes_new(prof);
 	t->has_own = calloc(prof->nr_processes + 1, sizeof(*t->has_own));
 	if (!t->scopes || !t->has_own || pprof_string(t, "") != 0) {
@@ -215,20 +198,20 @@ void pprof_tables_free(struct pprof_tables *t)
 {
 	if (!t)
 		return;
-	pprof_idmap_free(&t->str_index);
+	hashtab_free(&t->str_index);
 	for (size_t i = 0; i < t->nr_strings; i++)
 		free(t->strings[i]);
 	free(t->strings);
-	pprof_idmap_free(&t->funcs);
-	pprof_idmap_free(&t->func_ptrs);
-	pprof_idmap_free(&t->file_ptrs);
+	hashtab_free(&t->funcs);
+	hashtab_free(&t->func_ptrs);
+	hashtab_free(&t->file_ptrs);
 	free(t->functions);
 	pprof_scopes_free(t->scopes);
 	free(t->has_own);
-	pprof_idmap_free(&t->maps);
+	hashtab_free(&t->maps);
 	free(t->mappings);
 	free(t->stats);
-	pprof_idmap_free(&t->locs);
+	hashtab_free(&t->locs);
 	free(t->recs);
 	free(t);
 }
@@ -257,10 +240,10 @@ static ptrdiff_t new_mapping(struct pprof_tables *t)
 {
 	size_t cap = t->cap_mappings;
 
-	if (pprof_grow(&t->mappings, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->mappings)))
+	if (grow_array(&t->mappings, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->mappings)))
 		return -1;
 	t->cap_mappings = cap;
-	if (pprof_grow(&t->stats, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->stats)))
+	if (grow_array(&t->stats, &t->cap_mappings, t->nr_mappings + 1, sizeof(*t->stats)))
 		return -1;
 	memset(&t->mappings[t->nr_mappings], 0, sizeof(*t->mappings));
 	memset(&t->stats[t->nr_mappings], 0, sizeof(*t->stats));
@@ -279,7 +262,7 @@ static ptrdiff_t user_mapping(struct pprof_tables *t, const struct bpfprof_mappi
 
 	if (c == -2)
 		return -1;
-	known = pprof_idmap_find(&t->maps, key, c >= 0);
+	known = pprof_find(&t->maps, key, c >= 0);
 	if (known)
 		return (ptrdiff_t)known - 1;
 	i = t->nr_mappings < MAX_ENTRIES ? new_mapping(t) : -1;
@@ -293,7 +276,7 @@ static ptrdiff_t user_mapping(struct pprof_tables *t, const struct bpfprof_mappi
 	pm->build_id = hex_string_index(t, m->build_id, m->build_id_size);
 	pm->main_binary = proc && proc->exe && m->path && !strcmp(proc->exe, m->path);
 	if (pm->filename < 0 || pm->build_id < 0 ||
-	    pprof_idmap_add(&t->maps, key, c >= 0, (uint32_t)i + 1))
+	    hashtab_put(&t->maps, key, c >= 0, (uint32_t)i + 1))
 		return -1;
 	return i;
 }
@@ -332,15 +315,15 @@ static uint32_t function_by_name(struct pprof_tables *t, const char *name, int64
 
 	if (n < 0)
 		return 0;
-	id = pprof_idmap_find(&t->funcs, (uint64_t)n, (uint32_t)f);
+	id = pprof_find(&t->funcs, (uint64_t)n, (uint32_t)f);
 	if (id)
 		return id;
 	if (t->nr_functions >= MAX_ENTRIES ||
-	    pprof_grow(&t->functions, &t->cap_functions, t->nr_pending_functions + 1,
+	    grow_array(&t->functions, &t->cap_functions, t->nr_pending_functions + 1,
 		 sizeof(*t->functions)))
 		return 0;
 	id = (uint32_t)t->nr_functions + 1;
-	if (pprof_idmap_add(&t->funcs, (uint64_t)n, (uint32_t)f, id))
+	if (hashtab_put(&t->funcs, (uint64_t)n, (uint32_t)f, id))
 		return 0;
 	t->nr_functions++;
 	t->functions[t->nr_pending_functions++] = (struct pprof_function){
@@ -352,13 +335,13 @@ static uint32_t function_by_name(struct pprof_tables *t, const char *name, int64
 /* String index of the file name at @file (NULL: ""); -1 on ENOMEM. */
 static int64_t file_index(struct pprof_tables *t, const char *file)
 {
-	uint32_t v = pprof_idmap_find(&t->file_ptrs, (uintptr_t)file, 0);
+	uint32_t v = pprof_find(&t->file_ptrs, (uintptr_t)file, 0);
 	int64_t f;
 
 	if (v)
 		return v - 1;
 	f = pprof_string(t, file);
-	if (f < 0 || pprof_idmap_add(&t->file_ptrs, (uintptr_t)file, 0, (uint32_t)f + 1))
+	if (f < 0 || hashtab_put(&t->file_ptrs, (uintptr_t)file, 0, (uint32_t)f + 1))
 		return -1;
 	return f;
 }
@@ -371,11 +354,11 @@ static uint32_t function_id(struct pprof_tables *t, const char *name, const char
 
 	if (f < 0)
 		return 0;
-	id = pprof_idmap_find(&t->func_ptrs, (uintptr_t)name, (uint32_t)f);
+	id = pprof_find(&t->func_ptrs, (uintptr_t)name, (uint32_t)f);
 	if (id)
 		return id;
 	id = function_by_name(t, name, f);
-	if (id && pprof_idmap_add(&t->func_ptrs, (uintptr_t)name, (uint32_t)f, id))
+	if (id && hashtab_put(&t->func_ptrs, (uintptr_t)name, (uint32_t)f, id))
 		return 0;
 	return id;
 }
@@ -430,7 +413,7 @@ static uint32_t new_location(struct pprof_tables *t, uint64_t ip, int kernel, in
 		count_location(t, mi, sym, rec.function_id != 0);
 	}
 	if (t->nr_locations >= MAX_ENTRIES ||
-	    pprof_grow(&t->recs, &t->cap_recs, t->nr_recs + 1, sizeof(*t->recs)))
+	    grow_array(&t->recs, &t->cap_recs, t->nr_recs + 1, sizeof(*t->recs)))
 		return 0;
 	t->recs[t->nr_recs++] = rec;
 	t->nr_locations++;
@@ -451,11 +434,11 @@ static uint32_t find_location(const struct pprof_tables *t, uint64_t ip, uint32_
 
 	if ((scope & 1) && t->has_own[t->proc_index]) {
 		/* one this process could not symbolize: it keeps it */
-		id = pprof_idmap_find(&t->locs, ip,
+		id = pprof_find(&t->locs, ip,
 				      location_key(pprof_scopes_process(t->scopes), leaf));
 		*own |= id != 0;
 	}
-	return id ? id : pprof_idmap_find(&t->locs, ip, location_key(scope, leaf));
+	return id ? id : pprof_find(&t->locs, ip, location_key(scope, leaf));
 }
 
 /* Add the location of @ip found new to the table, under its scope or, if
@@ -470,7 +453,7 @@ static uint32_t add_location(struct pprof_tables *t, uint64_t ip, uint32_t scope
 		*own = 1;
 		t->has_own[t->proc_index] = 1;
 	}
-	if (id && pprof_idmap_add(&t->locs, ip, location_key(scope, leaf), id))
+	if (id && hashtab_put(&t->locs, ip, location_key(scope, leaf), id))
 		return 0;
 	return id;
 }
@@ -495,9 +478,8 @@ static int batch_locations(struct pprof_tables *t, const uint64_t *ips, const ui
 	int rc[BATCH];
 
 	for (uint32_t i = from; i < to; i++)
-		if (t->locs.slots)
-			__builtin_prefetch(&t->locs.slots[pprof_idmap_home(
-				&t->locs, ips[i], location_key(scope_of(scopes, i), i == 0))]);
+		hashtab_prefetch(&t->locs, hashtab_hash(ips[i],
+							 location_key(scope_of(scopes, i), i == 0)));
 	for (uint32_t i = from; i < to; i++)
 		ids[i] = find_location(t, ips[i], scope_of(scopes, i), i == 0, own);
 	for (uint32_t i = from; i < to; i++) {
@@ -509,9 +491,7 @@ static int batch_locations(struct pprof_tables *t, const uint64_t *ips, const ui
 		rc[i - from] = symbolize(t, ips[i], !scopes, i == 0, y);
 		if (rc[i - from] || !y->function || (f = file_index(t, y->file)) < 0)
 			continue;
-		if (t->func_ptrs.slots)
-			__builtin_prefetch(&t->func_ptrs.slots[pprof_idmap_home(
-				&t->func_ptrs, (uintptr_t)y->function, (uint32_t)f)]);
+		hashtab_prefetch(&t->func_ptrs, hashtab_hash((uintptr_t)y->function, (uint32_t)f));
 	}
 	for (uint32_t i = from; i < to; i++) {
 		/* a frame may repeat in a stack (recursion): look again */
@@ -609,7 +589,7 @@ int pprof_write_locations(struct pprof_tables *t, int all)
 	if (!all && n < LOC_BATCH)
 		return 0;
 	if (all)
-		pprof_idmap_free(&t->locs);	/* no more lookups: make room */
+		hashtab_free(&t->locs);	/* no more lookups: make room */
 	a = malloc(n * sizeof(*a) + 1);
 	tmp = malloc(n * sizeof(*tmp) + 1);
 	if (!a || !tmp) {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../../plugins/perf/perf_internal.h"
+#include "perf/perf_internal.h"
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -311,18 +311,18 @@ static void check_sample_id(const uint8_t *trailer)
 
 static void test_record_sample_user_only(void **unused)
 {
-	struct pbuf b = { 0 };
+	struct buf b = { 0 };
 
 	assert_int_equal(write_record_sample(&b, NULL, &stacks[1], 1000, &sid), 0);
 	assert_int_equal(b.len, 64 + 4 * 8);
-	assert_int_equal(rd32(b.p), PERF_RECORD_SAMPLE);
-	assert_int_equal(rd16(b.p + 4), PERF_RECORD_MISC_USER);
-	assert_int_equal(rd16(b.p + 6), b.len);
-	assert_int_equal(rd64(b.p + 16), user_ips[0]);
-	assert_int_equal(rd64(b.p + 56), 4);
-	assert_int_equal(rd64(b.p + 64), PERF_CONTEXT_USER);
-	assert_int_equal(rd64(b.p + 72), user_ips[0]);
-	pbuf_free(&b);
+	assert_int_equal(rd32(b.data), PERF_RECORD_SAMPLE);
+	assert_int_equal(rd16(b.data + 4), PERF_RECORD_MISC_USER);
+	assert_int_equal(rd16(b.data + 6), b.len);
+	assert_int_equal(rd64(b.data + 16), user_ips[0]);
+	assert_int_equal(rd64(b.data + 56), 4);
+	assert_int_equal(rd64(b.data + 64), PERF_CONTEXT_USER);
+	assert_int_equal(rd64(b.data + 72), user_ips[0]);
+	buf_free(&b);
 }
 
 static void test_record_mmap2(void **unused)
@@ -334,91 +334,91 @@ static void test_record_mmap2(void **unused)
 		.prot = BPFPROF_PROT_READ | BPFPROF_PROT_EXEC, .dev_major = 254,
 		.dev_minor = 1, .inode = 99, .path = "/usr/lib/libx.so",
 	};
-	struct pbuf b = { 0 };
+	struct buf b = { 0 };
 
 	/* with device and inode */
 	assert_int_equal(write_record_mmap2(&b, 7, 8, &m, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_MMAP2);
-	assert_int_equal(rd16(b.p + 4), PERF_RECORD_MISC_USER);
+	assert_int_equal(rd32(b.data), PERF_RECORD_MMAP2);
+	assert_int_equal(rd16(b.data + 4), PERF_RECORD_MISC_USER);
 	/* header 8, pid/tid 8, addr/len/pgoff 24, maj/min/ino/gen 24,
 	 * prot/flags 8, "/usr/lib/libx.so\0" padded to 24, sample_id 32 */
-	assert_int_equal(rd16(b.p + 6), 8 + 8 + 24 + 24 + 8 + 24 + 32);
-	assert_int_equal(rd32(b.p + 8), 7);
-	assert_int_equal(rd32(b.p + 12), 8);
-	assert_int_equal(rd64(b.p + 16), 0x7f0000001000);
-	assert_int_equal(rd64(b.p + 24), 0x4000);
-	assert_int_equal(rd64(b.p + 32), 0x1000);
-	assert_int_equal(rd32(b.p + 40), 254);
-	assert_int_equal(rd32(b.p + 44), 1);
-	assert_int_equal(rd64(b.p + 48), 99);
-	assert_int_equal(rd32(b.p + 64), 0x5);	/* PROT_READ|PROT_EXEC */
-	assert_int_equal(rd32(b.p + 68), 0x2);	/* MAP_PRIVATE */
-	assert_string_equal((const char *)b.p + 72, "/usr/lib/libx.so");
-	check_sample_id(b.p + 96);
+	assert_int_equal(rd16(b.data + 6), 8 + 8 + 24 + 24 + 8 + 24 + 32);
+	assert_int_equal(rd32(b.data + 8), 7);
+	assert_int_equal(rd32(b.data + 12), 8);
+	assert_int_equal(rd64(b.data + 16), 0x7f0000001000);
+	assert_int_equal(rd64(b.data + 24), 0x4000);
+	assert_int_equal(rd64(b.data + 32), 0x1000);
+	assert_int_equal(rd32(b.data + 40), 254);
+	assert_int_equal(rd32(b.data + 44), 1);
+	assert_int_equal(rd64(b.data + 48), 99);
+	assert_int_equal(rd32(b.data + 64), 0x5);	/* PROT_READ|PROT_EXEC */
+	assert_int_equal(rd32(b.data + 68), 0x2);	/* MAP_PRIVATE */
+	assert_string_equal((const char *)b.data + 72, "/usr/lib/libx.so");
+	check_sample_id(b.data + 96);
 
 	/* with a build-id */
-	pbuf_reset(&b);
+	buf_reset(&b);
 	m.build_id = bid;
 	m.build_id_size = 20;
 	assert_int_equal(write_record_mmap2(&b, 7, 8, &m, &sid), 0);
-	assert_int_equal(rd16(b.p + 4), PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
-	assert_int_equal(b.p[40], 20);
-	assert_memory_equal(b.p + 44, bid, 20);
-	pbuf_free(&b);
+	assert_int_equal(rd16(b.data + 4), PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	assert_int_equal(b.data[40], 20);
+	assert_memory_equal(b.data + 44, bid, 20);
+	buf_free(&b);
 }
 
 static void test_record_comm_fork_exit(void **unused)
 {
-	struct pbuf b = { 0 };
+	struct buf b = { 0 };
 
 	assert_int_equal(write_record_comm(&b, 7, 8, "worker", 1, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_COMM);
-	assert_int_equal(rd16(b.p + 4), PERF_RECORD_MISC_COMM_EXEC);
-	assert_int_equal(rd16(b.p + 6), 8 + 8 + 8 + 32);
-	assert_string_equal((const char *)b.p + 16, "worker");
-	assert_int_equal(b.p[23], 0);
-	check_sample_id(b.p + 24);
+	assert_int_equal(rd32(b.data), PERF_RECORD_COMM);
+	assert_int_equal(rd16(b.data + 4), PERF_RECORD_MISC_COMM_EXEC);
+	assert_int_equal(rd16(b.data + 6), 8 + 8 + 8 + 32);
+	assert_string_equal((const char *)b.data + 16, "worker");
+	assert_int_equal(b.data[23], 0);
+	check_sample_id(b.data + 24);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_comm(&b, 7, 8, "exactly8", 0, &sid), 0);
-	assert_int_equal(rd16(b.p + 4), 0);
-	assert_int_equal(rd16(b.p + 6), 8 + 8 + 16 + 32);	/* NUL needs a new word */
+	assert_int_equal(rd16(b.data + 4), 0);
+	assert_int_equal(rd16(b.data + 6), 8 + 8 + 16 + 32);	/* NUL needs a new word */
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_fork(&b, 10, 7, 11, 8, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_FORK);
-	assert_int_equal(rd16(b.p + 6), 8 + 16 + 8 + 32);
-	assert_int_equal(rd32(b.p + 8), 10);
-	assert_int_equal(rd32(b.p + 12), 7);
-	assert_int_equal(rd32(b.p + 16), 11);
-	assert_int_equal(rd32(b.p + 20), 8);
-	assert_int_equal(rd64(b.p + 24), 12345);
+	assert_int_equal(rd32(b.data), PERF_RECORD_FORK);
+	assert_int_equal(rd16(b.data + 6), 8 + 16 + 8 + 32);
+	assert_int_equal(rd32(b.data + 8), 10);
+	assert_int_equal(rd32(b.data + 12), 7);
+	assert_int_equal(rd32(b.data + 16), 11);
+	assert_int_equal(rd32(b.data + 20), 8);
+	assert_int_equal(rd64(b.data + 24), 12345);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_exit(&b, 10, 7, 11, 8, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_EXIT);
+	assert_int_equal(rd32(b.data), PERF_RECORD_EXIT);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_lost_samples(&b, 5, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_LOST_SAMPLES);
-	assert_int_equal(rd16(b.p + 6), 8 + 8 + 32);
-	assert_int_equal(rd64(b.p + 8), 5);
+	assert_int_equal(rd32(b.data), PERF_RECORD_LOST_SAMPLES);
+	assert_int_equal(rd16(b.data + 6), 8 + 8 + 32);
+	assert_int_equal(rd64(b.data + 8), 5);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_finished_round(&b), 0);
 	assert_int_equal(b.len, 8);
-	assert_int_equal(rd32(b.p), 68);
-	assert_int_equal(rd16(b.p + 6), 8);
+	assert_int_equal(rd32(b.data), 68);
+	assert_int_equal(rd16(b.data + 6), 8);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_record_mmap(&b, PERF_HOST_KERNEL_PID, 0, 0xffffffff81000000ull,
 					   0x1000000, 0xffffffff81000000ull,
 					   "[kernel.kallsyms]_text", PERF_RECORD_MISC_KERNEL, &sid), 0);
-	assert_int_equal(rd32(b.p), PERF_RECORD_MMAP);
-	assert_int_equal(rd16(b.p + 6), 8 + 8 + 24 + 24 + 32);
-	assert_int_equal(rd32(b.p + 8), 0xffffffffu);
-	assert_string_equal((const char *)b.p + 40, "[kernel.kallsyms]_text");
-	pbuf_free(&b);
+	assert_int_equal(rd32(b.data), PERF_RECORD_MMAP);
+	assert_int_equal(rd16(b.data + 6), 8 + 8 + 24 + 24 + 32);
+	assert_int_equal(rd32(b.data + 8), 0xffffffffu);
+	assert_string_equal((const char *)b.data + 40, "[kernel.kallsyms]_text");
+	buf_free(&b);
 }
 
 static void test_string_features(void **unused)
@@ -426,41 +426,41 @@ static void test_string_features(void **unused)
 	static const char *const argv[] = { "a", "" };
 	struct perf_dso d = { .path = "/bin/x", .build_id = { 1, 2, 3 }, .build_id_size = 3 };
 	struct perf_features f = { .dsos = &d };
-	struct pbuf b = { 0 };
+	struct buf b = { 0 };
 
 	assert_int_equal(write_perf_header_string(&b, "vm"), 0);
 	assert_int_equal(b.len, 4 + 64);
-	assert_int_equal(rd32(b.p), 64);
-	assert_string_equal((const char *)b.p + 4, "vm");
+	assert_int_equal(rd32(b.data), 64);
+	assert_string_equal((const char *)b.data + 4, "vm");
 	for (size_t i = 6; i < b.len; i++)
-		assert_int_equal(b.p[i], 0);
+		assert_int_equal(b.data[i], 0);
 
-	pbuf_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(write_perf_header_string_list(&b, 2, argv), 0);
 	assert_int_equal(b.len, 4 + 2 * 68);
-	assert_int_equal(rd32(b.p), 2);
+	assert_int_equal(rd32(b.data), 2);
 
 	/* a 63-character string still fits in 64 bytes, 64 need 128 */
-	pbuf_reset(&b);
+	buf_reset(&b);
 	char s[65];
 	memset(s, 'x', 64);
 	s[64] = '\0';
 	assert_int_equal(write_perf_header_string(&b, s), 0);
-	assert_int_equal(rd32(b.p), 128);
+	assert_int_equal(rd32(b.data), 128);
 
 	/* build_id_event: header, pid -1, build_id[24] with size at [20], name */
-	pbuf_reset(&b);
+	buf_reset(&b);
 	d.hh.next = NULL;
 	assert_int_equal(write_feature_build_id(&b, &f), 0);
 	assert_int_equal(b.len, 36 + 64);
-	assert_int_equal(rd16(b.p + 4), PERF_RECORD_MISC_USER | (1u << 15));
-	assert_int_equal(rd16(b.p + 6), 100);
-	assert_int_equal(rd32(b.p + 8), 0xffffffffu);
-	assert_int_equal(b.p[12], 1);
-	assert_int_equal(b.p[14], 3);
-	assert_int_equal(b.p[32], 3);
-	assert_string_equal((const char *)b.p + 36, "/bin/x");
-	pbuf_free(&b);
+	assert_int_equal(rd16(b.data + 4), PERF_RECORD_MISC_USER | (1u << 15));
+	assert_int_equal(rd16(b.data + 6), 100);
+	assert_int_equal(rd32(b.data + 8), 0xffffffffu);
+	assert_int_equal(b.data[12], 1);
+	assert_int_equal(b.data[14], 3);
+	assert_int_equal(b.data[32], 3);
+	assert_string_equal((const char *)b.data + 36, "/bin/x");
+	buf_free(&b);
 }
 
 /* Writes @text to @tmpl (a mkstemp template, replaced by the name). */

@@ -32,7 +32,7 @@
 #include <zlib.h>
 
 #include "bpfprof/plugin.h"
-#include "../../../plugins/pprof/pb.h"
+#include "pprof/pb.h"
 
 /* --- wire encoder --------------------------------------------------------- */
 
@@ -53,7 +53,7 @@ static void test_varint(void **unused)
 
 static void test_nested_lengths(void **unused)
 {
-	struct pb_buf b = { 0 };
+	struct buf b = { 0 };
 	char big[200];
 	size_t outer, inner;
 
@@ -64,23 +64,23 @@ static void test_nested_lengths(void **unused)
 	pb_bytes(&b, 1, big, sizeof(big));	/* 0a c8 01 + 200: 203 bytes */
 	pb_end(&b, inner);
 	pb_end(&b, outer);
-	assert_false(b.oom);
+	assert_false(b.err);
 	/* outer: key 1a, length 3 + 1 + 2 + 203 = 209 (d1 01) */
 	assert_int_equal(b.len, 1 + 2 + 209);
 	assert_memory_equal(b.data, "\x1a\xd1\x01\x08\x96\x01\x12\xcb\x01\x0a\xc8\x01xx", 14);
-	pb_free(&b);
+	buf_free(&b);
 
 	pb_uint64(&b, 5, 0);		/* zero scalars are left out */
 	pb_string(&b, 6, "");		/* empty strings are not */
 	assert_int_equal(b.len, 2);
 	assert_memory_equal(b.data, "\x32\x00", 2);
-	pb_free(&b);
+	buf_free(&b);
 }
 
 /* Fields whose length is known before they are written. */
 static void test_len_prefix(void **unused)
 {
-	struct pb_buf b = { 0 };
+	struct buf b = { 0 };
 	char body[300];
 
 	assert_int_equal(pb_varint_size(0), 1);
@@ -91,13 +91,13 @@ static void test_len_prefix(void **unused)
 	assert_int_equal(pb_len_field_size(2, sizeof(body)), 1 + 2 + 300);
 	assert_int_equal(pb_len_field_size(16, 0), 2 + 1);	/* a two-byte key */
 	pb_len_prefix(&b, 2, sizeof(body));
-	pb_raw(&b, body, sizeof(body));
-	assert_false(b.oom);
+	buf_put(&b, body, sizeof(body));
+	assert_false(b.err);
 	assert_int_equal(b.len, pb_len_field_size(2, sizeof(body)));
 	assert_memory_equal(b.data, "\x12\xac\x02yy", 5);
-	pb_reset(&b);
+	buf_reset(&b);
 	assert_int_equal(b.len, 0);
-	pb_free(&b);
+	buf_free(&b);
 }
 
 /* --- a protobuf reader, enough for profile.proto ---------------------------- */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_pprof_stream.c - unit tests of the pprof plugin's machinery for big
- * profiles (plugins/pprof/): the open-addressing table (pprof_idmap.c);
+ * profiles (plugins/pprof/): its open-addressing tables (common/hashtab.h);
  * a profile of 600,000 locations and over 32 MB of protobuf, so that
  * locations are written in more than one batch and the compressor's ring
  * of buffers wraps around, decoded back and checked (every location once,
@@ -23,29 +23,31 @@
 #include <zlib.h>
 
 #include "bpfprof/plugin.h"
-#include "../../../plugins/pprof/pprof_idmap.h"
+#include "pprof/pprof.h"
 
 /* --- the table ------------------------------------------------------------- */
 
+/* The plugin's tables (common/hashtab.h, dense as pprof_tables.c makes
+ * them; pprof_find() reads them). */
 static void test_idmap(void **unused)
 {
-	struct pprof_idmap m = { 0 };
+	struct hashtab m = { .dense = 1 };
 	const uint32_t n = 200000;
 
-	assert_int_equal(pprof_idmap_find(&m, 1, 0), 0);
-	assert_int_equal(pprof_idmap_add(&m, 1, 0, 0), -EINVAL);
+	assert_int_equal(pprof_find(&m, 1, 0), 0);
+	assert_int_equal(hashtab_put(&m, 1, 0, HASHTAB_NONE), -EINVAL);
 	/* keys that differ only in a or only in b, and a = 0 */
 	for (uint32_t i = 0; i < n; i++)
-		assert_int_equal(pprof_idmap_add(&m, i / 2, i % 2, i + 1), 0);
-	assert_int_equal(m.nr, n);
-	assert_true(m.nr * 4 <= (m.mask + 1) * 3);	/* at most 3/4 full */
+		assert_int_equal(hashtab_put(&m, i / 2, i % 2, i + 1), 0);
+	assert_int_equal(m.n, n);
+	assert_true(m.n * 4 <= (m.mask + 1) * 3);	/* at most 3/4 full */
 	for (uint32_t i = 0; i < n; i++)
-		assert_int_equal(pprof_idmap_find(&m, i / 2, i % 2), i + 1);
-	assert_int_equal(pprof_idmap_find(&m, n, 0), 0);
-	assert_int_equal(pprof_idmap_find(&m, 0, 2), 0);
-	pprof_idmap_free(&m);
+		assert_int_equal(pprof_find(&m, i / 2, i % 2), i + 1);
+	assert_int_equal(pprof_find(&m, n, 0), 0);
+	assert_int_equal(pprof_find(&m, 0, 2), 0);
+	hashtab_free(&m);
 	assert_null(m.slots);
-	assert_int_equal(pprof_idmap_find(&m, 0, 0), 0);
+	assert_int_equal(pprof_find(&m, 0, 0), 0);
 }
 
 /* --- a big profile ----------------------------------------------------------- */
