@@ -45,6 +45,11 @@
 /* The module name of core kernel addresses. */
 #define SYMBOLIZE_KERNEL_MODULE "[kernel.kallsyms]"
 
+/*
+ * A symbolizer (opaque; symbols/symbolizer_impl.h): its open ELF files,
+ * cached results, interned strings and kernel name source.  Strings it
+ * hands out live until symbolizer_free().
+ */
 struct symbolizer;
 
 /*
@@ -68,7 +73,7 @@ void symbolizer_free(struct symbolizer *s);
 /*
  * Whether lookups also find the DWARF source file and line (the default).
  * Without, no DWARF is loaded: far less memory and time when only function
- * names matter.  Set it before the first lookup.
+ * names matter.  Set it before the first lookup; @s must not be NULL.
  */
 void symbolizer_set_lines(struct symbolizer *s, bool lines);
 

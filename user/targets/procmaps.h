@@ -89,7 +89,9 @@ const struct bpfprof_mapping *procmaps_find(const struct bpfprof_mapping *maps, 
  * Build-ids are cached process-wide by (dev, inode, path), checked
  * against the file's ctime and size, so re-reading the maps of a process
  * only opens the files again (thread-safe).
- * Returns 0, or -ENOMEM (mappings filled so far stay filled).
+ * The notes are read by elf_build_id_fd() (symbols/buildid.h).
+ * Returns 0, -EINVAL for @m NULL, or -ENOMEM (mappings filled so far
+ * stay filled).
  */
 int procmaps_add_build_ids(struct procmaps *m, uint32_t pid);
 

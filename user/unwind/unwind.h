@@ -77,6 +77,10 @@ struct unwind_stats {
 	uint64_t module_errors;		/* mapped files that could not be reported */
 };
 
+/*
+ * An unwinder (opaque): per-process Dwfls with their open files and CFI,
+ * our own vDSO image, and the counters of struct unwind_stats.
+ */
 struct unwinder;
 
 /* A new unwinder with empty caches, or NULL if out of memory. */
