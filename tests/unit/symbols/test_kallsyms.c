@@ -155,12 +155,7 @@ static void test_garbage(void **state)
 	kallsyms_free(ks);
 }
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static uint64_t rnd(void)
-{
-	return test_rng_next(&rng_state);
-}
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;	/* test_fuzz's numbers */
 
 static void test_fuzz(void **state)
 {
@@ -175,7 +170,8 @@ static void test_fuzz(void **state)
 
 		assert_int_equal(kallsyms_parse(buf, len, &ks), 0);
 		for (j = 0; j < 8; j++) {
-			uint64_t start = 0, a = j < 4 ? rnd() : 0xffffffff81000000ull + rnd() % 0x10000;
+			uint64_t r = test_rng_next(&rng_state), start = 0;
+			uint64_t a = j < 4 ? r : 0xffffffff81000000ull + r % 0x10000;
 			const char *name = kallsyms_lookup(ks, a, &start, NULL);
 
 			if (name)

@@ -195,11 +195,6 @@ static void test_parse_lenient(void **state)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t rnd(void)
-{
-	return test_rng_next(&rng_state);
-}
-
 /* Random bytes and mutations of valid text must never crash. */
 static void test_parse_fuzz(void **state)
 {
@@ -220,7 +215,7 @@ static void test_parse_fuzz(void **state)
 				assert_true(m.maps[j - 1].start <= m.maps[j].start);
 		}
 		if (m.nr)
-			(void)procmaps_find(m.maps, m.nr, rnd());
+			(void)procmaps_find(m.maps, m.nr, test_rng_next(&rng_state));
 		procmaps_free(&m);
 	}
 	free(buf);
