@@ -37,11 +37,11 @@ void hpc_cct_init(struct hpc_cct *t)
 
 void hpc_cct_seal(struct hpc_cct *t)
 {
-	hpc_map_free(&t->paths);
-	hpc_map_free(&t->func_index);
-	hpc_map_free(&t->insn_index);
-	hpc_map_free(&t->srcloc_index);
-	hpc_map_free(&t->child_index);
+	hashtab_free(&t->paths);
+	hashtab_free(&t->func_index);
+	hashtab_free(&t->insn_index);
+	hashtab_free(&t->srcloc_index);
+	hashtab_free(&t->child_index);
 }
 
 void hpc_cct_free(struct hpc_cct *t)
@@ -165,13 +165,13 @@ static int32_t intern_path(struct hpc_cct *t, uint32_t **arr, uint32_t *nr, uint
 
 	if (off == UINT64_MAX)
 		return -ENOMEM;
-	idx = hpc_map_get(&t->paths, off, kind);
+	idx = hashtab_get(&t->paths, off, kind);
 	if (idx != HPC_NONE)
 		return idx;
 	if (*nr > HPC_MAX_INDEX)
 		return -E2BIG;
 	if (grow((void **)arr, cap, *nr + 1, sizeof(**arr)) ||
-	    hpc_map_put(&t->paths, off, kind, *nr))
+	    hashtab_put(&t->paths, off, kind, *nr))
 		return -ENOMEM;
 	(*arr)[*nr] = (uint32_t)off;
 	return (*nr)++;
@@ -187,12 +187,36 @@ int32_t hpc_cct_file(struct hpc_cct *t, const char *path)
 	return intern_path(t, &t->files, &t->nr_files, &t->cap_files, 1, path);
 }
 
+/* Functions are keyed (hash of their identity, n), n = 0, 1, ... past
+ * other functions of the same hash (a table key holds 96 bits). */
+static uint64_t func_hash(uint32_t name, uint32_t module, uint64_t offset)
+{
+	return hashtab_mix64(offset ^ hashtab_mix64((uint64_t)module << 32 | name));
+}
+
+/* The n of a new function's key. */
+static uint32_t func_key_n(const struct hpc_cct *t, uint64_t h)
+{
+	uint32_t n = 0;
+
+	while (hashtab_get(&t->func_index, h, n) != HPC_NONE)
+		n++;
+	return n;
+}
+
 int32_t hpc_cct_find_func(const struct hpc_cct *t, uint32_t name, uint32_t module,
 			  uint64_t offset)
 {
-	uint32_t v = hpc_map_get(&t->func_index, (uint64_t)module << 32 | name, offset);
+	uint64_t h = func_hash(name, module, offset);
+	uint32_t v;
 
-	return v == HPC_NONE ? -1 : (int32_t)v;
+	for (uint32_t n = 0; (v = hashtab_get(&t->func_index, h, n)) != HPC_NONE; n++) {
+		const struct hpc_func *f = &t->funcs[v];
+
+		if (f->name == name && f->module == module && f->offset == offset)
+			return (int32_t)v;
+	}
+	return -1;
 }
 
 int32_t hpc_cct_add_func(struct hpc_cct *t, uint32_t name, uint32_t module, uint64_t offset,
@@ -201,7 +225,8 @@ int32_t hpc_cct_add_func(struct hpc_cct *t, uint32_t name, uint32_t module, uint
 	if (t->nr_funcs > HPC_MAX_INDEX)
 		return -E2BIG;
 	if (grow((void **)&t->funcs, &t->cap_funcs, t->nr_funcs + 1, sizeof(*t->funcs)) ||
-	    hpc_map_put(&t->func_index, (uint64_t)module << 32 | name, offset, t->nr_funcs))
+	    hashtab_put(&t->func_index, func_hash(name, module, offset),
+			func_key_n(t, func_hash(name, module, offset)), t->nr_funcs))
 		return -ENOMEM;
 	t->funcs[t->nr_funcs] = (struct hpc_func){ name, module, offset, file, line };
 	return t->nr_funcs++;
@@ -226,14 +251,14 @@ int32_t hpc_cct_func(struct hpc_cct *t, const char *name, uint32_t module, uint6
 
 static int32_t intern_insn(struct hpc_cct *t, uint32_t module, uint64_t offset)
 {
-	uint32_t v = hpc_map_get(&t->insn_index, module, offset);
+	uint32_t v = hashtab_get(&t->insn_index, offset, module);
 
 	if (v != HPC_NONE)
 		return v;
 	if (t->nr_insns > HPC_MAX_INDEX)
 		return -E2BIG;
 	if (grow((void **)&t->insns, &t->cap_insns, t->nr_insns + 1, sizeof(*t->insns)) ||
-	    hpc_map_put(&t->insn_index, module, offset, t->nr_insns))
+	    hashtab_put(&t->insn_index, offset, module, t->nr_insns))
 		return -ENOMEM;
 	t->insns[t->nr_insns] = (struct hpc_insn){ module, offset };
 	return t->nr_insns++;
@@ -241,14 +266,14 @@ static int32_t intern_insn(struct hpc_cct *t, uint32_t module, uint64_t offset)
 
 static int32_t intern_srcloc(struct hpc_cct *t, uint32_t file, uint32_t line)
 {
-	uint32_t v = hpc_map_get(&t->srcloc_index, file, line);
+	uint32_t v = hashtab_get(&t->srcloc_index, file, line);
 
 	if (v != HPC_NONE)
 		return v;
 	if (t->nr_srclocs > HPC_MAX_INDEX)
 		return -E2BIG;
 	if (grow((void **)&t->srclocs, &t->cap_srclocs, t->nr_srclocs + 1, sizeof(*t->srclocs)) ||
-	    hpc_map_put(&t->srcloc_index, file, line, t->nr_srclocs))
+	    hashtab_put(&t->srcloc_index, file, line, t->nr_srclocs))
 		return -ENOMEM;
 	t->srclocs[t->nr_srclocs] = (struct hpc_srcloc){ file, line };
 	return t->nr_srclocs++;
@@ -271,7 +296,7 @@ static uint32_t node_identity(const struct hpc_node *n)
 static void index_children(struct hpc_cct *t, uint32_t parent)
 {
 	for (uint32_t c = t->nodes[parent].first_child; c != HPC_NONE; c = t->nodes[c].next_sibling)
-		if (hpc_map_put(&t->child_index, parent, node_identity(&t->nodes[c]), c))
+		if (hashtab_put(&t->child_index, parent, node_identity(&t->nodes[c]), c))
 			return;		/* stays a list: slower, still right */
 	t->nodes[parent].indexed = 1;
 }
@@ -282,7 +307,7 @@ static uint32_t find_child(struct hpc_cct *t, uint32_t parent, uint32_t id)
 	uint32_t seen = 0;
 
 	if (nodes[parent].indexed)
-		return hpc_map_get(&t->child_index, parent, id);
+		return hashtab_get(&t->child_index, parent, id);
 	for (uint32_t c = nodes[parent].first_child; c != HPC_NONE; c = nodes[c].next_sibling) {
 		if (node_identity(&nodes[c]) == id)
 			return c;
@@ -320,7 +345,7 @@ static uint32_t new_node(struct hpc_cct *t, uint32_t parent, uint32_t id)
 	if (node >= UINT32_MAX - 2 || grow_nodes(t, node))
 		return HPC_NONE;
 	if (parent != HPC_NONE && t->nodes[parent].indexed &&
-	    hpc_map_put(&t->child_index, parent, id, node))
+	    hashtab_put(&t->child_index, parent, id, node))
 		return HPC_NONE;
 	t->nr_nodes++;
 	n = &t->nodes[node];

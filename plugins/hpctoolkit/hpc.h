@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hpc.h - internal interfaces of the HPCToolkit v4 database plugin: the
- * binary writer (bw.c), large arrays (pages.c), the integer hash map
- * (map.c), the calling context tree (cct.c), its construction from call
+ * binary writer (bw.c), large arrays (pages.c), the calling context tree (cct.c), its construction from call
  * stacks (paths.c) and from counts and streamed samples (samples.c), the
  * per-thread values (values.c) and the writers of meta.db (meta.c),
  * profile.db (profile_db.c), cct.db (cct_db.c), trace.db (trace_db.c) and
@@ -20,6 +19,7 @@
 
 
 #include "bpfprof/plugin.h"
+#include "common/hashtab.h"
 
 /* ---- bw.c: little-endian writer to a file descriptor or to memory ------ */
 struct bw {
@@ -158,26 +158,8 @@ void *hpc_pages_alloc(size_t size);
 void *hpc_pages_realloc(void *p, size_t old, size_t size);
 void hpc_pages_free(void *p, size_t size);
 
-/* ---- map.c: integer hash map (two u64 keys -> u32 value) -------------- */
-#define HPC_NONE UINT32_MAX
-
-struct hpc_map_ent {
-	uint64_t k0, k1;
-	uint32_t v;			/* HPC_NONE: empty slot */
-};
-
-struct hpc_map {
-	struct hpc_map_ent *ent;
-	size_t mask;			/* slots - 1 */
-	size_t n;			/* used slots */
-};
-
-void hpc_map_init(struct hpc_map *m);
-void hpc_map_free(struct hpc_map *m);
-/* The value stored for (k0, k1), HPC_NONE if none. */
-uint32_t hpc_map_get(const struct hpc_map *m, uint64_t k0, uint64_t k1);
-/* Store @v (not HPC_NONE) for (k0, k1), replacing an older value. */
-int hpc_map_put(struct hpc_map *m, uint64_t k0, uint64_t k1, uint32_t v);
+/* The tables are common/hashtab.h; HPC_NONE is also "no entry" there. */
+#define HPC_NONE HASHTAB_NONE
 
 /* ---- cct.c: the calling context tree ----------------------------------- */
 enum hpc_node_kind {
@@ -253,11 +235,11 @@ struct hpc_cct {
 	struct hpc_srcloc *srclocs;
 	uint32_t nr_srclocs, cap_srclocs;
 
-	struct hpc_map paths;		/* (string offset, 0 module / 1 file) -> index */
-	struct hpc_map func_index;	/* (module << 32 | name, offset) -> function */
-	struct hpc_map insn_index;	/* (module, offset) -> instruction */
-	struct hpc_map srcloc_index;	/* (file, line) -> source location */
-	struct hpc_map child_index;	/* (parent, identity) -> child, for parents
+	struct hashtab paths;		/* (string offset, 0 module / 1 file) -> index */
+	struct hashtab func_index;	/* (hash of module, name, offset; n) -> function */
+	struct hashtab insn_index;	/* (offset, module) -> instruction */
+	struct hashtab srcloc_index;	/* (file, line) -> source location */
+	struct hashtab child_index;	/* (parent, identity) -> child, for parents
 					 * with many children */
 };
 
@@ -320,10 +302,11 @@ struct hpc_frame {
 struct hpc_paths {
 	struct hpc_cct *t;
 	const struct bpfprof_host *host;
-	struct hpc_map modules;		/* host module name (by address) -> module */
-	struct hpc_map files;		/* host file name (by address) -> file */
-	struct hpc_map funcs;		/* (host function name, entry) -> function */
-	struct hpc_map kernel;		/* (pid, kernel address) -> kframes[] index */
+	struct hashtab modules;		/* host module name (by address) -> module */
+	struct hashtab files;		/* host file name (by address) -> file */
+	struct hashtab funcs;		/* (host function name, entry's low 32 bits) ->
+					 * function, checked against it */
+	struct hashtab kernel;		/* (kernel address, pid) -> kframes[] index */
 	struct hpc_frame *kframes;
 	uint32_t nr_kframes, cap_kframes;
 };
@@ -377,12 +360,13 @@ struct hpc_samples {
 	const struct bpfprof_profile *p;
 	const struct bpfprof_host *host;
 	struct hpc_paths *paths;
-	struct hpc_map threads;		/* (pid, tid) -> thread index */
+	struct hashtab threads;		/* (pid, tid) -> thread index */
 	uint32_t *first;		/* [thread]: its first count in order[] */
 	uint32_t *order;		/* count indices by (thread, user, kernel stack) */
 	uint32_t *leaf;			/* [slot]: node; its ctxId after numbering */
 	size_t nr_slots, cap_slots;
-	struct hpc_map extra;		/* (thread, user id, kernel id) -> slot */
+	struct hashtab extra;		/* (thread, user id, kernel id), see
+					 * sample_slot() -> slot */
 };
 
 /* An unlinked scratch file inside the output directory. */

@@ -33,25 +33,25 @@ void hpc_paths_init(struct hpc_paths *ps, struct hpc_cct *t, const struct bpfpro
 
 void hpc_paths_free(struct hpc_paths *ps)
 {
-	hpc_map_free(&ps->modules);
-	hpc_map_free(&ps->files);
-	hpc_map_free(&ps->funcs);
-	hpc_map_free(&ps->kernel);
+	hashtab_free(&ps->modules);
+	hashtab_free(&ps->files);
+	hashtab_free(&ps->funcs);
+	hashtab_free(&ps->kernel);
 	free(ps->kframes);
 	ps->kframes = NULL;
 	ps->nr_kframes = ps->cap_kframes = 0;
 }
 
 /* Module or file index of the host's string @s, through @cache. */
-static int64_t host_path(struct hpc_paths *ps, struct hpc_map *cache, const char *s)
+static int64_t host_path(struct hpc_paths *ps, struct hashtab *cache, const char *s)
 {
-	uint32_t v = hpc_map_get(cache, (uintptr_t)s, 0);
+	uint32_t v = hashtab_get(cache, (uintptr_t)s, 0);
 	int32_t r;
 
 	if (v != HPC_NONE)
 		return v;
 	r = cache == &ps->modules ? hpc_cct_module(ps->t, s) : hpc_cct_file(ps->t, s);
-	if (r >= 0 && hpc_map_put(cache, (uintptr_t)s, 0, r))
+	if (r >= 0 && hashtab_put(cache, (uintptr_t)s, 0, r))
 		r = -ENOMEM;
 	return r;
 }
@@ -88,14 +88,16 @@ static int64_t new_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, i
 static int64_t frame_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int kernel,
 			      const struct bpfprof_symbol *sym, uint32_t module)
 {
-	uint32_t f = hpc_map_get(&ps->funcs, (uintptr_t)sym->function, sym->function_start);
+	uint32_t f = hashtab_get(&ps->funcs, (uintptr_t)sym->function, (uint32_t)sym->function_start);
 	int64_t r;
 
-	if (f != HPC_NONE && ps->t->funcs[f].module == module)
+	if (f != HPC_NONE && ps->t->funcs[f].module == module &&
+	    ps->t->funcs[f].offset == sym->function_start)
 		return f;
 	r = new_function(ps, pid, addr, kernel, sym, module);
 	/* a name shared by functions of several modules: the last one */
-	if (r >= 0 && hpc_map_put(&ps->funcs, (uintptr_t)sym->function, sym->function_start, r))
+	if (r >= 0 && hashtab_put(&ps->funcs, (uintptr_t)sym->function, (uint32_t)sym->function_start,
+				  r))
 		r = -ENOMEM;
 	return r;
 }
@@ -145,7 +147,7 @@ static int resolve_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int 
  * below many user stacks. */
 static int kernel_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, struct hpc_frame *f)
 {
-	uint32_t i = hpc_map_get(&ps->kernel, pid, addr);
+	uint32_t i = hashtab_get(&ps->kernel, addr, pid);
 	int err;
 
 	if (i != HPC_NONE) {
@@ -163,7 +165,7 @@ static int kernel_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, struc
 		ps->kframes = k;
 		ps->cap_kframes = cap;
 	}
-	if (hpc_map_put(&ps->kernel, pid, addr, ps->nr_kframes))
+	if (hashtab_put(&ps->kernel, addr, pid, ps->nr_kframes))
 		return -ENOMEM;
 	ps->kframes[ps->nr_kframes++] = *f;
 	return 0;

@@ -71,7 +71,7 @@ static uint16_t entry_type(const struct bpfprof_thread *th)
 
 uint32_t hpc_samples_thread(const struct hpc_samples *sm, uint32_t pid, uint32_t tid)
 {
-	return hpc_map_get(&sm->threads, pid, tid);
+	return hashtab_get(&sm->threads, pid, tid);
 }
 
 static int index_threads(struct hpc_samples *sm)
@@ -80,7 +80,7 @@ static int index_threads(struct hpc_samples *sm)
 
 	for (uint32_t t = 0; t < p->nr_threads; t++)
 		if (hpc_samples_thread(sm, p->threads[t].pid, p->threads[t].tid) == HPC_NONE &&
-		    hpc_map_put(&sm->threads, p->threads[t].pid, p->threads[t].tid, t))
+		    hashtab_put(&sm->threads, p->threads[t].pid, p->threads[t].tid, t))
 			return -ENOMEM;
 	return 0;
 }
@@ -338,8 +338,8 @@ int hpc_samples_init(struct hpc_samples *sm, const struct bpfprof_profile *p,
 
 void hpc_samples_free(struct hpc_samples *sm)
 {
-	hpc_map_free(&sm->threads);
-	hpc_map_free(&sm->extra);
+	hashtab_free(&sm->threads);
+	hashtab_free(&sm->extra);
 	free(sm->first);
 	free(sm->order);
 	free(sm->leaf);
@@ -380,14 +380,15 @@ static int64_t sample_slot(struct hpc_samples *sm, uint32_t thread,
 	kernel = get_stack(sm, r->kernel_stack, 1, &kid);
 	if (!(uid >> 32) && !(kid >> 32) && (c = find_count(sm, thread, uid, kid)) >= 0)
 		return c;
-	key = (uint64_t)thread << 33 | uid;
-	slot = hpc_map_get(&sm->extra, key, kid);
+	/* ids: a stack index < 2^32 and a flag at bit 32; threads < 2^30 */
+	key = (uint64_t)thread << 34 | (uid >> 32) << 33 | (kid >> 32) << 32 | (uint32_t)uid;
+	slot = hashtab_get(&sm->extra, key, (uint32_t)kid);
 	if (slot != HPC_NONE)
 		return slot;
 	node = hpc_paths_leaf(sm->paths, sm->p->threads[thread].pid,
 			      entry_type(&sm->p->threads[thread]), user, kernel);
 	if (node == HPC_NONE || grow_slots(sm, sm->nr_slots + 1) ||
-	    hpc_map_put(&sm->extra, key, kid, sm->nr_slots))
+	    hashtab_put(&sm->extra, key, (uint32_t)kid, sm->nr_slots))
 		return -ENOMEM;
 	sm->leaf[sm->nr_slots] = node;
 	return sm->nr_slots++;

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "../../../plugins/hpctoolkit/hpc.h"
+#include "hpctoolkit/hpc.h"
 
 /* little-endian byte lists for the expected arrays */
 #define U16(x) (uint8_t)(x), (uint8_t)((x) >> 8)
