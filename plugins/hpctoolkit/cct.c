@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "hpc.h"
 
 #define CHILD_SCAN_MAX 8
@@ -56,26 +57,6 @@ void hpc_cct_free(struct hpc_cct *t)
 	free(t->insns);
 	free(t->srclocs);
 	hpc_cct_init(t);
-}
-
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint64_t n;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap * 2ull : 64;
-	while (n < need)
-		n *= 2;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;
-	p = realloc(*arr, (size_t)n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = (uint32_t)n;
-	return 0;
 }
 
 /* ---- the Common String Table ------------------------------------------- */
@@ -157,7 +138,7 @@ uint64_t hpc_cct_string(struct hpc_cct *t, const char *s)
 
 /* ---- load modules, source files, functions, instructions ---------------- */
 
-static int32_t intern_path(struct hpc_cct *t, uint32_t **arr, uint32_t *nr, uint32_t *cap,
+static int32_t intern_path(struct hpc_cct *t, uint32_t **arr, uint32_t *nr, size_t *cap,
 			   uint64_t kind, const char *path)
 {
 	uint64_t off = hpc_cct_string(t, path);
@@ -170,7 +151,7 @@ static int32_t intern_path(struct hpc_cct *t, uint32_t **arr, uint32_t *nr, uint
 		return idx;
 	if (*nr > HPC_MAX_INDEX)
 		return -E2BIG;
-	if (grow((void **)arr, cap, *nr + 1, sizeof(**arr)) ||
+	if (grow_array(arr, cap, *nr + 1, sizeof(**arr)) ||
 	    hashtab_put(&t->paths, off, kind, *nr))
 		return -ENOMEM;
 	(*arr)[*nr] = (uint32_t)off;
@@ -224,7 +205,7 @@ int32_t hpc_cct_add_func(struct hpc_cct *t, uint32_t name, uint32_t module, uint
 {
 	if (t->nr_funcs > HPC_MAX_INDEX)
 		return -E2BIG;
-	if (grow((void **)&t->funcs, &t->cap_funcs, t->nr_funcs + 1, sizeof(*t->funcs)) ||
+	if (grow_array(&t->funcs, &t->cap_funcs, t->nr_funcs + 1, sizeof(*t->funcs)) ||
 	    hashtab_put(&t->func_index, func_hash(name, module, offset),
 			func_key_n(t, func_hash(name, module, offset)), t->nr_funcs))
 		return -ENOMEM;
@@ -257,7 +238,7 @@ static int32_t intern_insn(struct hpc_cct *t, uint32_t module, uint64_t offset)
 		return v;
 	if (t->nr_insns > HPC_MAX_INDEX)
 		return -E2BIG;
-	if (grow((void **)&t->insns, &t->cap_insns, t->nr_insns + 1, sizeof(*t->insns)) ||
+	if (grow_array(&t->insns, &t->cap_insns, t->nr_insns + 1, sizeof(*t->insns)) ||
 	    hashtab_put(&t->insn_index, offset, module, t->nr_insns))
 		return -ENOMEM;
 	t->insns[t->nr_insns] = (struct hpc_insn){ module, offset };
@@ -272,7 +253,7 @@ static int32_t intern_srcloc(struct hpc_cct *t, uint32_t file, uint32_t line)
 		return v;
 	if (t->nr_srclocs > HPC_MAX_INDEX)
 		return -E2BIG;
-	if (grow((void **)&t->srclocs, &t->cap_srclocs, t->nr_srclocs + 1, sizeof(*t->srclocs)) ||
+	if (grow_array(&t->srclocs, &t->cap_srclocs, t->nr_srclocs + 1, sizeof(*t->srclocs)) ||
 	    hashtab_put(&t->srcloc_index, file, line, t->nr_srclocs))
 		return -ENOMEM;
 	t->srclocs[t->nr_srclocs] = (struct hpc_srcloc){ file, line };
@@ -466,12 +447,12 @@ struct dfs {
 	void *arg;
 	uint32_t ctx;			/* last ctxId given */
 	struct dfs_frame *st;
-	uint32_t cap;
+	size_t cap;
 };
 
 static int dfs_push(struct dfs *d, uint32_t depth, uint32_t node)
 {
-	if (grow((void **)&d->st, &d->cap, depth + 1, sizeof(*d->st)))
+	if (grow_array(&d->st, &d->cap, depth + 1, sizeof(*d->st)))
 		return -ENOMEM;
 	d->st[depth] = (struct dfs_frame){ node, d->t->nodes[node].first_child, 0 };
 	return 0;

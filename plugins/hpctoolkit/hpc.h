@@ -225,15 +225,20 @@ struct hpc_cct {
 	size_t str_mask, nr_strs;
 
 	uint32_t *modules;		/* string offset of each load module's path */
-	uint32_t nr_modules, cap_modules;
+	uint32_t nr_modules;
+	size_t cap_modules;
 	uint32_t *files;		/* string offset of each source file's path */
-	uint32_t nr_files, cap_files;
+	uint32_t nr_files;
+	size_t cap_files;
 	struct hpc_func *funcs;
-	uint32_t nr_funcs, cap_funcs;
+	uint32_t nr_funcs;
+	size_t cap_funcs;
 	struct hpc_insn *insns;
-	uint32_t nr_insns, cap_insns;
+	uint32_t nr_insns;
+	size_t cap_insns;
 	struct hpc_srcloc *srclocs;
-	uint32_t nr_srclocs, cap_srclocs;
+	uint32_t nr_srclocs;
+	size_t cap_srclocs;
 
 	struct hashtab paths;		/* (string offset, 0 module / 1 file) -> index */
 	struct hashtab func_index;	/* (hash of module, name, offset; n) -> function */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "hpc.h"
 
 #define RADIX_BITS 11
@@ -40,23 +41,6 @@ struct walk {
 	size_t nr_segs, cap_segs;
 	size_t next_leaf;
 };
-
-static int reserve(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 1024;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
 
 static void mark(struct walk *w, uint32_t t)
 {
@@ -131,7 +115,7 @@ static int merge(struct walk *w, uint32_t ctx, uint32_t k, size_t l, size_t end)
 		mark(w, leaves[l].thread);
 	}
 	/* at most one entry per merged entry or leaf */
-	if (reserve((void **)&w->vals, &w->cap_vals, w->nr_vals + own, sizeof(*w->vals)))
+	if (grow_array(&w->vals, &w->cap_vals, w->nr_vals + own, sizeof(*w->vals)))
 		return -ENOMEM;
 	w->nr_segs -= k;
 	w->nr_vals = base;
@@ -155,7 +139,7 @@ static int visit_context(struct walk *w, uint32_t ctx, hpc_values_fn fn, void *a
 	w->next_leaf = end;
 	if (k > w->nr_segs)
 		return -EINVAL;
-	if (reserve((void **)&w->segs, &w->cap_segs, w->nr_segs + 1, sizeof(*w->segs)))
+	if (grow_array(&w->segs, &w->cap_segs, w->nr_segs + 1, sizeof(*w->segs)))
 		return -ENOMEM;
 	if (k == 1 && l == end)
 		inherit(w, ctx);
@@ -172,7 +156,7 @@ static int visit_global(struct walk *w, hpc_values_fn fn, void *arg)
 	const struct hpc_values *in = w->in;
 	size_t n = 0;
 
-	if (reserve((void **)&w->vals, &w->cap_vals, in->nthreads, sizeof(*w->vals)))
+	if (grow_array(&w->vals, &w->cap_vals, in->nthreads, sizeof(*w->vals)))
 		return -ENOMEM;
 	for (uint32_t t = 0; t < in->nthreads; t++)
 		if (in->totals[t])
