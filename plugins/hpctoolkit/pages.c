@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * pages.c - the HPCToolkit plugin's large arrays (hash tables, the context
- * tree, sort buffers): taken straight from mmap, grown with mremap (no
+ * pages.c - the HPCToolkit plugin's large arrays (the context tree, sort
+ * buffers): taken straight from mmap, grown with mremap (no
  * copy, no second buffer) and given back at once when freed.  malloc would
  * place tables of a few MB in its heap once its dynamic mmap threshold has
  * grown, where freed ones keep counting against the process's memory.

@@ -19,8 +19,9 @@
  * key and the length, the caller appends exactly that many bytes with
  * buf_put().
  *
- * Errors are sticky: after an allocation failure every call does nothing
- * and pb_buf.err stays set, so callers check once at the end.
+ * The bytes go to an in-memory struct buf (common/buf.h; pb_end() moves
+ * bytes back in it).  Errors are sticky: after an allocation failure
+ * b->err stays set (-ENOMEM), so callers check once at the end.
  */
 #ifndef BPFPROF_PPROF_PB_H
 #define BPFPROF_PPROF_PB_H

@@ -2,7 +2,7 @@
 /*
  * test_folded.c - unit tests of the folded output plugin (plugins/folded/)
  * and of the page data of the flamegraph plugin (plugins/flamegraph/,
- * which folds with the same plugins/folded/fold.h), driven through the
+ * which folds with the same plugins/common/fold.c), driven through the
  * plugin ABI with hand-built profiles and a fake host whose symbolize()
  * answers from a table of exact (pid, address) pairs, so a caller frame
  * only gets its name when it is looked up at its return address - 1.
@@ -554,7 +554,7 @@ static void str_put_clean(struct str *b, const char *s)
 	}
 }
 
-/* The frame name the way fold.h documents it. */
+/* The frame name the way common/fold.h documents it. */
 static void ref_frame(struct str *b, struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
 		      int leaf)
 {
