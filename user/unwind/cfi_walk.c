@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cfi_walk.c - the reference walk of `--call-graph auto`: the loop the BPF
+ * program will run over struct cfi_row tables, written with the same
+ * bounded searches and the same order of reads and checks, so the BPF
+ * code can follow it line by line (see cfi_walk.h for the rules).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/cfi_walk.h"
+
+static const char *const stop_names[CFI_WALK_STOP_NR] = {
+	[CFI_WALK_END] = "end",
+	[CFI_WALK_MAX_DEPTH] = "max-depth",
+	[CFI_WALK_UNMAPPED] = "unmapped",
+	[CFI_WALK_NO_TABLE] = "no-table",
+	[CFI_WALK_NO_ROW] = "no-row",
+	[CFI_WALK_UNSUPPORTED] = "unsupported",
+	[CFI_WALK_READ_FAULT] = "read-fault",
+	[CFI_WALK_RBP_UNKNOWN] = "rbp-unknown",
+	[CFI_WALK_BAD_STEP] = "bad-step",
+};
+
+const char *cfi_walk_stop_name(unsigned int stop)
+{
+	return stop < CFI_WALK_STOP_NR ? stop_names[stop] : "?";
+}
+
+int cfi_walk_read_stack(void *arg, uint64_t addr, uint64_t *val)
+{
+	const struct cfi_walk_stack *s = arg;
+
+	if (addr < s->sp || addr - s->sp > s->size || s->size - (addr - s->sp) < sizeof(*val))
+		return -EFAULT;
+	memcpy(val, s->data + (addr - s->sp), sizeof(*val));
+	return 0;
+}
+
+const struct cfi_mapping *cfi_walk_find_mapping(const struct cfi_walk_process *p,
+						uint64_t addr)
+{
+	uint32_t lo = 0, hi, step;
+
+	if (!p->nr_maps || addr < p->maps[0].start)
+		return NULL;
+	/* last mapping with start <= addr; as bounded as the BPF loop */
+	hi = p->nr_maps;
+	for (step = 0; step < CFI_SEARCH_STEPS && hi - lo > 1; step++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return addr < p->maps[lo].end ? &p->maps[lo] : NULL;
+}
+
+/* The row for ELF address @vaddr in @rows (@nr), NULL below the first. */
+static const struct cfi_row *find_row(const struct cfi_row *rows, uint32_t nr, uint64_t vaddr)
+{
+	uint32_t lo = 0, hi = nr, step;
+
+	if (!nr || vaddr > UINT32_MAX || vaddr < rows[0].pc)
+		return NULL;
+	for (step = 0; step < CFI_SEARCH_STEPS && hi - lo > 1; step++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &rows[lo];
+}
+
+/* The state of the frame being stepped from. */
+struct frame {
+	uint64_t ip, sp, bp;
+	int bp_known;
+	int exact;		/* look ip up as is (first frame, after a signal frame) */
+};
+
+/* The row for frame @f, or NULL with *@why set. */
+static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const struct frame *f,
+				       struct cfi_walk_result *res)
+{
+	uint64_t pc = f->exact ? f->ip : f->ip - 1;
+	const struct cfi_mapping *m = cfi_walk_find_mapping(p, pc);
+	const struct cfi_table *t;
+	const struct cfi_row *row;
+
+	if (!m) {
+		res->stop = CFI_WALK_UNMAPPED;
+		return NULL;
+	}
+	t = m->table < p->nr_tables ? p->tables[m->table] : NULL;
+	if (!t) {
+		res->stop = CFI_WALK_NO_TABLE;
+		return NULL;
+	}
+	row = find_row(t->rows, t->nr, pc - m->bias);
+	if (!row || row->kind == CFI_KIND_STOP_NO_ROW) {
+		res->stop = CFI_WALK_NO_ROW;
+		return NULL;
+	}
+	if (row->kind == CFI_KIND_STOP_OUTERMOST) {
+		res->stop = CFI_WALK_END;
+		return NULL;
+	}
+	if (row->kind >= CFI_KIND_FIRST_STOP) {
+		res->stop = CFI_WALK_UNSUPPORTED;
+		res->kind = row->kind;
+		return NULL;
+	}
+	return row;
+}
+
+/*
+ * One step from @f to its caller by @row.  Returns 0 with @f updated, or
+ * -1 with res->stop set.
+ */
+static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn read, void *arg,
+		struct cfi_walk_result *res)
+{
+	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp;
+	int bp_known = f->bp_known;
+
+	switch (row->kind) {
+	case CFI_KIND_RSP:
+		cfa = f->sp + (int64_t)row->cfa * 8;
+		break;
+	case CFI_KIND_RBP:
+		if (!f->bp_known) {
+			res->stop = CFI_WALK_RBP_UNKNOWN;
+			return -1;
+		}
+		cfa = f->bp + (int64_t)row->cfa * 8;
+		break;
+	case CFI_KIND_PLT:
+		cfa = f->sp + (int64_t)row->cfa * 8 + ((f->ip & 15) >= (uint64_t)row->rbp ? 8 : 0);
+		break;
+	default:	/* CFI_KIND_SIGNAL */
+		if (read(arg, f->sp + (int64_t)row->cfa * 8, &cfa)) {
+			res->stop = CFI_WALK_READ_FAULT;
+			return -1;
+		}
+		break;
+	}
+	ra_addr = row->kind == CFI_KIND_SIGNAL ? f->sp + (int64_t)row->cfa * 8 + 8 : cfa - 8;
+	if (read(arg, ra_addr, &ra)) {
+		res->stop = CFI_WALK_READ_FAULT;
+		return -1;
+	}
+	if (row->kind == CFI_KIND_SIGNAL)
+		bp_addr = f->sp + (int64_t)row->rbp * 8;
+	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
+		bp_addr = cfa + (int64_t)row->rbp * 8;
+	if (bp_addr)
+		bp_known = read(arg, bp_addr, &bp) == 0;
+	else if (row->kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
+		bp_known = 0;
+	if (ra == 0) {
+		res->stop = CFI_WALK_END;
+		return -1;
+	}
+	if (row->kind != CFI_KIND_SIGNAL && cfa <= f->sp) {
+		res->stop = CFI_WALK_BAD_STEP;
+		return -1;
+	}
+	f->ip = ra;
+	f->sp = cfa;
+	f->bp = bp;
+	f->bp_known = bp_known;
+	f->exact = row->kind == CFI_KIND_SIGNAL;
+	return 0;
+}
+
+int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
+	     cfi_walk_read_fn read, void *arg, uint64_t *ips, uint32_t max,
+	     struct cfi_walk_result *res)
+{
+	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0 };
+	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0, 1, 1 };
+
+	if (!p || !regs || !read || !ips || !max)
+		return -EINVAL;
+	ips[0] = regs->ip;
+	while (r.frames < max) {
+		const struct cfi_row *row = frame_row(p, &f, &r);
+
+		if (!row || step(row, &f, read, arg, &r))
+			break;
+		if (!cfi_walk_find_mapping(p, f.ip)) {
+			r.stop = CFI_WALK_UNMAPPED;
+			break;
+		}
+		ips[r.frames++] = f.ip;
+	}
+	if (r.frames == max)
+		r.stop = CFI_WALK_MAX_DEPTH;
+	if (res)
+		*res = r;
+	return (int)r.frames;
+}

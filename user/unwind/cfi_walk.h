@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cfi_walk.h - the reference stack walk of `--call-graph auto` (issue 15)
+ * in plain C: from a sample's user registers, the process's executable
+ * mappings (struct cfi_mapping, bpf/cfi_table.h) and the unwind tables of
+ * their files (user/unwind/cfi_table.h), it produces the callchain exactly
+ * as the BPF program is to do it, one binary search per frame.  It is the
+ * specification of that BPF code and what the unit tests check against
+ * libdw's own unwinder (tests/unit/unwind/test_cfi_table.c).
+ *
+ * The walk, frame by frame (see bpf/cfi_table.h for one step's rules):
+ *  1. pc = ip for the first frame and for a frame reached through a
+ *     signal frame, else ip - 1 (ip is a return address);
+ *  2. the mapping holding pc (binary search by start); none: stop
+ *     CFI_WALK_UNMAPPED; no table: CFI_WALK_NO_TABLE;
+ *  3. the row for pc - bias (binary search, CFI_SEARCH_STEPS at most);
+ *     none or a gap marker: CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
+ *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
+ *  4. CFA by the row's kind (CFI_KIND_RBP with rbp unknown:
+ *     CFI_WALK_RBP_UNKNOWN), then the return address; a failed read of
+ *     either: CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes
+ *     it unknown, it does not stop the walk, as in libdwfl);
+ *  5. return address 0: CFI_WALK_END; caller sp <= sp (not after a
+ *     signal frame): CFI_WALK_BAD_STEP; return address in no mapping:
+ *     CFI_WALK_UNMAPPED; else it is the next frame;
+ *  6. @max frames written: CFI_WALK_MAX_DEPTH.
+ * Frames are written leaf first: ips[0] = regs->ip, then each return
+ * address as is (the symbolizer subtracts 1).  Step 5's checks are those
+ * of user/unwind/unwind.c around libdwfl, so both give the same frames.
+ */
+#ifndef BPFPROF_UNWIND_CFI_WALK_H
+#define BPFPROF_UNWIND_CFI_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/cfi_table.h"
+
+/* Why a walk ended. */
+enum cfi_walk_stop {
+	CFI_WALK_END = 0,	/* outermost frame: return address undefined or 0 */
+	CFI_WALK_MAX_DEPTH,	/* @max frames written */
+	CFI_WALK_UNMAPPED,	/* a pc in no mapping */
+	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet) */
+	CFI_WALK_NO_ROW,	/* a pc no FDE covers */
+	CFI_WALK_UNSUPPORTED,	/* a stop row (struct cfi_walk_result.kind) */
+	CFI_WALK_READ_FAULT,	/* CFA or return address not readable */
+	CFI_WALK_RBP_UNKNOWN,	/* CFA from rbp, whose value was lost */
+	CFI_WALK_BAD_STEP,	/* the stack did not grow toward the caller */
+	CFI_WALK_STOP_NR,
+};
+
+/* x86-64 user registers at the sample. */
+struct cfi_walk_regs {
+	uint64_t ip;		/* rip */
+	uint64_t sp;		/* rsp */
+	uint64_t bp;		/* rbp */
+};
+
+/*
+ * Read the 8 bytes at user address @addr into *@val; 0, or a negative
+ * errno (the walk only tells failure from success).
+ */
+typedef int (*cfi_walk_read_fn)(void *arg, uint64_t addr, uint64_t *val);
+
+/* What a process looks like to the walk. */
+struct cfi_walk_process {
+	const struct cfi_mapping *maps;	/* nr_maps executable mappings,
+					 * sorted by start, not overlapping */
+	uint32_t nr_maps;
+	const struct cfi_table *const *tables;	/* by cfi_mapping.table;
+						 * NULL entries: no table */
+	uint32_t nr_tables;
+};
+
+/* How a walk ended. */
+struct cfi_walk_result {
+	uint32_t frames;	/* frames written (>= 1) */
+	uint8_t stop;		/* enum cfi_walk_stop */
+	uint8_t kind;		/* CFI_WALK_UNSUPPORTED: the stop row's kind */
+};
+
+/*
+ * Walk the stack of @regs in process @p, reading user memory through
+ * @read(@arg, ...), writing at most @max pcs into @ips (see above).
+ * Returns the number of frames (>= 1) and fills *@res (may be NULL).
+ * Errors: -EINVAL (NULL @p, @regs, @read or @ips, @max 0).
+ */
+int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
+	     cfi_walk_read_fn read, void *arg, uint64_t *ips, uint32_t max,
+	     struct cfi_walk_result *res);
+
+/*
+ * A copy of user stack: @size bytes that were at addresses [@sp, @sp +
+ * @size).  cfi_walk_read_stack() is a cfi_walk_read_fn over it (@arg a
+ * struct cfi_walk_stack *): -EFAULT outside the copy.
+ */
+struct cfi_walk_stack {
+	uint64_t sp;
+	const uint8_t *data;
+	size_t size;
+};
+
+int cfi_walk_read_stack(void *arg, uint64_t addr, uint64_t *val);
+
+/* The mapping of @p holding @addr (binary search), NULL if none. */
+const struct cfi_mapping *cfi_walk_find_mapping(const struct cfi_walk_process *p,
+						uint64_t addr);
+
+/* A short name of @stop ("end", "max-depth", ...), "?" if out of range. */
+const char *cfi_walk_stop_name(unsigned int stop);
+
+#endif /* BPFPROF_UNWIND_CFI_WALK_H */
