@@ -1,0 +1,1377 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_cfi_table.c - unit tests of user/unwind/cfi_table.c (the unwind
+ * tables of `--call-graph auto`) and of the reference walk
+ * user/unwind/cfi_walk.c:
+ *   - exact rows for hand-written functions with CFI directives (every
+ *     row kind, merging, gaps) and for a workload built without frame
+ *     pointers; every table's rows against libdw's answer at random pcs;
+ *   - the walk on hand-made stacks (each rule, each stop reason);
+ *   - issue 15 item 5: real processes stopped with ptrace at random
+ *     moments (nofp_qsort, nofp_paths, xz, perl, a child of this test
+ *     that takes signals), registers and 64 KiB of stack copied, walked
+ *     by cfi_walk() and by libdwfl (user/unwind/unwind.c): every frame
+ *     must agree;
+ *   - stripped files, .debug_frame only, separate debug files, no CFI,
+ *     garbage and corrupted CFI: a table or a clear negative errno.
+ * The build directory comes from BPFPROF_BUILD (tests/run sets it), else
+ * from this program's path.  Exits 77 when no Debian program to sample
+ * (xz, perl) is installed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "symbols/symbolize.h"
+#include "targets/procmaps.h"
+#include "unwind/cfi_table.h"
+#include "unwind/cfi_walk.h"
+#include "unwind/unwind.h"
+
+#define STACK_COPY (64 * 1024)
+#define MAX_FRAMES 256
+#define NOFP __attribute__((noipa, optimize("omit-frame-pointer", "no-optimize-sibling-calls")))
+
+/* ---- hand-written functions with known CFI --------------------------------
+ * Never called: only their FDEs matter.  Labels mark where rows start.
+ * cfit_nocfi has no FDE: the gap between cfit_push and cfit_plt.
+ */
+__asm__(".text\n"
+	".globl cfit_push, cfit_push_1, cfit_push_2, cfit_push_3, cfit_push_end\n"
+	"cfit_push:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"cfit_push_1:\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"cfit_push_2:\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	push %rbx\n"
+	"	.cfi_offset %rbx, -24\n"	/* a row equal for us: merged */
+	"	sub $24, %rsp\n"
+	"	add $24, %rsp\n"
+	"	pop %rbx\n"
+	"	pop %rbp\n"
+	"cfit_push_3:\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_push_end:\n"
+	".globl cfit_nocfi\n"
+	"cfit_nocfi:\n"
+	"	nop\n"
+	"	ret\n"
+	/* the linker's PLT0 CFI, then the expression of the entries */
+	".globl cfit_plt, cfit_plt_1, cfit_plt_2, cfit_plt_end\n"
+	"cfit_plt:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.skip 6, 0x90\n"
+	"cfit_plt_1:\n"
+	"	.cfi_def_cfa_offset 24\n"
+	"	.skip 10, 0x90\n"
+	"cfit_plt_2:\n"
+	"	.cfi_escape 0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22\n"
+	"	.skip 32, 0x90\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_plt_end:\n"
+	".globl cfit_outer, cfit_outer_end\n"
+	"cfit_outer:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_undefined %rip\n"
+	"	.skip 8, 0x90\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_outer_end:\n"
+	".globl cfit_odd, cfit_odd_1, cfit_odd_2, cfit_odd_3, cfit_odd_4, cfit_odd_5\n"
+	".globl cfit_odd_6, cfit_odd_7, cfit_odd_end\n"
+	"cfit_odd:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"
+	"cfit_odd_1:\n"
+	"	.cfi_def_cfa %r12, 8\n"
+	"	nop\n"
+	"cfit_odd_2:\n"
+	"	.cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n"	/* *(rsp + 8) */
+	"	nop\n"
+	"cfit_odd_3:\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_offset %rip, -16\n"
+	"	nop\n"
+	"cfit_odd_4:\n"
+	"	.cfi_offset %rip, -8\n"
+	"	.cfi_def_cfa_offset 12\n"
+	"	nop\n"
+	"cfit_odd_5:\n"
+	"	.cfi_def_cfa_offset 1048584\n"	/* same stop kind: merged */
+	"	nop\n"
+	"cfit_odd_6:\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_register %rbp, %rbx\n"
+	"	nop\n"
+	"cfit_odd_7:\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	.cfi_offset %rbp, -2048\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_odd_end:\n"
+	/* glibc's __restore_rt: the FDE starts one byte early */
+	".globl cfit_sig, cfit_sig_1, cfit_sig_end\n"
+	"cfit_sig:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_signal_frame\n"
+	"	.cfi_escape 0x0f, 0x04, 0x77, 0xa0, 0x01, 0x06\n"	/* CFA *(rsp + 160) */
+	"	.cfi_escape 0x10, 0x10, 0x03, 0x77, 0xa8, 0x01\n"	/* rip at rsp + 168 */
+	"	.cfi_escape 0x10, 0x06, 0x03, 0x77, 0xf8, 0x00\n"	/* rbp at rsp + 120 */
+	"	.cfi_escape 0x10, 0x07, 0x03, 0x77, 0xa0, 0x01\n"	/* rsp at rsp + 160 */
+	"	nop\n"
+	"cfit_sig_1:\n"
+	"	nop\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_sig_end:\n"
+".globl cfit_merge, cfit_merge_1, cfit_merge_end\n"
+	"cfit_merge:\n"
+	"	.cfi_startproc\n"
+	"	nop\n"
+	"	.cfi_adjust_cfa_offset 0\n"
+	"	nop\n"
+	"	push %rbx\n"
+	"cfit_merge_1:\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	nop\n"
+	"	.cfi_offset %r12, -24\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_merge_end:\n"
+	"	nop\n");
+
+extern char cfit_push[], cfit_push_1[], cfit_push_2[], cfit_push_3[], cfit_push_end[];
+extern char cfit_nocfi[];
+extern char cfit_plt[], cfit_plt_1[], cfit_plt_2[], cfit_plt_end[];
+extern char cfit_outer[], cfit_outer_end[];
+extern char cfit_odd[], cfit_odd_1[], cfit_odd_2[], cfit_odd_3[], cfit_odd_4[], cfit_odd_5[];
+extern char cfit_odd_6[], cfit_odd_7[], cfit_odd_end[];
+extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
+extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
+
+/* ---- shared state ---------------------------------------------------------- */
+
+static struct cfi_table *self_table;
+static uint64_t self_bias;
+static struct cfi_mapping self_map;
+static char build_dir[PATH_MAX - 64];	/* room for "/workloads/NAME" */
+static char tmp_dir[] = "/tmp/test_cfi_table.XXXXXX";
+static int debian_absent;
+
+static uint64_t vaddr_of(const void *p)
+{
+	return (uint64_t)(uintptr_t)p - self_bias;
+}
+
+/* Sorted, strictly increasing, known kinds, ends with a gap marker. */
+static void check_invariants(const struct cfi_table *t)
+{
+	uint32_t i, kinds[CFI_KIND_NR] = { 0 };
+
+	assert_true(t->nr >= 2);
+	for (i = 0; i < t->nr; i++) {
+		assert_true(t->rows[i].kind < CFI_KIND_NR);
+		kinds[t->rows[i].kind]++;
+		if (i) {
+			assert_true(t->rows[i - 1].pc < t->rows[i].pc);
+			/* merged: no two neighbours with the same rule */
+			assert_false(t->rows[i - 1].kind == t->rows[i].kind &&
+				     t->rows[i - 1].cfa == t->rows[i].cfa &&
+				     t->rows[i - 1].rbp == t->rows[i].rbp);
+		}
+	}
+	assert_int_equal(t->rows[t->nr - 1].kind, CFI_KIND_STOP_NO_ROW);
+	assert_memory_equal(kinds, t->stats.kinds, sizeof(kinds));
+	assert_int_equal(t->stats.rows, t->nr);
+	assert_int_equal(t->stats.bytes, (uint64_t)t->nr * sizeof(struct cfi_row));
+}
+
+static int setup(void **state)
+{
+	struct procmaps pm = { 0 };
+	const struct bpfprof_mapping *m;
+	const char *env = getenv("BPFPROF_BUILD");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	assert_int_equal(sizeof(struct cfi_row), 8);
+	if (!env || !*env) {	/* BUILD/tests/unit/unwind/test_cfi_table */
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		assert_true(n > 0);
+		self[n] = '\0';
+		for (int i = 0; i < 4; i++)
+			*strrchr(self, '/') = '\0';
+		env = self;
+	}
+	assert_true(strlen(env) < sizeof(build_dir));
+	memcpy(build_dir, env, strlen(env) + 1);
+	assert_non_null(mkdtemp(tmp_dir));
+	assert_int_equal(cfi_table_build("/proc/self/exe", NULL, &self_table), 0);
+	check_invariants(self_table);
+	assert_int_equal(procmaps_read((uint32_t)getpid(), &pm), 0);
+	m = procmaps_find(pm.maps, pm.nr, (uint64_t)(uintptr_t)cfit_push);
+	assert_non_null(m);
+	assert_int_equal(cfi_table_load_bias(self_table, m->start, m->pgoff, &self_bias), 0);
+	self_map = (struct cfi_mapping){ m->start, m->end, self_bias, 0, 0 };
+	procmaps_free(&pm);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	cfi_table_free(self_table);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", tmp_dir);
+	return 0;
+}
+
+/* ---- exact rows -------------------------------------------------------------- */
+
+struct want {
+	const char *at;
+	uint8_t kind;
+	int cfa;	/* bytes */
+	int rbp;	/* field value */
+};
+
+/* The rows of [@from, @to) must be @w (@n), and a row must start at @to. */
+static void expect_rows(const char *name, const char *from, const char *to, const struct want *w,
+			size_t n)
+{
+	const struct cfi_row *r = cfi_table_find(self_table, vaddr_of(from));
+	size_t i;
+
+	assert_non_null(r);
+	for (i = 0; i < n; i++, r++) {
+		printf("#   %s+%-3td %-10s cfa %5d rbp %4d\n", name,
+		       (ptrdiff_t)(r->pc - vaddr_of(from)), cfi_kind_name(r->kind), r->cfa * 8, r->rbp);
+		assert_int_equal(r->pc, vaddr_of(w[i].at));
+		assert_int_equal(r->kind, w[i].kind);
+		if (w[i].kind < CFI_KIND_FIRST_STOP) {
+			assert_int_equal(r->cfa * 8, w[i].cfa);
+			assert_int_equal(r->rbp, w[i].rbp);
+		}
+	}
+	assert_int_equal(r->pc, vaddr_of(to));
+}
+
+static void test_rows_exact(void **state)
+{
+	static const struct want push[] = {
+		{ cfit_push, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_push_1, CFI_KIND_RSP, 16, -2 },
+		{ cfit_push_2, CFI_KIND_RBP, 16, -2 },
+		{ cfit_push_3, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+	};
+	static const struct want plt[] = {
+		{ cfit_plt, CFI_KIND_RSP, 16, CFI_RBP_SAME },
+		{ cfit_plt_1, CFI_KIND_RSP, 24, CFI_RBP_SAME },
+		{ cfit_plt_2, CFI_KIND_PLT, 8, 11 },
+	};
+	static const struct want outer[] = { { cfit_outer, CFI_KIND_STOP_OUTERMOST, 0, 0 } };
+	static const struct want odd[] = {
+		{ cfit_odd, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_odd_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_odd_2, CFI_KIND_STOP_EXPRESSION, 0, 0 },
+		{ cfit_odd_3, CFI_KIND_STOP_RA, 0, 0 },
+		{ cfit_odd_4, CFI_KIND_STOP_RANGE, 0, 0 },	/* and cfit_odd_5 */
+		{ cfit_odd_6, CFI_KIND_RSP, 16, CFI_RBP_LOST },
+		{ cfit_odd_7, CFI_KIND_RSP, 8, CFI_RBP_LOST },
+	};
+	static const struct want sig[] = { { cfit_sig, CFI_KIND_SIGNAL, 160, 15 } };
+	static const struct want merge[] = {
+		{ cfit_merge, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_merge_1, CFI_KIND_RSP, 16, CFI_RBP_SAME },
+	};
+	const struct cfi_row *r;
+
+	expect_rows("push", cfit_push, cfit_push_end, push, 4);
+	/* the function without CFI is a gap */
+	r = cfi_table_find(self_table, vaddr_of(cfit_nocfi));
+	assert_int_equal(r->pc, vaddr_of(cfit_nocfi));
+	assert_int_equal(r->kind, CFI_KIND_STOP_NO_ROW);
+	assert_ptr_equal(cfi_table_find(self_table, vaddr_of(cfit_nocfi) + 1), r);
+	expect_rows("plt", cfit_plt, cfit_plt_end, plt, 3);
+	expect_rows("outer", cfit_outer, cfit_outer_end, outer, 1);
+	expect_rows("odd", cfit_odd, cfit_odd_end, odd, 7);
+	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
+	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
+	assert_true(self_table->stats.rows_merged >= 3);
+	assert_true(self_table->stats.rbp_lost >= 2);
+	/* below the first row, beyond 32 bits: no row */
+	assert_null(cfi_table_find(self_table, self_table->rows[0].pc - 1));
+	assert_null(cfi_table_find(self_table, 1ull << 32));
+}
+
+/* Address and size of the function @name in the ELF file @path. */
+static int elf_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY), found = -1;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			n = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (n && strcmp(n, name) == 0 && GELF_ST_TYPE(s.st_info) == STT_FUNC) {
+				*addr = s.st_value;
+				*size = s.st_size;
+				found = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* nofp_paths' stage_a: rsp-based rows only, a frame with its array. */
+static void test_rows_nofp_workload(void **state)
+{
+	char path[PATH_MAX];
+	struct cfi_table *t;
+	const struct cfi_row *r;
+	uint64_t addr = 0, size = 0;
+	int max_cfa = 0;
+
+	snprintf(path, sizeof(path), "%s/workloads/nofp_paths", build_dir);
+	if (access(path, R_OK) != 0) {
+		printf("# %s not built\n", path);
+		skip();
+	}
+	assert_int_equal(cfi_table_build(path, NULL, &t), 0);
+	check_invariants(t);
+	assert_int_equal(elf_symbol(path, "stage_a", &addr, &size), 0);
+	r = cfi_table_find(t, addr);
+	assert_non_null(r);
+	assert_int_equal(r->pc, addr);
+	assert_int_equal(r->kind, CFI_KIND_RSP);
+	assert_int_equal(r->cfa, 1);
+	assert_int_equal(r->rbp, CFI_RBP_SAME);
+	for (; r->pc < addr + size; r++) {
+		assert_int_equal(r->kind, CFI_KIND_RSP);
+		max_cfa = r->cfa * 8 > max_cfa ? r->cfa * 8 : max_cfa;
+	}
+	printf("# stage_a: largest CFA offset %d bytes\n", max_cfa);
+	assert_true(max_cfa >= 32);
+	assert_int_equal(t->stats.kinds[CFI_KIND_PLT], 1);
+	assert_int_equal(t->stats.kinds[CFI_KIND_STOP_OUTERMOST], 1);	/* _start */
+	assert_int_equal(t->stats.kinds[CFI_KIND_RBP], 0);
+	cfi_table_free(t);
+}
+
+/*
+ * For random pcs, the row must say what libdw says: no FDE -> a gap
+ * marker; an FDE with a plain rsp/rbp CFA -> that kind and offset.
+ */
+static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
+{
+	int fd = open(path, O_RDONLY), checked = 0, gaps = 0, i;
+	uint64_t lo = t->rows[0].pc, hi = t->rows[t->nr - 1].pc;
+	unsigned int seed = 42;
+	Dwarf_CFI *cfi;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cfi = dwarf_getcfi_elf(elf);
+	assert_non_null(cfi);
+	for (i = 0; i < n; i++) {
+		uint64_t pc = lo + ((uint64_t)rand_r(&seed) * RAND_MAX + rand_r(&seed)) % (hi - lo);
+		const struct cfi_row *r = cfi_table_find(t, pc);
+		Dwarf_Frame *fr;
+		Dwarf_Op *ops;
+		size_t nops;
+
+		assert_non_null(r);
+		if (dwarf_cfi_addrframe(cfi, pc, &fr) != 0) {
+			assert_int_equal(r->kind, CFI_KIND_STOP_NO_ROW);
+			gaps++;
+			continue;
+		}
+		assert_int_not_equal(r->kind, CFI_KIND_STOP_NO_ROW);
+		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
+		    ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
+		    r->kind < CFI_KIND_FIRST_STOP) {
+			assert_int_equal(r->kind, ops[0].number == 7 ? CFI_KIND_RSP : CFI_KIND_RBP);
+			assert_int_equal((int64_t)r->cfa * 8, (int64_t)ops[0].number2);
+			checked++;
+		}
+		free(fr);
+	}
+	printf("# %s: %d random pcs, %d CFA rules checked, %d in gaps\n", path, n, checked, gaps);
+	assert_true(checked > n / 2);
+	dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+}
+
+static void test_rows_real_libraries(void **state)
+{
+	static const char *const files[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/perl", "/usr/bin/xz",
+		"/usr/bin/python3.11", "/proc/self/exe",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct cfi_table *t;
+		const struct cfi_table_stats *st;
+
+		if (access(files[i], R_OK) != 0)
+			continue;
+		assert_int_equal(cfi_table_build(files[i], NULL, &t), 0);
+		check_invariants(t);
+		st = &t->stats;
+		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
+		       "stops: outermost %u expression %u register %u range %u ra %u\n",
+		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
+		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
+		       st->kinds[CFI_KIND_STOP_OUTERMOST], st->kinds[CFI_KIND_STOP_EXPRESSION],
+		       st->kinds[CFI_KIND_STOP_REGISTER], st->kinds[CFI_KIND_STOP_RANGE],
+		       st->kinds[CFI_KIND_STOP_RA]);
+		if (strstr(files[i], "libc.so"))	/* __restore_rt */
+			assert_int_equal(st->kinds[CFI_KIND_SIGNAL], 1);
+		cross_check_libdw(files[i], t, 20000);
+		cfi_table_free(t);
+	}
+}
+
+/* The vDSO from memory: rows for its functions. */
+static void test_vdso(void **state)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct cfi_table *t;
+	size_t size;
+
+	if (!eh)
+		skip();
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	assert_int_equal(cfi_table_build_mem(eh, size, &t), 0);
+	check_invariants(t);
+	printf("# vdso: %u FDEs, %u rows\n", t->stats.fdes, t->stats.rows);
+	assert_true(t->stats.fdes >= 3);
+	assert_int_equal(cfi_table_build_mem(eh, 16, &t), -ENOEXEC);
+	assert_int_equal(cfi_table_build_mem(NULL, 16, &t), -EINVAL);
+}
+
+/* ---- the walk on hand-made stacks ------------------------------------------- */
+
+#define FAKE_SP 0x7ff000000000ull
+
+struct fake {
+	uint64_t mem[512];
+	struct cfi_walk_stack stack;
+	struct cfi_walk_process proc;
+	const struct cfi_table *tables[1];
+};
+
+static void fake_init(struct fake *f)
+{
+	memset(f->mem, 0, sizeof(f->mem));
+	f->stack = (struct cfi_walk_stack){ FAKE_SP, (const uint8_t *)f->mem, sizeof(f->mem) };
+	f->tables[0] = self_table;
+	f->proc = (struct cfi_walk_process){ &self_map, 1, f->tables, 1 };
+}
+
+static void fake_put(struct fake *f, uint64_t addr, uint64_t v)
+{
+	assert_true(addr >= FAKE_SP && addr + 8 <= FAKE_SP + sizeof(f->mem));
+	memcpy((uint8_t *)f->mem + (addr - FAKE_SP), &v, 8);
+}
+
+static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint64_t *ips,
+		     uint32_t max, struct cfi_walk_result *res)
+{
+	struct cfi_walk_regs regs = { ip, sp, bp };
+
+	return cfi_walk(&f->proc, &regs, cfi_walk_read_stack, &f->stack, ips, max, res);
+}
+
+#define A(p) ((uint64_t)(uintptr_t)(p))
+
+static void test_walk_rules(void **state)
+{
+	static struct fake f;
+	struct cfi_walk_result res;
+	uint64_t ips[16], sp = FAKE_SP, bp = FAKE_SP + 64;
+	int n, i;
+
+	/* rbp-based frame -> rsp-based frame -> outermost */
+	fake_init(&f);
+	fake_put(&f, bp, 0x1111);			/* saved rbp at CFA - 16 */
+	fake_put(&f, bp + 8, A(cfit_merge_1) + 1);	/* ra at CFA - 8 */
+	/* cfit_merge_1: CFA = sp + 16 with sp = bp + 16 */
+	fake_put(&f, bp + 16 + 8, A(cfit_outer) + 1);
+	n = fake_walk(&f, A(cfit_push_2) + 1, sp, bp, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	assert_int_equal(ips[0], A(cfit_push_2) + 1);
+	assert_int_equal(ips[1], A(cfit_merge_1) + 1);
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	/* max depth */
+	n = fake_walk(&f, A(cfit_push_2) + 1, sp, bp, ips, 2, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_MAX_DEPTH);
+	n = fake_walk(&f, A(cfit_push_2) + 1, sp, bp, ips, 1, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_MAX_DEPTH);
+
+	/* PLT: CFA = sp + 8, or sp + 16 from (ip & 15) >= 11 on */
+	fake_init(&f);
+	fake_put(&f, sp, A(cfit_outer) + 1);
+	fake_put(&f, sp + 8, A(cfit_outer) + 2);
+	for (i = 0; i < 16; i++) {
+		uint64_t ip = A(cfit_plt_2) + (uint64_t)i;
+
+		n = fake_walk(&f, ip, sp, 0, ips, 16, &res);
+		assert_int_equal(n, 2);
+		assert_int_equal(ips[1], (ip & 15) >= 11 ? A(cfit_outer) + 2 : A(cfit_outer) + 1);
+	}
+
+	/* signal frame: registers from the ucontext, next pc looked up exactly */
+	fake_init(&f);
+	fake_put(&f, sp + 160, sp + 512);		/* interrupted rsp */
+	fake_put(&f, sp + 168, A(cfit_push_1));		/* interrupted rip */
+	fake_put(&f, sp + 120, 0x2222);			/* interrupted rbp */
+	fake_put(&f, sp + 512 + 8, A(cfit_outer) + 1);	/* cfit_push_1: CFA sp + 16 */
+	fake_put(&f, sp + 512, 0);			/* where ip - 1 would look */
+	n = fake_walk(&f, A(cfit_sig_1), sp, 0, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(ips[1], A(cfit_push_1));
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	/* a handler returning to the trampoline: ip - 1 is in its FDE */
+	fake_init(&f);
+	fake_put(&f, sp, A(cfit_sig_1));
+	fake_put(&f, sp + 8 + 160, sp + 8 + 512);
+	fake_put(&f, sp + 8 + 168, A(cfit_push_1));
+	fake_put(&f, sp + 8 + 512 + 8, A(cfit_outer) + 1);
+	n = fake_walk(&f, A(cfit_push), sp, 0, ips, 16, &res);
+	assert_int_equal(n, 4);
+	assert_int_equal(ips[1], A(cfit_sig_1));
+	assert_int_equal(ips[2], A(cfit_push_1));
+	assert_int_equal(ips[3], A(cfit_outer) + 1);
+
+	/* stops */
+	fake_init(&f);
+	n = fake_walk(&f, A(cfit_odd_1), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+	assert_int_equal(res.kind, CFI_KIND_STOP_REGISTER);
+	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
+	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
+	n = fake_walk(&f, A(cfit_outer), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	n = fake_walk(&f, 0x1000, sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_UNMAPPED);
+	/* return address 0: end; unmapped: not written */
+	n = fake_walk(&f, A(cfit_push), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	fake_put(&f, sp, 0x1000);
+	n = fake_walk(&f, A(cfit_push), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_UNMAPPED);
+	/* read fault: the return address beyond the copy */
+	n = fake_walk(&f, A(cfit_push), FAKE_SP + sizeof(f.mem) - 4, bp, ips, 16, &res);
+	assert_int_equal(res.stop, CFI_WALK_READ_FAULT);
+	/* rbp lost (cfit_odd_6) and then needed (cfit_push_2) */
+	fake_put(&f, sp + 8, A(cfit_push_2) + 1);
+	n = fake_walk(&f, A(cfit_odd_6), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_RBP_UNKNOWN);
+	/* rbp below sp: the stack does not grow */
+	n = fake_walk(&f, A(cfit_push_2), sp + 256, sp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_BAD_STEP);
+	/* a mapping without a table */
+	f.tables[0] = NULL;
+	n = fake_walk(&f, A(cfit_push), sp, bp, ips, 16, &res);
+	assert_int_equal(res.stop, CFI_WALK_NO_TABLE);
+	assert_int_equal(cfi_walk(NULL, NULL, NULL, NULL, ips, 16, &res), -EINVAL);
+	assert_string_equal(cfi_walk_stop_name(CFI_WALK_RBP_UNKNOWN), "rbp-unknown");
+	assert_string_equal(cfi_kind_name(CFI_KIND_SIGNAL), "signal");
+}
+
+/* ---- against libdwfl on real processes (issue 15 item 5) ------------------- */
+
+/* A child of this test that burns CPU in frames without frame pointers,
+ * some with variable-size frames, through libc's qsort, and in a SIGPROF
+ * handler (so __restore_rt is on the stack). */
+static volatile uint64_t child_sink;
+
+NOFP static uint64_t child_leaf(uint64_t x, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+NOFP static int child_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	child_sink += child_leaf(x ^ y, 200);
+	return (x > y) - (x < y);
+}
+
+NOFP static uint64_t child_rec(int depth, uint64_t x)
+{
+	volatile uint64_t pad[(depth % 7) + 1];	/* a frame of varying size */
+	uint64_t v[48];
+	int i;
+
+	pad[0] = x;
+	if (depth <= 0) {
+		for (i = 0; i < 48; i++)
+			v[i] = child_leaf(x + (uint64_t)i, 3);
+		qsort(v, 48, sizeof(v[0]), child_cmp);
+		return v[0] + child_leaf(x, 5000) + pad[0];
+	}
+	return child_rec(depth - 1, x * 3 + 1) + pad[0] + 1;
+}
+
+static void child_handler(int sig)
+{
+	child_sink += child_rec(3, child_sink) + child_leaf(child_sink, 200000);
+}
+
+static void child_main(void)
+{
+	struct sigaction sa = { .sa_handler = child_handler, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 3000 }, { 0, 3000 } };
+	uint64_t x = 1;
+
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &it, NULL);
+	for (;;) {
+		x = x * 6364136223846793005ull + 1;
+		child_sink += child_rec((int)((x >> 33) % 40), x);
+	}
+}
+
+/* Tables by file path, built once. */
+struct tcache {
+	char *path;
+	struct cfi_table *t;
+};
+
+static struct tcache tcache[128];
+static int nr_tcache;
+static struct cfi_table *vdso_table;
+static uint64_t vdso_size;
+
+/* The separate debug file of @t under /usr/lib/debug/.build-id, if any. */
+static int debug_path(const struct cfi_table *t, char *out, size_t len)
+{
+	int n, i;
+
+	if (t->build_id_size < 2)
+		return -1;
+	n = snprintf(out, len, "/usr/lib/debug/.build-id/%02x/", t->build_id[0]);
+	for (i = 1; i < t->build_id_size && n < (int)len; i++)
+		n += snprintf(out + n, len - (size_t)n, "%02x", t->build_id[i]);
+	snprintf(out + n, len - (size_t)n, ".debug");
+	return access(out, R_OK);
+}
+
+static const struct cfi_table *table_of(const struct bpfprof_mapping *m)
+{
+	char dbg[PATH_MAX];
+	struct cfi_table *t = NULL;
+	int i;
+
+	if (strcmp(m->path, "[vdso]") == 0)
+		return m->end - m->start == vdso_size ? vdso_table : NULL;
+	if (m->path[0] != '/')
+		return NULL;
+	for (i = 0; i < nr_tcache; i++)
+		if (strcmp(tcache[i].path, m->path) == 0)
+			return tcache[i].t;
+	if (cfi_table_build(m->path, NULL, &t) == 0 && debug_path(t, dbg, sizeof(dbg)) == 0) {
+		cfi_table_free(t);
+		t = NULL;
+		assert_int_equal(cfi_table_build(m->path, dbg, &t), 0);
+	}
+	if (t)
+		check_invariants(t);
+	assert_true(nr_tcache < 128);
+	tcache[nr_tcache++] = (struct tcache){ strdup(m->path), t };
+	return t;
+}
+
+static void load_vdso_table(void)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size;
+
+	if (!eh || vdso_table)
+		return;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (cfi_table_build_mem(eh, size, &vdso_table) == 0)
+		vdso_size = (size + (uint64_t)page - 1) & ~(uint64_t)(page - 1);
+}
+
+/* One sample, its stack copy and both walks. */
+struct sample {
+	struct user_regs_struct regs;
+	struct procmaps pm;
+	uint8_t stack[STACK_COPY];
+	size_t size;
+	uint64_t ours[MAX_FRAMES], theirs[MAX_FRAMES];
+	int n_ours, n_theirs;
+	struct cfi_walk_result res;
+	enum unwind_stop why;
+	uint64_t fp_steps;
+};
+
+/* Results for one program. */
+struct cmp {
+	const char *name;
+	int samples, equal, fp_prefix, mismatches, complete, in_signal;
+	int through_libc;	/* samples with libc frames besides start-up */
+	uint64_t frames;
+	int stops[CFI_WALK_STOP_NR];
+};
+
+static void print_stack(struct symbolizer *sym, uint32_t pid, const struct sample *s,
+			const uint64_t *ips, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct bpfprof_symbol y;
+		uint64_t pc = i ? ips[i] - 1 : ips[i];
+
+		if (symbolizer_user(sym, pid, s->pm.maps, s->pm.nr, pc, &y) != 0 || !y.function)
+			y.function = "?";
+		printf("#     %2d %#" PRIx64 " %s\n", i, ips[i], y.function);
+	}
+}
+
+/* Walk @s with cfi_walk() over tables of its executable mappings. */
+static void walk_ours(struct sample *s)
+{
+	struct cfi_mapping maps[256];
+	const struct cfi_table *tables[256];
+	struct cfi_walk_process p = { maps, 0, tables, 0 };
+	struct cfi_walk_stack st = { s->regs.rsp, s->stack, s->size };
+	struct cfi_walk_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp };
+	size_t i;
+
+	for (i = 0; i < s->pm.nr && p.nr_maps < 256; i++) {
+		const struct bpfprof_mapping *m = &s->pm.maps[i];
+		const struct cfi_table *t;
+		uint64_t bias = 0;
+
+		if (!(m->prot & BPFPROF_PROT_EXEC))
+			continue;
+		t = table_of(m);
+		if (t && cfi_table_load_bias(t, m->start, m->pgoff, &bias) != 0)
+			t = NULL;
+		tables[p.nr_maps] = t;
+		maps[p.nr_maps] = (struct cfi_mapping){ m->start, m->end, bias, p.nr_maps, 0 };
+		p.nr_maps++;
+	}
+	p.nr_tables = p.nr_maps;
+	s->n_ours = cfi_walk(&p, &regs, cfi_walk_read_stack, &st, s->ours, MAX_FRAMES, &s->res);
+	assert_true(s->n_ours >= 1);
+}
+
+static void walk_theirs(struct unwinder *u, uint32_t pid, struct sample *s)
+{
+	struct unwind_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp };
+	struct unwind_stats a, b;
+
+	unwinder_stats(u, &a);
+	s->n_theirs = unwinder_unwind(u, pid, s->pm.maps, s->pm.nr, &regs, s->stack, s->size,
+				      s->theirs, MAX_FRAMES, &s->why);
+	unwinder_stats(u, &b);
+	assert_true(s->n_theirs >= 1);
+	s->fp_steps = b.fp_steps - a.fp_steps;
+}
+
+static bool in_file(const struct sample *s, uint64_t pc, const char *name)
+{
+	const struct bpfprof_mapping *m = procmaps_find(s->pm.maps, s->pm.nr, pc);
+
+	return m && strstr(m->path, name);
+}
+
+/* The kind of the row for @pc in @s's mappings, -1 if none. */
+static int row_kind(const struct sample *s, uint64_t pc)
+{
+	const struct bpfprof_mapping *m = procmaps_find(s->pm.maps, s->pm.nr, pc);
+	const struct cfi_table *t = m && (m->prot & BPFPROF_PROT_EXEC) ? table_of(m) : NULL;
+	const struct cfi_row *r;
+	uint64_t bias;
+
+	if (!t || cfi_table_load_bias(t, m->start, m->pgoff, &bias) != 0)
+		return -1;
+	r = cfi_table_find(t, pc - bias);
+	return r ? r->kind : -1;
+}
+
+static void compare(struct cmp *c, struct symbolizer *sym, uint32_t pid, struct sample *s)
+{
+	int i, prefix = s->n_ours <= s->n_theirs &&
+			!memcmp(s->ours, s->theirs, (size_t)s->n_ours * sizeof(s->ours[0]));
+
+	c->samples++;
+	c->frames += (uint64_t)s->n_ours;
+	c->stops[s->res.stop]++;
+	if (s->res.stop == CFI_WALK_END)
+		c->complete++;
+	/* libc frames other than the start-up ones (the last three) */
+	for (i = 0; i + 3 < s->n_ours; i++) {
+		if (in_file(s, s->ours[i], "libc.so")) {
+			c->through_libc++;
+			break;
+		}
+	}
+	for (i = 1; i < s->n_ours; i++) {
+		if (row_kind(s, s->ours[i] - 1) == CFI_KIND_SIGNAL) {
+			c->in_signal++;	/* a handler's return to __restore_rt */
+			break;
+		}
+	}
+	if (prefix && s->n_ours == s->n_theirs) {
+		c->equal++;
+		return;
+	}
+	/* libdwfl stepped over a pc without CFI with the frame pointer */
+	if (prefix && s->res.stop == CFI_WALK_NO_ROW && s->fp_steps) {
+		c->fp_prefix++;
+		return;
+	}
+	c->mismatches++;
+	if (c->mismatches > 5)
+		return;
+	printf("# MISMATCH %s pid %u: ours %d frames (%s%s%s), libdwfl %d (%s, %" PRIu64
+	       " fp steps)\n", c->name, pid, s->n_ours, cfi_walk_stop_name(s->res.stop),
+	       s->res.stop == CFI_WALK_UNSUPPORTED ? " " : "",
+	       s->res.stop == CFI_WALK_UNSUPPORTED ? cfi_kind_name(s->res.kind) : "",
+	       s->n_theirs, unwind_stop_name(s->why), s->fp_steps);
+	printf("#   ours:\n");
+	print_stack(sym, pid, s, s->ours, s->n_ours);
+	printf("#   libdwfl:\n");
+	print_stack(sym, pid, s, s->theirs, s->n_theirs);
+}
+
+/* Stop @pid (seized) at its next instruction boundary; -1 if it is gone. */
+static int stop_child(pid_t pid, struct user_regs_struct *regs)
+{
+	int st;
+
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) != 0)
+		return -1;
+	for (;;) {
+		if (waitpid(pid, &st, __WALL) < 0 || WIFEXITED(st) || WIFSIGNALED(st))
+			return -1;
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			break;
+		/* a signal on its way to the child: deliver it, wait again */
+		if (ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(st)) != 0)
+			return -1;
+	}
+	return ptrace(PTRACE_GETREGS, pid, 0, regs) == 0 ? 0 : -1;
+}
+
+/* Copy the stack above rsp (within its mapping) into @s. */
+static int copy_stack(pid_t pid, struct sample *s)
+{
+	const struct bpfprof_mapping *m = procmaps_find(s->pm.maps, s->pm.nr, s->regs.rsp);
+	struct iovec local, remote;
+	ssize_t n;
+
+	if (!m)
+		return -1;
+	s->size = m->end - s->regs.rsp < STACK_COPY ? m->end - s->regs.rsp : STACK_COPY;
+	local = (struct iovec){ s->stack, s->size };
+	remote = (struct iovec){ (void *)(uintptr_t)s->regs.rsp, s->size };
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0)
+		return -1;
+	s->size = (size_t)n;
+	return 0;
+}
+
+/* Fork a child running @argv (NULL: child_main()), stdin from @in, seized. */
+static pid_t spawn(char *const argv[], const char *in)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		int fd = in ? open(in, O_RDONLY) : null;
+
+		dup2(fd, 0);
+		dup2(null, 1);
+		if (!argv)
+			child_main();
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_EXITKILL), 0);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+}
+
+/* Sample @argv @want times at random moments, both walks compared. */
+static void sample_program(struct cmp *c, char *const argv[], const char *in, int want)
+{
+	static struct sample s;
+	struct symbolizer *sym = symbolizer_new();
+	struct unwinder *u = unwinder_new();
+	unsigned int seed = (unsigned int)getpid();
+	int spawns = 0, failures = 0;
+	pid_t pid = -1;
+
+	assert_non_null(sym);
+	assert_non_null(u);
+	load_vdso_table();
+	while (c->samples < want && spawns <= 5 && failures < 50) {
+		if (pid < 0) {
+			pid = spawn(argv, in);
+			spawns++;
+			usleep(30000);
+		}
+		usleep(200 + rand_r(&seed) % 2500);
+		if (stop_child(pid, &s.regs) != 0) {
+			reap(pid);
+			pid = -1;
+			continue;
+		}
+		memset(&s.pm, 0, sizeof(s.pm));
+		if (procmaps_read((uint32_t)pid, &s.pm) != 0 || copy_stack(pid, &s) != 0) {
+			procmaps_free(&s.pm);
+			failures++;
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			continue;
+		}
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		walk_ours(&s);
+		walk_theirs(u, (uint32_t)pid, &s);
+		compare(c, sym, (uint32_t)pid, &s);
+		procmaps_free(&s.pm);
+	}
+	if (pid >= 0)
+		reap(pid);
+	printf("# %-12s %d samples (%d spawns): %d equal, %d equal up to a libdwfl frame-pointer "
+	       "step, %d MISMATCHES; %.1f frames/sample, %d complete to the outermost frame, "
+	       "%d with libc frames besides start-up, %d through a signal frame; stops:",
+	       c->name, c->samples, spawns, c->equal, c->fp_prefix, c->mismatches,
+	       c->samples ? (double)c->frames / c->samples : 0.0, c->complete, c->through_libc,
+	       c->in_signal);
+	for (int i = 0; i < CFI_WALK_STOP_NR; i++)
+		if (c->stops[i])
+			printf(" %s %d", cfi_walk_stop_name((unsigned)i), c->stops[i]);
+	printf("\n");
+	unwinder_free(u);
+	symbolizer_free(sym);
+	assert_int_equal(c->mismatches, 0);
+	assert_true(c->samples >= want * 9 / 10);
+}
+
+static void test_against_libdwfl_workloads(void **state)
+{
+	char qsort_path[PATH_MAX], paths_path[PATH_MAX];
+	char *qsort_argv[] = { qsort_path, "-s", "60", NULL };
+	char *paths_argv[] = { paths_path, "-s", "60", NULL };
+	struct cmp self = { .name = "self-child" }, cq = { .name = "nofp_qsort" };
+	struct cmp cp = { .name = "nofp_paths" };
+
+	sample_program(&self, NULL, NULL, 200);
+	assert_true(self.complete >= self.samples * 9 / 10);
+	assert_true(self.through_libc > 0);
+	assert_true(self.in_signal > 0);
+	snprintf(qsort_path, sizeof(qsort_path), "%s/workloads/nofp_qsort", build_dir);
+	snprintf(paths_path, sizeof(paths_path), "%s/workloads/nofp_paths", build_dir);
+	if (access(qsort_path, X_OK) != 0 || access(paths_path, X_OK) != 0) {
+		printf("# workloads not built in %s\n", build_dir);
+		skip();
+	}
+	sample_program(&cq, qsort_argv, NULL, 150);
+	assert_true(cq.through_libc > 0);
+	assert_true(cq.complete >= cq.samples * 9 / 10);
+	sample_program(&cp, paths_argv, NULL, 100);
+	assert_true(cp.complete >= cp.samples * 9 / 10);
+}
+
+/* A file of @mb MiB of words for xz to compress. */
+static void make_text(const char *path, int mb)
+{
+	static const char *const words[] = { "stack ", "frame ", "unwind ", "table ", "row ",
+					     "kernel ", "sample ", "profile\n", "cfa ", "rbp " };
+	FILE *f = fopen(path, "w");
+	uint64_t x = 12345;
+	long n = 0;
+
+	assert_non_null(f);
+	while (n < (long)mb << 20) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		n += fputs(words[(x >> 33) % 10], f) >= 0 ? 6 : 0;
+		if ((x >> 40) % 7 == 0)
+			n += fprintf(f, "%" PRIu64 " ", x >> 50);
+	}
+	fclose(f);
+}
+
+static void test_against_libdwfl_debian(void **state)
+{
+	static const char perl_script[] =
+		"my %h; my $n = 0;"
+		"sub rec { my ($d, $s) = @_; return $d ? rec($d - 1, $s . 'x') : length($s) }"
+		"while (1) {"
+		"  for my $i (1 .. 20000) { $h{$i % 3000} .= chr(65 + $i % 26); $n += rec(5, $i) }"
+		"  my @k = sort { $h{$a} cmp $h{$b} } keys %h;"
+		"  my $x = join(',', map { $_ * 2 } 1 .. 30000); $x =~ s/(\\d+)/<$1>/g;"
+		"  %h = () if ++$n % 7 == 0;"
+		"}";
+	char input[PATH_MAX];
+	char *xz_argv[] = { "/usr/bin/xz", "-6", "-T1", "-c", "-k", input, NULL };
+	char *perl_argv[] = { "/usr/bin/perl", "-e", (char *)perl_script, NULL };
+	struct cmp cx = { .name = "xz" }, cperl = { .name = "perl" };
+	int ran = 0;
+
+	snprintf(input, sizeof(input), "%s/input.txt", tmp_dir);
+	if (access(xz_argv[0], X_OK) == 0) {
+		make_text(input, 24);
+		sample_program(&cx, xz_argv, NULL, 150);
+		assert_true(cx.complete >= cx.samples * 9 / 10);
+		ran++;
+	} else {
+		printf("# /usr/bin/xz not installed (apt-get install xz-utils)\n");
+	}
+	if (access(perl_argv[0], X_OK) == 0) {
+		sample_program(&cperl, perl_argv, NULL, 150);
+		assert_true(cperl.complete >= cperl.samples * 9 / 10);
+		ran++;
+	} else {
+		printf("# /usr/bin/perl not installed (perl-base)\n");
+	}
+	if (!ran) {
+		debian_absent = 1;
+		skip();
+	}
+}
+
+/* ---- files: stripped, .debug_frame, none, garbage ----------------------------- */
+
+static int run(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void assert_same_rows(const struct cfi_table *a, const struct cfi_table *b)
+{
+	assert_int_equal(a->nr, b->nr);
+	assert_memory_equal(a->rows, b->rows, a->nr * sizeof(a->rows[0]));
+}
+
+static void test_stripped_and_no_cfi(void **state)
+{
+	char src[PATH_MAX], out[PATH_MAX];
+	struct cfi_table *a, *b;
+
+	snprintf(src, sizeof(src), "%s/workloads/nofp_paths", build_dir);
+	if (access(src, R_OK) != 0 || run("command -v strip objcopy >/dev/null") != 0)
+		skip();
+	assert_int_equal(cfi_table_build(src, NULL, &a), 0);
+	/* stripped: .eh_frame stays, the same rows */
+	snprintf(out, sizeof(out), "%s/stripped", tmp_dir);
+	assert_int_equal(run("strip -o %s %s", out, src), 0);
+	assert_int_equal(cfi_table_build(out, NULL, &b), 0);
+	assert_same_rows(a, b);
+	assert_int_equal(memcmp(a->build_id, b->build_id, a->build_id_size), 0);
+	assert_true(a->build_id_size >= 8);
+	cfi_table_free(b);
+	/* without .eh_frame (and no .debug_frame): no CFI */
+	snprintf(out, sizeof(out), "%s/no_eh_frame", tmp_dir);
+	assert_int_equal(run("objcopy -R .eh_frame -R .eh_frame_hdr %s %s", src, out), 0);
+	assert_int_equal(cfi_table_build(out, NULL, &b), -ENODATA);
+	cfi_table_free(a);
+}
+
+/* A shared library with .debug_frame only, then split into a debug file. */
+static void test_debug_frame(void **state)
+{
+	char c[PATH_MAX], so[PATH_MAX], dbg[PATH_MAX], zdbg[PATH_MAX], st[PATH_MAX];
+	struct cfi_table *a, *b;
+	FILE *f;
+
+	if (run("command -v cc objcopy strip >/dev/null") != 0)
+		skip();
+	snprintf(c, sizeof(c), "%s/df.c", tmp_dir);
+	snprintf(so, sizeof(so), "%s/df.so", tmp_dir);
+	snprintf(dbg, sizeof(dbg), "%s/df.debug", tmp_dir);
+	snprintf(zdbg, sizeof(zdbg), "%s/df.zdebug", tmp_dir);
+	snprintf(st, sizeof(st), "%s/df.stripped.so", tmp_dir);
+	f = fopen(c, "w");
+	assert_non_null(f);
+	fputs("int g(int *p, int n) { int s = 0; for (int i = 0; i < n; i++) s += p[i] * i; return s; }\n"
+	      "int f(int n) { int v[64]; for (int i = 0; i < 64; i++) v[i] = i ^ n; return g(v, n) + 1; }\n",
+	      f);
+	fclose(f);
+	assert_int_equal(run("cc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables "
+			     "-fno-exceptions -shared -fPIC -nostdlib -o %s %s", so, c), 0);
+	assert_int_equal(cfi_table_build(so, NULL, &a), 0);
+	check_invariants(a);
+	printf("# .debug_frame only: %u FDEs, %u rows, eh_frame %" PRIu64 " debug_frame %" PRIu64
+	       " bytes\n", a->stats.fdes, a->nr, a->stats.eh_frame_bytes,
+	       a->stats.debug_frame_bytes);
+	assert_int_equal(a->stats.eh_frame_bytes, 0);
+	assert_true(a->stats.debug_frame_bytes > 0);
+	assert_true(a->stats.fdes >= 2);
+	/* split: the stripped file alone has no CFI, with its debug file the same rows */
+	assert_int_equal(run("objcopy --only-keep-debug %s %s && strip -g -o %s %s", so, dbg, st,
+			     so), 0);
+	assert_int_equal(cfi_table_build(st, NULL, &b), -ENODATA);
+	assert_int_equal(cfi_table_build(st, dbg, &b), 0);
+	assert_same_rows(a, b);
+	cfi_table_free(b);
+	/* a compressed debug file */
+	assert_int_equal(run("objcopy --compress-debug-sections=zlib %s %s", dbg, zdbg), 0);
+	assert_int_equal(cfi_table_build(st, zdbg, &b), 0);
+	assert_same_rows(a, b);
+	cfi_table_free(b);
+	/* a debug file that is not one: ignored */
+	assert_int_equal(cfi_table_build(so, "/etc/hostname", &b), 0);
+	assert_same_rows(a, b);
+	cfi_table_free(b);
+	cfi_table_free(a);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* File offset and size of section @name of @path. */
+static void section_range(const char *path, const char *name, uint64_t *off, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	Elf *elf;
+
+	*size = 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name) == 0) {
+			*off = sh.sh_offset;
+			*size = sh.sh_size;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(*size > 0);
+}
+
+static uint8_t *read_whole(const char *path, size_t *len)
+{
+	struct stat sb;
+	uint8_t *buf;
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &sb), 0);
+	*len = (size_t)sb.st_size;
+	buf = malloc(*len);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+/* The result of building @path: 0 (table checked) or an allowed error. */
+static int build_checked(const char *path)
+{
+	struct cfi_table *t = NULL;
+	int err = cfi_table_build(path, NULL, &t);
+
+	if (!err) {
+		check_invariants(t);
+		cfi_table_free(t);
+		return 0;
+	}
+	assert_true(err == -ENOEXEC || err == -ENODATA || err == -EBADMSG || err == -ENOTSUP);
+	return err;
+}
+
+static void test_garbage(void **state)
+{
+	char src[PATH_MAX], path[PATH_MAX];
+	uint8_t junk[4096], *img, *copy;
+	unsigned int seed = 7;
+	uint64_t off, size, hoff, hsize;
+	struct cfi_table *t;
+	int i, ok = 0, errs = 0;
+	size_t len, k;
+
+	assert_int_equal(cfi_table_build(NULL, NULL, &t), -EINVAL);
+	assert_int_equal(cfi_table_build("/etc/hostname", NULL, NULL), -EINVAL);
+	assert_int_equal(cfi_table_build("/nonexistent/file", NULL, &t), -ENOENT);
+	assert_int_equal(cfi_table_build("/dev/null", NULL, &t), -ENOEXEC);
+	assert_int_equal(cfi_table_build("/", NULL, &t), -ENOEXEC);
+	for (k = 0; k < sizeof(junk); k++)
+		junk[k] = (uint8_t)rand_r(&seed);
+	snprintf(path, sizeof(path), "%s/junk", tmp_dir);
+	write_file(path, junk, sizeof(junk));
+	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOEXEC);
+	assert_int_equal(cfi_table_build_mem(junk, sizeof(junk), &t), -ENOEXEC);
+
+	snprintf(src, sizeof(src), "%s/workloads/nofp_paths", build_dir);
+	if (access(src, R_OK) != 0)
+		skip();
+	img = read_whole(src, &len);
+	copy = malloc(len);
+	assert_non_null(copy);
+	/* another machine, a relocatable object: not ours */
+	memcpy(copy, img, len);
+	copy[18] = 183;		/* e_machine = EM_AARCH64 */
+	write_file(path, copy, len);
+	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOTSUP);
+	memcpy(copy, img, len);
+	copy[16] = ET_REL;
+	write_file(path, copy, len);
+	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOTSUP);
+	/* truncated files */
+	for (i = 0; i < 40; i++) {
+		write_file(path, img, (size_t)rand_r(&seed) % len);
+		errs += build_checked(path) != 0;
+	}
+	/* corrupted .eh_frame and .eh_frame_hdr */
+	section_range(src, ".eh_frame", &off, &size);
+	section_range(src, ".eh_frame_hdr", &hoff, &hsize);
+	for (i = 0; i < 300; i++) {
+		int flips = 1 + rand_r(&seed) % 16, j;
+
+		memcpy(copy, img, len);
+		for (j = 0; j < flips; j++) {
+			bool hdr = (i % 4) == 3;
+			uint64_t at = hdr ? hoff + (uint64_t)rand_r(&seed) % hsize :
+				      off + (uint64_t)rand_r(&seed) % size;
+
+			copy[at] = (uint8_t)rand_r(&seed);
+		}
+		write_file(path, copy, len);
+		if (build_checked(path) == 0)
+			ok++;
+		else
+			errs++;
+	}
+	printf("# corrupted files: %d tables, %d errors\n", ok, errs);
+	assert_true(ok > 0);
+	free(copy);
+	free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_exact),
+		cmocka_unit_test(test_rows_nofp_workload),
+		cmocka_unit_test(test_rows_real_libraries),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_walk_rules),
+		cmocka_unit_test(test_stripped_and_no_cfi),
+		cmocka_unit_test(test_debug_frame),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_against_libdwfl_workloads),
+		cmocka_unit_test(test_against_libdwfl_debian),
+	};
+	int rc;
+
+	rc = cmocka_run_group_tests(tests, setup, teardown);
+	if (rc == 0 && debian_absent) {
+		printf("neither /usr/bin/xz nor /usr/bin/perl is installed: the comparison on "
+		       "Debian programs was skipped\n");
+		return 77;
+	}
+	return rc;
+}
