@@ -35,7 +35,8 @@ struct cfi_table_stats {
 	uint64_t debug_frame_bytes;	/* size of .debug_frame used, bytes,
 					 * uncompressed (0: none) */
 	uint64_t build_ns;		/* wall time of the build, ns
-					 * (CLOCK_MONOTONIC; opening included) */
+					 * (CLOCK_MONOTONIC; cfi_table_build():
+					 * opening the files included) */
 	uint64_t bytes;			/* rows * sizeof(struct cfi_row) */
 	uint32_t rows;			/* rows in the table */
 	uint32_t rows_merged;		/* CFI rows dropped as equal to the
