@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "kernel/clock.h"
 #include "kernel/sampler.h"
+#include "kernel/settings.h"
 #include "output/run_info.h"
 #include "output/session.h"
 #include "output/summary.h"
@@ -99,31 +100,6 @@ static void forget_unwind_state(void *ctx, uint32_t pid)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-static void sampler_config_from(const struct collector *c, struct sampler_config *cfg)
-{
-	const struct options *o = c->opts;
-	uint32_t *command_pid = (uint32_t *)&c->command.pid;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->target = o->targets == TARGETS_ALL ? SAMPLER_ALL
-		    : o->targets == TARGETS_TIDS ? SAMPLER_TIDS : SAMPLER_TGIDS;
-	cfg->ids = o->targets == TARGETS_COMMAND ? command_pid : o->ids;
-	cfg->nr_ids = o->targets == TARGETS_COMMAND ? 1 : o->nr_ids;
-	cfg->cpus = o->cpus;
-	cfg->nr_cpus = o->nr_cpus;
-	cfg->freq = o->freq;
-	cfg->period = o->period;
-	cfg->include_idle = o->idle;
-	cfg->follow_forks = true;
-	cfg->stream = c->session.stream;
-	cfg->dwarf = o->dwarf;
-	cfg->user_stack_size = o->dwarf_stack_size;
-	cfg->max_depth = o->max_stack;
-	options_map_sizes(o, o->nr_cpus ? o->nr_cpus : c->info.run.nr_cpus_online,
-			  &cfg->stack_map_size, &cfg->count_map_size);
-	cfg->ringbuf_size = o->ringbuf_size;
-}
-
 /* The profile, its symbolizer, the unwinder, and the steps over them. */
 static int make_steps(struct collector *c)
 {
@@ -151,20 +127,25 @@ static int setup(struct collector *c)
 	const struct options *o = c->opts;
 	struct sampler_callbacks cb = { .ctx = c, .task_event = on_task_event, .sample = on_sample };
 	struct sampler_config cfg;
+	uint32_t command_pid;
 	int err;
 
 	if ((err = session_load(&c->session, o)) || (err = targets_check(o)) ||
 	    (err = make_steps(c)))
 		return err;
 	run_info_fill(&c->info, o);
-	c->info.run.sample_freq = o->freq;
-	c->info.run.sample_period = o->freq ? 1000000000ull / o->freq : o->period;
 	if (o->targets == TARGETS_COMMAND && (err = command_start(&c->command, o->command)))
 		return err;
-	sampler_config_from(c, &cfg);
-	err = sampler_open(&cfg, &cb, &c->sampler);
+	command_pid = (uint32_t)c->command.pid;
+	err = sampler_config_from_options(o, c->session.stream, &command_pid,
+					  c->info.run.nr_cpus_online, &cfg);
+	if (err || (err = sampler_open(&cfg, &cb, &c->sampler)))
+		return err;
+	/* The settings' one home is the sampler: the metadata reads them there. */
+	c->info.run.sample_freq = sampler_freq_hz(c->sampler);
+	c->info.run.sample_period = sampler_period_ns(c->sampler);
 	c->ingest.sampler = c->sampler;
-	return err;
+	return 0;
 }
 
 /* ---- sampling ----------------------------------------------------------- */
