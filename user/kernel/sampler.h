@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #include "bpfprof.h"
-#include "cpus.h"		/* online_cpus(): the CPUs of cfg->cpus == NULL */
 #include "settings.h"
 
 /* Called for every record read from the ring buffers; return 0 or -errno

@@ -41,16 +41,6 @@ static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_co
 								 SETTINGS_COUNT_MAP_MAX);
 }
 
-void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
-		       uint32_t *count_map_size)
-{
-	struct sampler_config cfg;
-
-	map_sizes(o, nr_cpus, &cfg);
-	*stack_map_size = cfg.stack_map_size;
-	*count_map_size = cfg.count_map_size;
-}
-
 /* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf records. */
 static uint32_t ringbuf_bytes(const struct options *o, bool stream)
 {

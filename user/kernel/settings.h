@@ -81,12 +81,4 @@ int sampler_config_from_options(const struct options *o, bool stream,
 				const uint32_t *command_pid, size_t nr_cpus_online,
 				struct sampler_config *cfg);
 
-/*
- * Transitional, until user/collector.c calls sampler_config_from_options():
- * the stack and count map sizes (slots) it would derive for @o on @nr_cpus
- * CPUs (0: as one CPU), in counts mode.
- */
-void options_map_sizes(const struct options *o, size_t nr_cpus, uint32_t *stack_map_size,
-		       uint32_t *count_map_size);
-
 #endif /* BPFPROF_SETTINGS_H */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel/sampler.h"
+#include "kernel/cpus.h"
 #include "run_info.h"
 #include "targets/targets.h"
 

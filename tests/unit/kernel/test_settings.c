@@ -2,7 +2,7 @@
 /*
  * test_settings.c - unit tests of user/kernel/settings.c, the derivation of
  * struct sampler_config from the command line.  Map sizing (moved here
- * from test_options.c with options_map_sizes()): without --stack-map-size
+ * from test_options.c): without --stack-map-size
  * / --count-map-size the maps hold two seconds of samples on every sampled
  * CPU (4 stacks and 2 count entries per sample a second), as powers of two
  * between SETTINGS_*_MIN and SETTINGS_*_MAX; -c PERIOD gives the rate
@@ -102,18 +102,15 @@ static void test_cpu_list_sizes(void **unused)
 	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
 }
 
-/* The transitional options_map_sizes() gives the same sizes. */
-static void test_options_map_sizes(void **unused)
+/* 4,999 Hz on two CPUs: the stack map at its largest, the counts between. */
+static void test_high_rate_sizes(void **unused)
 {
 	static const char *args[] = { "bpfprof", "-a", "-F", "4999" };
-	struct options o;
 	uint32_t s, c;
 
-	assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
-	options_map_sizes(&o, 2, &s, &c);
+	sizes(args, ARGC(args), 2, &s, &c);
 	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
 	assert_int_equal(c, 32768);
-	options_free(&o);
 }
 
 static void test_event(void **unused)
@@ -196,7 +193,7 @@ int main(void)
 		cmocka_unit_test(test_by_period),
 		cmocka_unit_test(test_given_sizes_kept),
 		cmocka_unit_test(test_cpu_list_sizes),
-		cmocka_unit_test(test_options_map_sizes),
+		cmocka_unit_test(test_high_rate_sizes),
 		cmocka_unit_test(test_event),
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_by_mode),
