@@ -558,7 +558,8 @@ static int list_cies(struct builder *b, const struct section *s, const unsigned 
 	}
 	if (rc < 0)
 		b->st->bad_entries++;
-	qsort(*out, *nr, sizeof(**out), cie_cmp);
+	if (*nr)
+		qsort(*out, *nr, sizeof(**out), cie_cmp);
 	return 0;
 }
 
@@ -603,7 +604,7 @@ static int list_fdes(struct builder *b, const struct section *s, const unsigned 
 		if (!dwarf_cfi_cie_p(&e)) {
 			key.offset = e.fde.CIE_pointer;
 			err = add_fde(b, s, &e.fde,
-				      bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp));
+				      nr_cies ? bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp) : NULL);
 			if (err)
 				break;
 		}

@@ -252,10 +252,13 @@ static int setup(void **state)
 	return 0;
 }
 
+static void free_tables(void);
+
 static int teardown(void **state)
 {
 	char cmd[PATH_MAX + 16];
 
+	free_tables();
 	cfi_table_free(self_table);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	if (system(cmd) != 0)
@@ -506,6 +509,7 @@ static void test_vdso(void **state)
 	check_invariants(t);
 	printf("# vdso: %u FDEs, %u rows\n", t->stats.fdes, t->stats.rows);
 	assert_true(t->stats.fdes >= 3);
+	cfi_table_free(t);
 	assert_int_equal(cfi_table_build_mem(eh, 16, &t), -ENOEXEC);
 	assert_int_equal(cfi_table_build_mem(NULL, 16, &t), -EINVAL);
 }
@@ -720,6 +724,17 @@ static struct tcache tcache[128];
 static int nr_tcache;
 static struct cfi_table *vdso_table;
 static uint64_t vdso_size;
+
+static void free_tables(void)
+{
+	while (nr_tcache > 0) {
+		nr_tcache--;
+		cfi_table_free(tcache[nr_tcache].t);
+		free(tcache[nr_tcache].path);
+	}
+	cfi_table_free(vdso_table);
+	vdso_table = NULL;
+}
 
 /* The separate debug file of @t under /usr/lib/debug/.build-id, if any. */
 static int debug_path(const struct cfi_table *t, char *out, size_t len)
