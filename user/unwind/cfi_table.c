@@ -20,7 +20,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 
-#include "unwind/cfi_table.h"
+#include "cfi_build.h"
 
 /* DWARF register numbers of x86-64 (System V psABI). */
 #define REG_RBP 6
@@ -31,39 +31,6 @@
 #define UC_RBP 120
 #define UC_RSP 160
 #define UC_RIP 168
-
-/* Where a CFI section comes from. */
-enum source { SRC_EH = 0, SRC_DEBUG = 1 };
-
-/* One FDE's address range [lo, hi) (ELF virtual addresses). */
-struct fde_range {
-	uint64_t lo, hi;
-	uint8_t src;		/* enum source */
-};
-
-/* One CIE: what its FDEs need to decode their start. */
-struct cie_info {
-	uint64_t offset;	/* section offset */
-	uint8_t enc;		/* DW_EH_PE_* of FDE addresses */
-	bool ok;		/* the augmentation was understood */
-};
-
-/* A CFI section: its bytes, address and libdw handle. */
-struct section {
-	Elf_Data *data;
-	uint64_t vaddr;		/* sh_addr */
-	Dwarf_CFI *cfi;		/* NULL: section unusable */
-	bool eh;		/* .eh_frame (else .debug_frame) */
-};
-
-/* State of one build. */
-struct builder {
-	struct cfi_row *rows;
-	size_t nr, cap;
-	struct fde_range *fdes;
-	size_t nr_fdes, cap_fdes;
-	struct cfi_table_stats *st;
-};
 
 /* A rule for one register, decoded from libdw's location ops. */
 enum rule_kind {
@@ -108,23 +75,6 @@ static uint64_t now_ns(void)
 
 /* ---- the rows ----------------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 {
 	return a->kind == b->kind && a->rbp == b->rbp && a->cfa == b->cfa;
@@ -144,7 +94,7 @@ static int push_row(struct builder *b, uint32_t pc, struct cfi_row r)
 		b->st->rows_merged++;
 		return 0;
 	}
-	if (grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+	if (cfi_grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
 		return -ENOMEM;
 	b->rows[b->nr++] = r;
 	return 0;
@@ -368,254 +318,6 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* ---- listing FDEs ---------------------------------------------------------- */
-
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t byte = *(*p)++;
-
-		*v |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-		if (!(byte & 0x80))
-			return true;
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	unsigned int shift = 0;
-	uint64_t u = 0;
-	uint8_t byte = 0;
-
-	while (*p < end && shift < 64) {
-		byte = *(*p)++;
-		u |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-		if (!(byte & 0x80)) {
-			if (shift < 64 && (byte & 0x40))
-				u |= ~(uint64_t)0 << shift;
-			*v = (int64_t)u;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Little-endian fixed-size read of @size bytes. */
-static bool read_fixed(const uint8_t **p, const uint8_t *end, size_t size, bool sign,
-		       uint64_t *v)
-{
-	uint64_t u = 0;
-	size_t i;
-
-	if ((size_t)(end - *p) < size)
-		return false;
-	for (i = 0; i < size; i++)
-		u |= (uint64_t)(*p)[i] << (8 * i);
-	if (sign && size < 8 && (u >> (8 * size - 1)) & 1)
-		u |= ~(uint64_t)0 << (8 * size);
-	*p += size;
-	*v = u;
-	return true;
-}
-
-/*
- * Decode one pointer of encoding @enc (DW_EH_PE_*) at *@p, whose own
- * address is @here (for pcrel).  @apply: add the base (initial location);
- * else the format only (address range).  Only absptr and pcrel bases.
- */
-static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t here,
-			 bool apply, uint64_t *v)
-{
-	int64_t s = 0;
-	bool ok;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-		ok = read_fixed(p, end, 8, false, v);
-		break;
-	case DW_EH_PE_uleb128:
-		ok = read_uleb(p, end, v);
-		break;
-	case DW_EH_PE_udata2:
-		ok = read_fixed(p, end, 2, false, v);
-		break;
-	case DW_EH_PE_udata4:
-		ok = read_fixed(p, end, 4, false, v);
-		break;
-	case DW_EH_PE_udata8:
-		ok = read_fixed(p, end, 8, false, v);
-		break;
-	case DW_EH_PE_sleb128:
-		ok = read_sleb(p, end, &s);
-		*v = (uint64_t)s;
-		break;
-	case DW_EH_PE_sdata2:
-		ok = read_fixed(p, end, 2, true, v);
-		break;
-	case DW_EH_PE_sdata4:
-		ok = read_fixed(p, end, 4, true, v);
-		break;
-	case DW_EH_PE_sdata8:
-		ok = read_fixed(p, end, 8, true, v);
-		break;
-	default:
-		return false;
-	}
-	if (!ok || !apply)
-		return ok;
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		return !(enc & DW_EH_PE_indirect);
-	case DW_EH_PE_pcrel:
-		*v += here;
-		return !(enc & DW_EH_PE_indirect);
-	default:
-		return false;
-	}
-}
-
-/* The FDE address encoding from a CIE's augmentation ('R'). */
-static struct cie_info cie_decode(const Dwarf_CIE *cie, uint64_t offset)
-{
-	struct cie_info ci = { offset, DW_EH_PE_absptr, true };
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
-	const char *a = cie->augmentation;
-	uint64_t skip;
-	uint8_t penc;
-
-	if (!a || !a[0])
-		return ci;
-	if (a[0] != 'z' || !p) {
-		ci.ok = false;
-		return ci;
-	}
-	for (a++; *a; a++) {
-		switch (*a) {
-		case 'R':
-			if (p >= end)
-				goto bad;
-			ci.enc = *p++;
-			break;
-		case 'L':
-			if (p >= end)
-				goto bad;
-			p++;
-			break;
-		case 'P':
-			if (p >= end)
-				goto bad;
-			penc = *p++;	/* the personality pointer follows */
-			if (!read_encoded(penc, &p, end, 0, false, &skip))
-				goto bad;
-			break;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			goto bad;
-		}
-	}
-	return ci;
-bad:
-	ci.ok = false;
-	return ci;
-}
-
-static int cie_cmp(const void *a, const void *b)
-{
-	const struct cie_info *x = a, *y = b;
-
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* The CIEs of @s, sorted by offset, into *@out (caller frees). */
-static int list_cies(struct builder *b, const struct section *s, const unsigned char *ident,
-		     struct cie_info **out, size_t *nr)
-{
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	size_t cap = 0;
-	int rc;
-
-	*out = NULL;
-	*nr = 0;
-	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
-		if (dwarf_cfi_cie_p(&e)) {
-			if (grow((void **)out, &cap, *nr + 1, sizeof(**out)))
-				return -ENOMEM;
-			(*out)[(*nr)++] = cie_decode(&e.cie, off);
-		}
-		if (next == (Dwarf_Off)-1 || next <= off)
-			break;
-		off = next;
-	}
-	if (rc < 0)
-		b->st->bad_entries++;
-	if (*nr)
-		qsort(*out, *nr, sizeof(**out), cie_cmp);
-	return 0;
-}
-
-/* Add the address range of FDE @e of @s (its CIE's info @ci) to b->fdes. */
-static int add_fde(struct builder *b, const struct section *s, const Dwarf_FDE *e,
-		   const struct cie_info *ci)
-{
-	const uint8_t *p = e->start, *base = s->data->d_buf;
-	uint64_t lo, len;
-
-	if (!ci || !ci->ok ||
-	    !read_encoded(ci->enc, &p, e->end, s->vaddr + (uint64_t)(p - base), true, &lo) ||
-	    !read_encoded(ci->enc & 0x0f, &p, e->end, 0, false, &len)) {
-		b->st->bad_entries++;
-		return 0;
-	}
-	if (len == 0 || lo + len < lo || lo + len > UINT32_MAX) {
-		b->st->fdes_skipped++;
-		return 0;
-	}
-	if (grow((void **)&b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes)))
-		return -ENOMEM;
-	b->fdes[b->nr_fdes++] = (struct fde_range){ lo, lo + len, s->eh ? SRC_EH : SRC_DEBUG };
-	return 0;
-}
-
-/* Add the FDEs of section @s to b->fdes. */
-static int list_fdes(struct builder *b, const struct section *s, const unsigned char *ident)
-{
-	struct cie_info *cies, key;
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	size_t nr_cies;
-	int rc, err;
-
-	err = list_cies(b, s, ident, &cies, &nr_cies);
-	if (err) {
-		free(cies);
-		return err;
-	}
-	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
-		if (!dwarf_cfi_cie_p(&e)) {
-			key.offset = e.fde.CIE_pointer;
-			err = add_fde(b, s, &e.fde,
-				      nr_cies ? bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp) : NULL);
-			if (err)
-				break;
-		}
-		if (next == (Dwarf_Off)-1 || next <= off)
-			break;
-		off = next;
-	}
-	free(cies);
-	return err;
-}
-
 /* ---- assembling the table -------------------------------------------------- */
 
 static int fde_cmp(const void *a, const void *b)
@@ -809,7 +511,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 	for (int i = 0; i < 2; i++) {
 		if (!secs[i].cfi)
 			continue;
-		err = list_fdes(&b, &secs[i], eh.e_ident);
+		err = cfi_list_fdes(&b, &secs[i], eh.e_ident);
 		if (err)
 			goto out;
 	}

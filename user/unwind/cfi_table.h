@@ -2,7 +2,7 @@
 /*
  * cfi_table.h - building the unwind table of one ELF file for
  * `--call-graph auto` (issue 15): the sorted struct cfi_row array
- * (bpf/cfi_table.h) for all of the file's code, derived from its
+ * (bpf/cfi_row.h) for all of the file's code, derived from its
  * .eh_frame, and from .debug_frame (of the file itself or of its separate
  * debug file) for code .eh_frame does not cover, the way libdwfl prefers
  * them when it unwinds.
@@ -26,8 +26,7 @@
 
 #include <gelf.h>
 
-/* bpf/cfi_table.h: by path, "cfi_table.h" would be this file. */
-#include "../../bpf/cfi_table.h"
+#include "cfi_row.h"		/* bpf/: the row, shared with the BPF walker */
 
 /* What building one table found and cost. */
 struct cfi_table_stats {

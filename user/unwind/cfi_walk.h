@@ -2,13 +2,13 @@
 /*
  * cfi_walk.h - the reference stack walk of `--call-graph auto` (issue 15)
  * in plain C: from a sample's user registers, the process's executable
- * mappings (struct cfi_mapping, bpf/cfi_table.h) and the unwind tables of
+ * mappings (struct cfi_mapping, bpf/cfi_row.h) and the unwind tables of
  * their files (user/unwind/cfi_table.h), it produces the callchain exactly
  * as the BPF program is to do it, one binary search per frame.  It is the
  * specification of that BPF code and what the unit tests check against
  * libdw's own unwinder (tests/unit/unwind/test_cfi_table.c).
  *
- * The walk, frame by frame (see bpf/cfi_table.h for one step's rules):
+ * The walk, frame by frame (see bpf/cfi_row.h for one step's rules):
  *  1. pc = ip for the first frame and for a frame reached through a
  *     signal frame, else ip - 1 (ip is a return address);
  *  2. the mapping holding pc (binary search by start); none: stop

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * cfi_table.h - the unwind table row of `--call-graph auto` (issue 15),
+ * cfi_row.h - the unwind table row of `--call-graph auto` (issue 15),
  * shared by the BPF program that walks user stacks and the collector that
  * builds the rows from .eh_frame / .debug_frame (user/unwind/cfi_table.c).
  * Plain fixed-width types only, no libc; the BPF side includes vmlinux.h
@@ -38,8 +38,8 @@
  * ra == 0 ends the walk (outermost frame).  user/unwind/cfi_walk.c is the
  * reference implementation of the whole walk.
  */
-#ifndef BPFPROF_CFI_TABLE_H
-#define BPFPROF_CFI_TABLE_H
+#ifndef BPFPROF_CFI_ROW_H
+#define BPFPROF_CFI_ROW_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -126,4 +126,4 @@ struct cfi_mapping {
 	__u32 flags;	/* reserved, 0 */
 };
 
-#endif /* BPFPROF_CFI_TABLE_H */
+#endif /* BPFPROF_CFI_ROW_H */

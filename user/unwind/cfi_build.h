@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind/cfi_build.h - private to the unwind table builder: the state of
+ * one build, shared by cfi_table.c (rules to rows, assembling the table)
+ * and cfi_fde.c (listing the FDEs of a CFI section).
+ */
+#ifndef BPFPROF_CFI_BUILD_H
+#define BPFPROF_CFI_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+
+#include "cfi_table.h"
+
+/* Where a CFI section comes from. */
+enum source { SRC_EH = 0, SRC_DEBUG = 1 };
+
+/* One FDE's address range [lo, hi) (ELF virtual addresses). */
+struct fde_range {
+	uint64_t lo, hi;
+	uint8_t src;		/* enum source */
+};
+
+/* One CIE: what its FDEs need to decode their start. */
+struct cie_info {
+	uint64_t offset;	/* section offset */
+	uint8_t enc;		/* DW_EH_PE_* of FDE addresses */
+	bool ok;		/* the augmentation was understood */
+};
+
+/* A CFI section: its bytes, address and libdw handle. */
+struct section {
+	Elf_Data *data;
+	uint64_t vaddr;		/* sh_addr */
+	Dwarf_CFI *cfi;		/* NULL: section unusable */
+	bool eh;		/* .eh_frame (else .debug_frame) */
+};
+
+/* State of one build. */
+struct builder {
+	struct cfi_row *rows;
+	size_t nr, cap;
+	struct fde_range *fdes;
+	size_t nr_fdes, cap_fdes;
+	struct cfi_table_stats *st;
+};
+
+/*
+ * Make room for @need elements of @elem bytes in *@arr (capacity *@cap,
+ * doubled from 64).  0 or -ENOMEM (the array is unchanged).
+ */
+int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Add the address ranges of the FDEs of section @s (ELF identity @ident)
+ * to b->fdes; malformed entries are counted in b->st.  0 or -ENOMEM.
+ */
+int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned char *ident);
+
+#endif /* BPFPROF_CFI_BUILD_H */

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwind/cfi_fde.c - lists the FDEs of one CFI section for the unwind
+ * table builder (cfi_build.h): dwarf_next_cfi() walks the entries, and the
+ * only bytes read here are an FDE's encoded start and length (DW_EH_PE_*,
+ * relative to its CIE's augmentation), which libdw has no public call for.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi_build.h"
+
+int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- the entries ---------------------------------------------------------- */
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t byte = *(*p)++;
+
+		*v |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	unsigned int shift = 0;
+	uint64_t u = 0;
+	uint8_t byte = 0;
+
+	while (*p < end && shift < 64) {
+		byte = *(*p)++;
+		u |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80)) {
+			if (shift < 64 && (byte & 0x40))
+				u |= ~(uint64_t)0 << shift;
+			*v = (int64_t)u;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Little-endian fixed-size read of @size bytes. */
+static bool read_fixed(const uint8_t **p, const uint8_t *end, size_t size, bool sign,
+		       uint64_t *v)
+{
+	uint64_t u = 0;
+	size_t i;
+
+	if ((size_t)(end - *p) < size)
+		return false;
+	for (i = 0; i < size; i++)
+		u |= (uint64_t)(*p)[i] << (8 * i);
+	if (sign && size < 8 && (u >> (8 * size - 1)) & 1)
+		u |= ~(uint64_t)0 << (8 * size);
+	*p += size;
+	*v = u;
+	return true;
+}
+
+/*
+ * Decode one pointer of encoding @enc (DW_EH_PE_*) at *@p, whose own
+ * address is @here (for pcrel).  @apply: add the base (initial location);
+ * else the format only (address range).  Only absptr and pcrel bases.
+ */
+static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t here,
+			 bool apply, uint64_t *v)
+{
+	int64_t s = 0;
+	bool ok;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+		ok = read_fixed(p, end, 8, false, v);
+		break;
+	case DW_EH_PE_uleb128:
+		ok = read_uleb(p, end, v);
+		break;
+	case DW_EH_PE_udata2:
+		ok = read_fixed(p, end, 2, false, v);
+		break;
+	case DW_EH_PE_udata4:
+		ok = read_fixed(p, end, 4, false, v);
+		break;
+	case DW_EH_PE_udata8:
+		ok = read_fixed(p, end, 8, false, v);
+		break;
+	case DW_EH_PE_sleb128:
+		ok = read_sleb(p, end, &s);
+		*v = (uint64_t)s;
+		break;
+	case DW_EH_PE_sdata2:
+		ok = read_fixed(p, end, 2, true, v);
+		break;
+	case DW_EH_PE_sdata4:
+		ok = read_fixed(p, end, 4, true, v);
+		break;
+	case DW_EH_PE_sdata8:
+		ok = read_fixed(p, end, 8, true, v);
+		break;
+	default:
+		return false;
+	}
+	if (!ok || !apply)
+		return ok;
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr:
+		return !(enc & DW_EH_PE_indirect);
+	case DW_EH_PE_pcrel:
+		*v += here;
+		return !(enc & DW_EH_PE_indirect);
+	default:
+		return false;
+	}
+}
+
+/* The FDE address encoding from a CIE's augmentation ('R'). */
+static struct cie_info cie_decode(const Dwarf_CIE *cie, uint64_t offset)
+{
+	struct cie_info ci = { offset, DW_EH_PE_absptr, true };
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+	uint64_t skip;
+	uint8_t penc;
+
+	if (!a || !a[0])
+		return ci;
+	if (a[0] != 'z' || !p) {
+		ci.ok = false;
+		return ci;
+	}
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				goto bad;
+			ci.enc = *p++;
+			break;
+		case 'L':
+			if (p >= end)
+				goto bad;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				goto bad;
+			penc = *p++;	/* the personality pointer follows */
+			if (!read_encoded(penc, &p, end, 0, false, &skip))
+				goto bad;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			goto bad;
+		}
+	}
+	return ci;
+bad:
+	ci.ok = false;
+	return ci;
+}
+
+static int cie_cmp(const void *a, const void *b)
+{
+	const struct cie_info *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The CIEs of @s, sorted by offset, into *@out (caller frees). */
+static int list_cies(struct builder *b, const struct section *s, const unsigned char *ident,
+		     struct cie_info **out, size_t *nr)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*nr = 0;
+	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
+		if (dwarf_cfi_cie_p(&e)) {
+			if (cfi_grow((void **)out, &cap, *nr + 1, sizeof(**out)))
+				return -ENOMEM;
+			(*out)[(*nr)++] = cie_decode(&e.cie, off);
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	if (rc < 0)
+		b->st->bad_entries++;
+	if (*nr)
+		qsort(*out, *nr, sizeof(**out), cie_cmp);
+	return 0;
+}
+
+/* Add the address range of FDE @e of @s (its CIE's info @ci) to b->fdes. */
+static int add_fde(struct builder *b, const struct section *s, const Dwarf_FDE *e,
+		   const struct cie_info *ci)
+{
+	const uint8_t *p = e->start, *base = s->data->d_buf;
+	uint64_t lo, len;
+
+	if (!ci || !ci->ok ||
+	    !read_encoded(ci->enc, &p, e->end, s->vaddr + (uint64_t)(p - base), true, &lo) ||
+	    !read_encoded(ci->enc & 0x0f, &p, e->end, 0, false, &len)) {
+		b->st->bad_entries++;
+		return 0;
+	}
+	if (len == 0 || lo + len < lo || lo + len > UINT32_MAX) {
+		b->st->fdes_skipped++;
+		return 0;
+	}
+	if (cfi_grow((void **)&b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes)))
+		return -ENOMEM;
+	b->fdes[b->nr_fdes++] = (struct fde_range){ lo, lo + len, s->eh ? SRC_EH : SRC_DEBUG };
+	return 0;
+}
+
+/* Add the FDEs of section @s to b->fdes. */
+int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned char *ident)
+{
+	struct cie_info *cies, key;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	size_t nr_cies;
+	int rc, err;
+
+	err = list_cies(b, s, ident, &cies, &nr_cies);
+	if (err) {
+		free(cies);
+		return err;
+	}
+	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
+		if (!dwarf_cfi_cie_p(&e)) {
+			key.offset = e.fde.CIE_pointer;
+			err = add_fde(b, s, &e.fde,
+				      nr_cies ? bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp) : NULL);
+			if (err)
+				break;
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	free(cies);
+	return err;
+}
