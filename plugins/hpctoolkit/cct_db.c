@@ -8,7 +8,6 @@
  * a time.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,44 +93,33 @@ int write_cct_db(int dir_fd, const struct hpc_values *in, double scale)
 {
 	struct cct_writer *cw = calloc(1, sizeof(*cw));
 	uint64_t sec[2], nctxs = in->nctxs;
-	struct bw w, h;
-	int fd, err;
+	struct hpc_db db;
+	struct bw *w = &db.w;
+	int err;
 
 	if (!cw)
 		return -ENOMEM;
-	fd = openat(dir_fd, "cct.db", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
+	err = hpc_db_create(&db, dir_fd, "cct.db", CCT_HDR_SIZE);
+	if (err) {
 		free(cw);
 		return err;
 	}
-	bw_init_fd(&w, fd);
-	bw_zero(&w, CCT_HDR_SIZE);
-	bw_u64(&w, CCT_HDR_SIZE + 0x10);	/* Context Info section header */
-	bw_u32(&w, nctxs);
-	bw_u8(&w, CTX_INFO_SIZE);
-	bw_align(&w, 8);
-	bw_seek(&w, w.off + nctxs * CTX_INFO_SIZE);	/* {CI}: patched */
+	bw_u64(w, CCT_HDR_SIZE + 0x10);	/* Context Info section header */
+	bw_u32(w, nctxs);
+	bw_u8(w, CTX_INFO_SIZE);
+	bw_align(w, 8);
+	bw_seek(w, w->off + nctxs * CTX_INFO_SIZE);	/* {CI}: patched */
 	sec[0] = 0x10 + nctxs * CTX_INFO_SIZE;
 	sec[1] = CCT_HDR_SIZE;
-	cw->w = &w;
+	cw->w = w;
 	cw->scale = scale;
-	err = w.err ? w.err : hpc_values_walk(in, write_context_block, cw);
+	err = w->err ? w->err : hpc_values_walk(in, write_context_block, cw);
 	if (!err && cw->first + cw->nr != nctxs)
 		err = -EINVAL;
-	if (err && !w.err)
-		w.err = err;
+	if (err)
+		bw_fail(w, err);
 	flush_infos(cw);
-	bw_align(&w, 4);
-	bw_bytes(&w, "__ctx.db", 8);
-	bw_init_mem(&h);
-	write_file_header(&h, "ctxt", 0, sec, 1);
-	bw_patch(&w, 0, h.buf, h.len);
-	bw_free(&h);
-	err = bw_finish(&w);
-	bw_free(&w);
-	if (close(fd) < 0 && !err)
-		err = -errno;
+	bw_align(w, 4);
 	free(cw);
-	return err;
+	return hpc_db_finish(&db, "ctxt", "__ctx.db", sec, 1);
 }

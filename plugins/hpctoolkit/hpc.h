@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hpc.h - internal interfaces of the HPCToolkit v4 database plugin: the
- * binary writer (bw.c), large arrays (pages.c), the calling context tree (cct.c), its construction from call
- * stacks (paths.c) and from counts and streamed samples (samples.c), the
- * per-thread values (values.c) and the writers of meta.db (meta.c),
- * profile.db (profile_db.c), cct.db (cct_db.c), trace.db (trace_db.c) and
- * metrics/default.yaml (meta.c).
+ * binary writer (bw.c), large arrays (pages.c), the calling context tree
+ * (cct.c), its construction from call stacks (paths.c) and from counts
+ * and streamed samples (samples.c), the per-thread values (values.c), the
+ * life of one database file (dbfile.c) and the writers of meta.db
+ * (meta.c), profile.db (profile_db.c), cct.db (cct_db.c), trace.db
+ * (trace_db.c) and metrics/default.yaml (meta.c).
  *
  * Layout: hpctoolkit-formats-v4.0.md as corrected by
  * hpctoolkit-v4-as-written.md (what hpcprof writes, what hpcviewer reads).
@@ -43,6 +44,13 @@ void bw_seek(struct bw *w, uint64_t off);	/* forward only; zero-fills (mem) */
 void bw_patch(struct bw *w, uint64_t off, const void *p, size_t n);
 int bw_finish(struct bw *w);			/* flush; returns w->err */
 void bw_free(struct bw *w);
+
+/* Record @err (a negative errno) as the writer's error unless it has one. */
+static inline void bw_fail(struct bw *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+}
 
 /* Little-endian stores (one store each on little-endian hosts). */
 static inline void put_u16(uint8_t *p, uint16_t v)
@@ -452,14 +460,31 @@ struct hpc_thread_id {
 	const char *comm;
 };
 
+/* ---- dbfile.c: one database file from creation to close ---------------- */
+struct hpc_db {
+	struct bw w;		/* the file from offset 0; its sections go here */
+	int fd;
+	size_t hdr_size;	/* bytes left for the file header */
+};
+
+/* The common file header: "HPCTOOLKIT", @format, version 4.@minor, then
+ * the (size, offset) pairs of @nr_sections sections. */
+void write_file_header(struct bw *w, const char format[4], uint8_t minor,
+		       const uint64_t *sections, int nr_sections);
+/* Create @name in @dir_fd and write @hdr_size zero bytes for its header;
+ * 0 or a negative errno (nothing to finish then). */
+int hpc_db_create(struct hpc_db *db, int dir_fd, const char *name, size_t hdr_size);
+/* Append @footer, patch in the header (version 4.0) with @sections, flush
+ * and close; returns the first error of the whole file. */
+int hpc_db_finish(struct hpc_db *db, const char format[4], const char footer[8],
+		  const uint64_t *sections, int nr_sections);
+
 /* ---- meta.c ------------------------------------------------------------ */
 struct hpc_meta_info {
 	const char *title;
 	const char *description;
 };
 
-void write_file_header(struct bw *w, const char format[4], uint8_t minor,
-		       const uint64_t *sections, int nr_sections);
 uint64_t write_general_properties_section(struct bw *w, const char *title,
 					  const char *description);
 uint64_t write_identifier_names_section(struct bw *w);

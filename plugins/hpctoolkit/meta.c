@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * meta.c - writes meta.db (HPCToolkit v4.0 as hpcprof writes it: header,
- * General Properties, Identifier Names, Performance Metrics, Common String
- * Table, Load Modules, Source Files, Functions, Context Tree, footer) and
- * metrics/default.yaml, without which hpcviewer refuses a database.
+ * meta.c - writes meta.db (HPCToolkit v4.0 as hpcprof writes it: header
+ * and footer (dbfile.c), General Properties, Identifier Names, Performance
+ * Metrics, Common String Table, Load Modules, Source Files, Functions,
+ * Context Tree) and metrics/default.yaml, without which hpcviewer refuses a database.
  * One function per on-disk structure, named after its spec section.  The
  * Context Tree is written while the tree is numbered (ctxIds in post
  * order, cct.c), in one pass over it.
@@ -24,18 +24,6 @@ static const char *const kind_names[8] = { "SUMMARY", "NODE", "RANK", "THREAD",
 					   "GPUDEVICE", "GPUCONTEXT", "GPUSTREAM", "CORE" };
 static const char *const entry_names[3] = { "unknown entry", "main thread",
 					    "application thread" };
-
-/* Common file structure: magic, format, version, then (sz, p) pairs. */
-void write_file_header(struct bw *w, const char format[4], uint8_t minor,
-		       const uint64_t *sections, int nr_sections)
-{
-	bw_bytes(w, "HPCTOOLKIT", 10);
-	bw_bytes(w, format, 4);
-	bw_u8(w, 4);
-	bw_u8(w, minor);
-	for (int i = 0; i < 2 * nr_sections; i++)
-		bw_u64(w, sections[i]);
-}
 
 /* General Properties: pTitle, pDescription, then both strings. */
 uint64_t write_general_properties_section(struct bw *w, const char *title,
@@ -332,54 +320,38 @@ int write_meta_db(int dir_fd, struct hpc_cct *t, uint32_t *shape,
 {
 	uint64_t sec[16];	/* (sz, p) of General, IdNames, Metrics, Context,
 				 * Strings, Modules, Files, Functions */
-	struct bw w, h;
-	int fd, err;
+	struct hpc_db db;
+	struct bw *w = &db.w;
+	int err;
 
-	fd = openat(dir_fd, "meta.db", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (bw_init_fd(&w, fd)) {
-		close(fd);
-		return -ENOMEM;
-	}
-	bw_zero(&w, META_HDR_SIZE);
-	sec[1] = w.off;
-	sec[0] = write_general_properties_section(&w, info->title, info->description);
-	bw_align(&w, 8);
-	sec[3] = w.off;
-	sec[2] = write_identifier_names_section(&w);
-	bw_align(&w, 8);
-	sec[5] = w.off;
-	sec[4] = write_performance_metrics_section(&w, HPC_METRIC_NAME);
-	bw_align(&w, 8);
-	sec[9] = w.off;
-	sec[8] = write_common_string_table(&w, t);
-	bw_align(&w, 8);
-	sec[11] = w.off;
-	sec[10] = write_load_modules_section(&w, t, sec[9]);
-	bw_align(&w, 8);
-	sec[13] = w.off;
-	sec[12] = write_source_files_section(&w, t, sec[9]);
-	bw_align(&w, 8);
-	sec[15] = w.off;
-	sec[14] = write_functions_section(&w, t, sec[9], sec[11] + 0x10, sec[13] + 0x10);
-	bw_align(&w, 8);
-	sec[7] = w.off;
-	sec[6] = write_context_tree_section(&w, t, shape, sec[9], sec[15] + 0x10,
+	err = hpc_db_create(&db, dir_fd, "meta.db", META_HDR_SIZE);
+	if (err)
+		return err;
+	sec[1] = w->off;
+	sec[0] = write_general_properties_section(w, info->title, info->description);
+	bw_align(w, 8);
+	sec[3] = w->off;
+	sec[2] = write_identifier_names_section(w);
+	bw_align(w, 8);
+	sec[5] = w->off;
+	sec[4] = write_performance_metrics_section(w, HPC_METRIC_NAME);
+	bw_align(w, 8);
+	sec[9] = w->off;
+	sec[8] = write_common_string_table(w, t);
+	bw_align(w, 8);
+	sec[11] = w->off;
+	sec[10] = write_load_modules_section(w, t, sec[9]);
+	bw_align(w, 8);
+	sec[13] = w->off;
+	sec[12] = write_source_files_section(w, t, sec[9]);
+	bw_align(w, 8);
+	sec[15] = w->off;
+	sec[14] = write_functions_section(w, t, sec[9], sec[11] + 0x10, sec[13] + 0x10);
+	bw_align(w, 8);
+	sec[7] = w->off;
+	sec[6] = write_context_tree_section(w, t, shape, sec[9], sec[15] + 0x10,
 					    sec[13] + 0x10, sec[11] + 0x10);
-	bw_bytes(&w, "_meta.db", 8);
-	bw_init_mem(&h);
-	write_file_header(&h, "meta", 0, sec, 8);
-	if (h.err || h.len != META_HDR_SIZE)
-		w.err = w.err ? w.err : -ENOMEM;
-	else
-		bw_patch(&w, 0, h.buf, h.len);
-	bw_free(&h);
-	err = bw_finish(&w);
-	bw_free(&w);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	return err;
+	return hpc_db_finish(&db, "meta", "_meta.db", sec, 8);
 }
 
 /* metrics/default.yaml: CPUTIME (sec) inclusive = execution, exclusive =

@@ -14,7 +14,6 @@
  * values of all threads.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -309,51 +308,40 @@ int write_profile_db(int dir_fd, const struct hpc_values *in, const struct hpc_t
 {
 	uint64_t nprof = (uint64_t)in->nthreads + 1, ptuples, sec[4], end = 0;
 	uint8_t *infos = calloc(nprof, PROF_INFO_SIZE);
-	struct bw w, h;
-	int fd, err;
+	struct hpc_db db;
+	struct bw *w = &db.w;
+	int err;
 
 	if (!infos)
 		return -ENOMEM;
-	fd = openat(dir_fd, "profile.db", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
+	err = hpc_db_create(&db, dir_fd, "profile.db", PROF_HDR_SIZE);
+	if (err) {
 		free(infos);
 		return err;
 	}
-	bw_init_fd(&w, fd);
-	bw_zero(&w, PROF_HDR_SIZE);
 	/* Profile Info section header; the {PI} array is patched in at the end */
-	bw_u64(&w, PROF_HDR_SIZE + 0x10);
-	bw_u32(&w, nprof);
-	bw_u8(&w, PROF_INFO_SIZE);
-	bw_align(&w, 8);
-	bw_zero(&w, nprof * PROF_INFO_SIZE);
+	bw_u64(w, PROF_HDR_SIZE + 0x10);
+	bw_u32(w, nprof);
+	bw_u8(w, PROF_INFO_SIZE);
+	bw_align(w, 8);
+	bw_zero(w, nprof * PROF_INFO_SIZE);
 	sec[0] = 0x10 + nprof * PROF_INFO_SIZE;
 	sec[1] = PROF_HDR_SIZE;
 	/* Hierarchical Identifier Tuple section */
-	ptuples = w.off;
+	ptuples = w->off;
 	for (uint32_t t = 0; t < in->nthreads; t++) {
-		put_u64(infos + (t + 1) * PROF_INFO_SIZE + 0x20, w.off);
-		write_identifier_tuple(&w, hostid, &ids[t]);
+		put_u64(infos + (t + 1) * PROF_INFO_SIZE + 0x20, w->off);
+		write_identifier_tuple(w, hostid, &ids[t]);
 	}
-	sec[2] = w.off - ptuples;
+	sec[2] = w->off - ptuples;
 	sec[3] = ptuples;
-	bw_align(&w, 4);
-	err = w.err ? w.err : write_all_blocks(fd, in, scale, w.off, infos, &end);
-	if (err && !w.err)
-		w.err = err;
+	bw_align(w, 4);
+	err = w->err ? w->err : write_all_blocks(db.fd, in, scale, w->off, infos, &end);
+	if (err)
+		bw_fail(w, err);
 	put_u32(infos + 0x28, 1);	/* isSummary; pIdTuple stays 0 */
-	bw_seek(&w, end);
-	bw_bytes(&w, "_prof.db", 8);
-	bw_patch(&w, PROF_HDR_SIZE + 0x10, infos, nprof * PROF_INFO_SIZE);
-	bw_init_mem(&h);
-	write_file_header(&h, "prof", 0, sec, 2);
-	bw_patch(&w, 0, h.buf, h.len);
-	bw_free(&h);
-	err = bw_finish(&w);
-	bw_free(&w);
-	if (close(fd) < 0 && !err)
-		err = -errno;
+	bw_seek(w, end);
+	bw_patch(w, PROF_HDR_SIZE + 0x10, infos, nprof * PROF_INFO_SIZE);
 	free(infos);
-	return err;
+	return hpc_db_finish(&db, "prof", "_prof.db", sec, 2);
 }

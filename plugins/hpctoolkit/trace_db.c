@@ -7,7 +7,6 @@
  * min/maxTimestamp bound all lines.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,20 +67,19 @@ int write_trace_db(int dir_fd, struct hpc_trace_elem *elems, const uint64_t *lin
 		   uint32_t nthreads, uint64_t gap_ns, uint64_t period_ns)
 {
 	uint64_t tmin = UINT64_MAX, tmax = 0, sec[2], minmax[2];
-	struct bw w, h, th;
-	int fd, err;
+	struct hpc_db db;
+	struct bw *w = &db.w, th;
+	int err;
 
-	fd = openat(dir_fd, "trace.db", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	bw_init_fd(&w, fd);
-	bw_zero(&w, TRACE_HDR_SIZE);
-	bw_u64(&w, TRACE_HDR_SIZE + TRACE_SECT_HDR);	/* pTraces */
-	bw_u32(&w, nthreads);
-	bw_u8(&w, TRACE_HEADER_SIZE);
-	bw_align(&w, 8);
-	bw_zero(&w, 16);				/* min/max, patched */
-	bw_zero(&w, (uint64_t)nthreads * TRACE_HEADER_SIZE);
+	err = hpc_db_create(&db, dir_fd, "trace.db", TRACE_HDR_SIZE);
+	if (err)
+		return err;
+	bw_u64(w, TRACE_HDR_SIZE + TRACE_SECT_HDR);	/* pTraces */
+	bw_u32(w, nthreads);
+	bw_u8(w, TRACE_HEADER_SIZE);
+	bw_align(w, 8);
+	bw_zero(w, 16);				/* min/max, patched */
+	bw_zero(w, (uint64_t)nthreads * TRACE_HEADER_SIZE);
 	sec[0] = TRACE_SECT_HDR + (uint64_t)nthreads * TRACE_HEADER_SIZE;
 	sec[1] = TRACE_HDR_SIZE;
 	bw_init_mem(&th);
@@ -89,30 +87,21 @@ int write_trace_db(int dir_fd, struct hpc_trace_elem *elems, const uint64_t *lin
 		size_t n = line_start[t + 1] - line_start[t];
 		uint64_t pstart, k;
 
-		bw_align(&w, 8);
-		pstart = w.off;
+		bw_align(w, 8);
+		pstart = w->off;
 		qsort(elems + line_start[t], n, sizeof(*elems), cmp_elem);
-		k = write_trace_line(&w, elems + line_start[t], n, gap_ns, period_ns, &tmin, &tmax);
+		k = write_trace_line(w, elems + line_start[t], n, gap_ns, period_ns, &tmin, &tmax);
 		write_context_trace_header(&th, t + 1, pstart, pstart + 12 * k);
 	}
 	if (tmin > tmax)
 		tmin = tmax = 0;
-	bw_bytes(&w, "trace.db", 8);
 	if (th.err)
-		w.err = w.err ? w.err : th.err;
+		bw_fail(w, th.err);
 	else if (nthreads)
-		bw_patch(&w, TRACE_HDR_SIZE + TRACE_SECT_HDR, th.buf, th.len);
+		bw_patch(w, TRACE_HDR_SIZE + TRACE_SECT_HDR, th.buf, th.len);
 	bw_free(&th);
 	put_u64((uint8_t *)&minmax[0], tmin);
 	put_u64((uint8_t *)&minmax[1], tmax);
-	bw_patch(&w, TRACE_HDR_SIZE + 0x10, minmax, 16);
-	bw_init_mem(&h);
-	write_file_header(&h, "trce", 0, sec, 1);
-	bw_patch(&w, 0, h.buf, h.len);
-	bw_free(&h);
-	err = bw_finish(&w);
-	bw_free(&w);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	return err;
+	bw_patch(w, TRACE_HDR_SIZE + 0x10, minmax, 16);
+	return hpc_db_finish(&db, "trce", "trace.db", sec, 1);
 }
