@@ -3,8 +3,9 @@
  * test_folded.c - unit tests of the folded output plugin (plugins/folded/)
  * and of the page data of the flamegraph plugin (plugins/flamegraph/,
  * which folds with the same plugins/common/fold.c), driven through the
- * plugin ABI with hand-built profiles and a fake host whose symbolize()
- * answers from a table of exact (pid, address) pairs, so a caller frame
+ * plugin ABI with hand-built profiles and the fake host
+ * (tests/unit/lib/fake_host.h) whose symbolize() answers from a table of
+ * exact (pid, address) pairs, so a caller frame
  * only gets its name when it is looked up at its return address - 1.
  *
  * Exact lines and counts: threads and processes sharing a stack merge;
@@ -34,94 +35,7 @@
 #include <cmocka.h>
 
 #include "bpfprof/plugin.h"
-
-/* --- fake host ------------------------------------------------------------ */
-
-#define MAX_SYMS 4096
-
-/* What symbolize(pid, ip, kernel) answers; pid 0 matches any process. */
-struct fake_sym {
-	uint32_t pid;
-	uint64_t ip;
-	int kernel;
-	int rc;
-	const char *function, *module;
-};
-
-struct fake_host {
-	struct bpfprof_host host;	/* first: the plugin gets &host */
-	char error[512];		/* first error() message, "" if none */
-	int nr_errors;
-	struct fake_sym syms[MAX_SYMS];
-	size_t nr_syms;
-	size_t nr_calls;		/* symbolize() calls */
-};
-
-static void fake_error(const struct bpfprof_host *host, const char *fmt, ...)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-	va_list ap;
-
-	if (fh->nr_errors++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(fh->error, sizeof(fh->error), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static void fake_warn(const struct bpfprof_host *host, const char *fmt, ...)
-{
-}
-
-static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
-			  int kernel, struct bpfprof_symbol *sym)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-
-	fh->nr_calls++;
-	memset(sym, 0, sizeof(*sym));
-	for (size_t i = 0; i < fh->nr_syms; i++) {
-		const struct fake_sym *s = &fh->syms[i];
-
-		if (s->ip == ip && !!s->kernel == !!kernel && (!s->pid || s->pid == pid)) {
-			sym->function = s->function;
-			sym->module = s->module;
-			return s->rc;
-		}
-	}
-	return -ENOENT;
-}
-
-static void fake_host_init(struct fake_host *fh)
-{
-	memset(fh, 0, sizeof(*fh));
-	fh->host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
-	fh->host.symbolize = fake_symbolize;
-	fh->host.error = fake_error;
-	fh->host.warn = fake_warn;
-}
-
-/* @ip of process @pid (0: any) resolves to @function in @module. */
-static void fake_sym(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
-		     const char *function, const char *module)
-{
-	assert_true(fh->nr_syms < MAX_SYMS);
-	fh->syms[fh->nr_syms++] = (struct fake_sym){ .pid = pid, .ip = ip, .kernel = kernel,
-		.function = function, .module = module };
-}
-
-/* A user function at @ip: named @name as a leaf (at @ip) and as a caller (at @ip - 1). */
-static void fake_func(struct fake_host *fh, uint64_t ip, const char *name)
-{
-	fake_sym(fh, 0, ip, 0, name, "/usr/bin/prog");
-	fake_sym(fh, 0, ip - 1, 0, name, "/usr/bin/prog");
-}
-
-static void fake_kfunc(struct fake_host *fh, uint64_t ip, const char *name)
-{
-	fake_sym(fh, 0, ip, 1, name, "[kernel.kallsyms]");
-	fake_sym(fh, 0, ip - 1, 1, name, "[kernel.kallsyms]");
-}
+#include "fake_host.h"
 
 /* --- building profiles ------------------------------------------------------ */
 
@@ -131,7 +45,9 @@ static void fake_kfunc(struct fake_host *fh, uint64_t ip, const char *name)
 #define MAX_COUNTS 1024
 #define MAX_FRAMES 16
 
+/* A profile and the host the plugin gets with it. */
 struct test_profile {
+	struct fake_host fh;
 	struct bpfprof_run run;
 	struct bpfprof_process procs[MAX_PROCS];
 	struct bpfprof_thread threads[MAX_THREADS];
@@ -141,7 +57,8 @@ struct test_profile {
 	struct bpfprof_profile prof;
 };
 
-/* @nr_procs processes "procN" (pid 100, 200, ...), each with two threads "tN". */
+/* @nr_procs processes "procN" (pid 100, 200, ...), each with two threads
+ * "tN"; the host knows no symbols yet. */
 static struct test_profile *tp_new(uint32_t nr_procs)
 {
 	struct test_profile *tp = calloc(1, sizeof(*tp));
@@ -150,6 +67,7 @@ static struct test_profile *tp_new(uint32_t nr_procs)
 
 	assert_non_null(tp);
 	assert_true(nr_procs <= MAX_PROCS);
+	fake_host_init(&tp->fh);
 	tp->run.version = "test";
 	tp->run.event = "cpu-clock";
 	tp->run.sample_period = 10000000;
@@ -171,6 +89,19 @@ static struct test_profile *tp_new(uint32_t nr_procs)
 	tp->prof.nr_stacks = 1;		/* stacks[0]: the empty stack */
 	tp->prof.counts = tp->counts;
 	return tp;
+}
+
+/* tp_new() as the test's state, freed by tp_teardown() after the test. */
+static struct test_profile *tp_test(void **state, uint32_t nr_procs)
+{
+	*state = tp_new(nr_procs);
+	return *state;
+}
+
+static int tp_teardown(void **state)
+{
+	free(*state);
+	return 0;
 }
 
 /* A stack of @nr addresses given root first (stored leaf first, as the ABI has them). */
@@ -202,8 +133,7 @@ static void tp_count(struct test_profile *tp, uint32_t thread, uint32_t ustack, 
 /* --- running plugins -------------------------------------------------------- */
 
 /* Run open/write/close of @p on @tp into memory: write()'s result, *@out the bytes. */
-static int run_into(const struct bpfprof_plugin *p, struct fake_host *fh,
-		    struct test_profile *tp, char **out)
+static int run_into(const struct bpfprof_plugin *p, struct test_profile *tp, char **out)
 {
 	FILE *f = tmpfile();
 	struct bpfprof_output o = { .file = f, .dir_fd = -1, .path = "out.test" };
@@ -212,7 +142,7 @@ static int run_into(const struct bpfprof_plugin *p, struct fake_host *fh,
 	int err;
 
 	assert_non_null(f);
-	assert_int_equal(p->open(&fh->host, &tp->run, &o, &state), 0);
+	assert_int_equal(p->open(&tp->fh.host, &tp->run, &o, &state), 0);
 	err = p->write(state, &tp->prof);
 	p->close(state);
 	assert_int_equal(fflush(f), 0);
@@ -237,22 +167,61 @@ static const struct bpfprof_plugin *folded(void)
 }
 
 /* The folded output of @tp; no error expected. */
-static char *fold_text(struct fake_host *fh, struct test_profile *tp)
+static char *fold_text(struct test_profile *tp)
 {
 	char *out;
 
-	assert_int_equal(run_into(folded(), fh, tp, &out), 0);
-	assert_int_equal(fh->nr_errors, 0);
+	assert_int_equal(run_into(folded(), tp, &out), 0);
+	assert_int_equal(tp->fh.nr_errors, 0);
 	return out;
 }
 
-static void assert_folded(struct fake_host *fh, struct test_profile *tp, const char *expect)
+static void assert_folded(struct test_profile *tp, const char *expect)
 {
-	char *out = fold_text(fh, tp);
+	char *out = fold_text(tp);
 
 	if (strcmp(out, expect))
 		fail_msg("folded output:\n%s\nexpected:\n%s", out, expect);
 	free(out);
+}
+
+/* write() of @p on a count of @tp to /dev/full fails: -ENOSPC, error @msg. */
+static void assert_write_error(const struct bpfprof_plugin *p, struct test_profile *tp,
+			       const char *msg)
+{
+	FILE *f = fopen("/dev/full", "w");
+	struct bpfprof_output o = { .file = f, .dir_fd = -1, .path = "/dev/full" };
+	void *state = NULL;
+
+	if (!f)
+		skip();
+	tp_count(tp, 0, 0, 0, 1);
+	assert_int_equal(p->open(&tp->fh.host, &tp->run, &o, &state), 0);
+	assert_int_equal(p->write(state, &tp->prof), -ENOSPC);
+	p->close(state);
+	assert_string_equal(tp->fh.error, msg);
+	fclose(f);
+}
+
+/*
+ * main;read_file with entry_SYSCALL_64;vfs_read below it (3 samples, two
+ * threads), without it (4), vfs_read alone (6) and no frames at all (7).
+ */
+static void kernel_profile(struct test_profile *tp)
+{
+	uint32_t u, k;
+
+	fake_func(&tp->fh, 0x1000, "main");
+	fake_func(&tp->fh, 0x2000, "read_file");
+	fake_kfunc(&tp->fh, 0xffff1000, "entry_SYSCALL_64");
+	fake_kfunc(&tp->fh, 0xffff2000, "vfs_read");
+	u = STACK(tp, 0, 0x1000, 0x2000);
+	k = STACK(tp, 1, 0xffff1000, 0xffff2000);
+	tp_count(tp, 0, u, k, 2);
+	tp_count(tp, 1, u, k, 1);
+	tp_count(tp, 0, u, 0, 4);
+	tp_count(tp, 0, 0, STACK(tp, 1, 0xffff2000), 6);	/* no user frames */
+	tp_count(tp, 0, 0, 0, 7);				/* no frames at all */
 }
 
 /* --- folded: exact lines ---------------------------------------------------- */
@@ -263,16 +232,14 @@ static void test_entry_checks_abi(void **unused)
 	assert_non_null(folded()->write);
 }
 
-static void test_threads_and_processes_merge(void **unused)
+static void test_threads_and_processes_merge(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(3);
+	struct test_profile *tp = tp_test(state, 3);
 	uint32_t s, t;
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "main");
-	fake_func(&fh, 0x2000, "work");
-	fake_func(&fh, 0x3000, "leaf");
+	fake_func(&tp->fh, 0x1000, "main");
+	fake_func(&tp->fh, 0x2000, "work");
+	fake_func(&tp->fh, 0x3000, "leaf");
 	s = STACK(tp, 0, 0x1000, 0x2000, 0x3000);
 	t = STACK(tp, 0, 0x1000, 0x2000);
 	tp_count(tp, 0, s, 0, 3);		/* proc0 thread t0 */
@@ -281,106 +248,77 @@ static void test_threads_and_processes_merge(void **unused)
 	tp_count(tp, 2, s, 0, 5);		/* proc1 */
 	tp->procs[2].comm = "proc0";		/* proc2 (pid 300) has proc0's name */
 	tp_count(tp, 4, s, 0, 10);
-	assert_folded(&fh, tp,
+	assert_folded(tp,
 		      "proc0;main;work 1\n"
 		      "proc0;main;work;leaf 17\n"
 		      "proc1;main;work;leaf 5\n");
-	free(tp);
 }
 
-static void test_kernel_frames_below_user(void **unused)
+static void test_kernel_frames_below_user(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
-	uint32_t u, k, k2;
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "main");
-	fake_func(&fh, 0x2000, "read_file");
-	fake_kfunc(&fh, 0xffff1000, "entry_SYSCALL_64");
-	fake_kfunc(&fh, 0xffff2000, "vfs_read");
-	u = STACK(tp, 0, 0x1000, 0x2000);
-	k = STACK(tp, 1, 0xffff1000, 0xffff2000);
-	k2 = STACK(tp, 1, 0xffff2000);
-	tp_count(tp, 0, u, k, 2);
-	tp_count(tp, 1, u, k, 1);
-	tp_count(tp, 0, u, 0, 4);
-	tp_count(tp, 0, 0, k2, 6);		/* a kernel thread-like sample: no user frames */
-	tp_count(tp, 0, 0, 0, 7);		/* no frames at all */
-	assert_folded(&fh, tp,
+	kernel_profile(tp);
+	assert_folded(tp,
 		      "proc0 7\n"
 		      "proc0;main;read_file 4\n"
 		      "proc0;main;read_file;entry_SYSCALL_64_[k];vfs_read_[k] 3\n"
 		      "proc0;vfs_read_[k] 6\n");
-	free(tp);
 }
 
-static void test_callers_at_return_address_minus_one(void **unused)
+static void test_callers_at_return_address_minus_one(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
 	/* 0x5000 is a return address into caller() and the address of leaf(). */
-	fake_sym(&fh, 0, 0x5000, 0, "leaf", "/usr/bin/prog");
-	fake_sym(&fh, 0, 0x4fff, 0, "caller", "/usr/bin/prog");
-	fake_func(&fh, 0x6000, "callee");
+	fake_sym(&tp->fh, 0, 0x5000, 0, "leaf", "/usr/bin/prog");
+	fake_sym(&tp->fh, 0, 0x4fff, 0, "caller", "/usr/bin/prog");
+	fake_func(&tp->fh, 0x6000, "callee");
 	tp_count(tp, 0, STACK(tp, 0, 0x5000), 0, 1);
 	tp_count(tp, 0, STACK(tp, 0, 0x5000, 0x6000), 0, 2);
 	tp_count(tp, 0, STACK(tp, 0, 0x6000, 0x5000), 0, 3);
-	assert_folded(&fh, tp,
+	assert_folded(tp,
 		      "proc0;callee;leaf 3\n"
 		      "proc0;caller;callee 2\n"
 		      "proc0;leaf 1\n");
-	free(tp);
 }
 
-static void test_names_cleaned(void **unused)
+static void test_names_cleaned(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "ns::f(int, char const*)");
-	fake_func(&fh, 0x2000, "a;b\nc\rd");
-	fake_func(&fh, 0x3000, "operator<<");
+	fake_func(&tp->fh, 0x1000, "ns::f(int, char const*)");
+	fake_func(&tp->fh, 0x2000, "a;b\nc\rd");
+	fake_func(&tp->fh, 0x3000, "operator<<");
 	tp->procs[0].comm = "my;proc 1";
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x2000, 0x3000), 0, 9);
-	assert_folded(&fh, tp, "my_proc 1;ns::f(int, char const*);a_b c d;operator<< 9\n");
-	free(tp);
+	assert_folded(tp, "my_proc 1;ns::f(int, char const*);a_b c d;operator<< 9\n");
 }
 
-static void test_modules_and_unknown_frames(void **unused)
+static void test_modules_and_unknown_frames(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_sym(&fh, 0, 0x1000, 0, NULL, "/usr/lib/libfoo.so.1");	/* no function */
-	fake_sym(&fh, 0, 0x1fff, 0, "", "/opt/lib/lib;bar.so");	/* empty function */
-	fake_sym(&fh, 0, 0x2fff, 0, NULL, "[vdso]");
-	fake_sym(&fh, 0, 0x3fff, 0, NULL, "");				/* empty module */
-	fh.syms[fh.nr_syms - 1].rc = -ENOENT;
-	fake_sym(&fh, 0, 0x4fff, 0, "lost", "/usr/bin/prog");	/* an error: module only */
-	fh.syms[fh.nr_syms - 1].rc = -EIO;
-	fake_sym(&fh, 0, 0xffff0000, 1, NULL, "[kernel.kallsyms]");
+	fake_sym(&tp->fh, 0, 0x1000, 0, NULL, "/usr/lib/libfoo.so.1");	/* no function */
+	fake_sym(&tp->fh, 0, 0x1fff, 0, "", "/opt/lib/lib;bar.so");	/* empty function */
+	fake_sym(&tp->fh, 0, 0x2fff, 0, NULL, "[vdso]");
+	fake_sym(&tp->fh, 0, 0x3fff, 0, NULL, "")->rc = -ENOENT;	/* empty module */
+	fake_sym(&tp->fh, 0, 0x4fff, 0, "lost", "/usr/bin/prog")->rc = -EIO; /* module only */
+	fake_sym(&tp->fh, 0, 0xffff0000, 1, NULL, "[kernel.kallsyms]");
 	/* 0x6000 is in no table: -ENOENT, no module */
 	tp_count(tp, 0, STACK(tp, 0, 0x6000, 0x5000, 0x4000, 0x3000, 0x2000, 0x1000),
 		 STACK(tp, 1, 0xfffff000, 0xffff0000), 2);
-	assert_folded(&fh, tp,
+	assert_folded(tp,
 		      "proc0;[unknown];[prog];[unknown];[vdso];[lib_bar.so];[libfoo.so.1];"
 		      "[unknown]_[k];[kernel.kallsyms]_[k] 2\n");
-	free(tp);
 }
 
-static void test_comm_fallbacks(void **unused)
+static void test_comm_fallbacks(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(2);
+	struct test_profile *tp = tp_test(state, 2);
 	uint32_t s;
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "main");
+	fake_func(&tp->fh, 0x1000, "main");
 	s = STACK(tp, 0, 0x1000);
 	tp->procs[0].comm = "";			/* the threads' names count */
 	tp->procs[1].comm = NULL;
@@ -390,26 +328,23 @@ static void test_comm_fallbacks(void **unused)
 	tp_count(tp, 2, s, 0, 3);
 	tp_count(tp, 3, s, 0, 4);
 	tp->threads[1].process = 7;		/* no such process: its own name */
-	assert_folded(&fh, tp, "[unknown];main 4\nt0;main 1\nt1;main 2\nt2;main 3\n");
-	free(tp);
+	assert_folded(tp, "[unknown];main 4\nt0;main 1\nt1;main 2\nt2;main 3\n");
 }
 
-static void test_symbolized_per_process(void **unused)
+static void test_symbolized_per_process(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(2);
+	struct test_profile *tp = tp_test(state, 2);
 	uint32_t s;
 
-	fake_host_init(&fh);
-	fake_sym(&fh, 100, 0x1000, 0, "in_proc0", "/a");
-	fake_sym(&fh, 200, 0x1000, 0, "in_proc1", "/b");
-	fake_sym(&fh, 100, 0x1fff, 0, "main0", "/a");
-	fake_sym(&fh, 200, 0x1fff, 0, "main1", "/b");
-	fake_sym(&fh, 100, 0x2fff, 0, "run0", "/a");
-	fake_sym(&fh, 200, 0x2fff, 0, "run1", "/b");
-	fake_sym(&fh, 0, 0x1fff, 1, "kmain", "/b");
-	fake_sym(&fh, 0, 0x2fff, 1, "krun", "/b");
-	fake_sym(&fh, 0, 0x1000, 1, "kleaf", "/b");
+	fake_sym(&tp->fh, 100, 0x1000, 0, "in_proc0", "/a");
+	fake_sym(&tp->fh, 200, 0x1000, 0, "in_proc1", "/b");
+	fake_sym(&tp->fh, 100, 0x1fff, 0, "main0", "/a");
+	fake_sym(&tp->fh, 200, 0x1fff, 0, "main1", "/b");
+	fake_sym(&tp->fh, 100, 0x2fff, 0, "run0", "/a");
+	fake_sym(&tp->fh, 200, 0x2fff, 0, "run1", "/b");
+	fake_sym(&tp->fh, 0, 0x1fff, 1, "kmain", "/b");
+	fake_sym(&tp->fh, 0, 0x2fff, 1, "krun", "/b");
+	fake_sym(&tp->fh, 0, 0x1000, 1, "kleaf", "/b");
 	s = STACK(tp, 0, 0x1000);
 	tp->procs[1].comm = "proc0";		/* same comm, other names */
 	tp_count(tp, 0, s, 0, 1);
@@ -419,47 +354,41 @@ static void test_symbolized_per_process(void **unused)
 	tp_count(tp, 0, s, 0, 4);
 	tp_count(tp, 2, s, 0, 8);
 	tp_count(tp, 3, s, s, 16);
-	assert_folded(&fh, tp,
+	assert_folded(tp,
 		      "proc0;in_proc0 1\n"
 		      "proc0;in_proc1 2\n"
 		      "proc0;main0;run0;in_proc0 4\n"
 		      "proc0;main1;run1;in_proc1 8\n"
 		      "proc0;main1;run1;in_proc1;kmain_[k];krun_[k];kleaf_[k] 16\n");
-	free(tp);
 }
 
 /* Lines whose texts are equal although their stacks differ are merged. */
-static void test_equal_text_merged(void **unused)
+static void test_equal_text_merged(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "main");
-	fake_func(&fh, 0x2000, "f");
-	fake_func(&fh, 0x2100, "f");		/* another address in f */
-	fake_func(&fh, 0x3000, "x_[k]");	/* a user function named like a kernel frame */
-	fake_kfunc(&fh, 0xffff3000, "x");
+	fake_func(&tp->fh, 0x1000, "main");
+	fake_func(&tp->fh, 0x2000, "f");
+	fake_func(&tp->fh, 0x2100, "f");		/* another address in f */
+	fake_func(&tp->fh, 0x3000, "x_[k]");	/* a user function named like a kernel frame */
+	fake_kfunc(&tp->fh, 0xffff3000, "x");
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x2000), 0, 1);
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x2100), 0, 2);
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x3000), 0, 4);
 	tp_count(tp, 1, STACK(tp, 0, 0x1000), STACK(tp, 1, 0xffff3000), 8);
-	assert_folded(&fh, tp, "proc0;main;f 3\nproc0;main;x_[k] 12\n");
-	free(tp);
+	assert_folded(tp, "proc0;main;f 3\nproc0;main;x_[k] 12\n");
 }
 
 /* Byte order with names that are prefixes of others ('!' < ';' < 'a'). */
-static void test_byte_order_of_prefixes(void **unused)
+static void test_byte_order_of_prefixes(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "a");
-	fake_func(&fh, 0x2000, "a!");
-	fake_func(&fh, 0x3000, "ab");
-	fake_func(&fh, 0x4000, "z");
-	fake_func(&fh, 0x5000, "a.cold");
+	fake_func(&tp->fh, 0x1000, "a");
+	fake_func(&tp->fh, 0x2000, "a!");
+	fake_func(&tp->fh, 0x3000, "ab");
+	fake_func(&tp->fh, 0x4000, "z");
+	fake_func(&tp->fh, 0x5000, "a.cold");
 	tp_count(tp, 0, STACK(tp, 0, 0x1000), 0, 1);
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x4000), 0, 2);
 	tp_count(tp, 0, STACK(tp, 0, 0x2000), 0, 3);
@@ -467,7 +396,7 @@ static void test_byte_order_of_prefixes(void **unused)
 	tp_count(tp, 0, STACK(tp, 0, 0x3000), 0, 5);
 	tp_count(tp, 0, STACK(tp, 0, 0x5000, 0x1000), 0, 6);
 	tp_count(tp, 0, STACK(tp, 0, 0x1000, 0x5000, 0x4000), 0, 7);
-	assert_folded(&fh, tp,
+	assert_folded(tp,
 		      "proc0;a 1\n"
 		      "proc0;a! 3\n"
 		      "proc0;a!;z 4\n"
@@ -475,53 +404,32 @@ static void test_byte_order_of_prefixes(void **unused)
 		      "proc0;a;a.cold;z 7\n"
 		      "proc0;a;z 2\n"
 		      "proc0;ab 5\n");
-	free(tp);
 }
 
-static void test_empty_profile(void **unused)
+static void test_empty_profile(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	assert_folded(&fh, tp, "");
-	free(tp);
+	assert_folded(tp, "");
 }
 
-static void test_bad_count(void **unused)
+static void test_bad_count(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 	char *out;
 
-	fake_host_init(&fh);
 	tp_count(tp, 0, 0, 0, 1);
 	tp_count(tp, 0, 5, 0, 1);		/* no stack 5 */
-	assert_int_equal(run_into(folded(), &fh, tp, &out), -EINVAL);
-	assert_string_equal(fh.error, "folded: count 1 refers to a missing thread or stack");
+	assert_int_equal(run_into(folded(), tp, &out), -EINVAL);
+	assert_string_equal(tp->fh.error, "folded: count 1 refers to a missing thread or stack");
 	assert_string_equal(out, "");
 	free(out);
-	free(tp);
 }
 
-static void test_write_error(void **unused)
+static void test_write_error(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
-	FILE *f = fopen("/dev/full", "w");
-	struct bpfprof_output o = { .file = f, .dir_fd = -1, .path = "/dev/full" };
-	void *state = NULL;
-
-	if (!f)
-		skip();
-	fake_host_init(&fh);
-	tp_count(tp, 0, 0, 0, 1);
-	assert_int_equal(folded()->open(&fh.host, &tp->run, &o, &state), 0);
-	assert_int_equal(folded()->write(state, &tp->prof), -ENOSPC);
-	folded()->close(state);
-	assert_string_equal(fh.error, "folded: cannot write /dev/full: No space left on device");
-	fclose(f);
-	free(tp);
+	assert_write_error(folded(), tp_test(state, 1),
+			   "folded: cannot write /dev/full: No space left on device");
 }
 
 /* --- folded: against a plain text-folding reference ----------------------- */
@@ -559,7 +467,7 @@ static void ref_frame(struct str *b, struct fake_host *fh, uint32_t pid, uint64_
 		      int leaf)
 {
 	struct bpfprof_symbol sym;
-	int rc = fake_symbolize(&fh->host, pid, leaf || !ip ? ip : ip - 1, kernel, &sym);
+	int rc = fh->host.symbolize(&fh->host, pid, leaf || !ip ? ip : ip - 1, kernel, &sym);
 
 	str_put(b, ";", 1);
 	if (rc == 0 && sym.function && *sym.function) {
@@ -592,7 +500,7 @@ static int ref_line_cmp(const void *a, const void *b)
 }
 
 /* Fold @tp as text: one line per count, sorted with strcmp(), equal lines merged. */
-static char *ref_fold(struct fake_host *fh, struct test_profile *tp)
+static char *ref_fold(struct test_profile *tp)
 {
 	const struct bpfprof_profile *prof = &tp->prof;
 	struct ref_line *lines = calloc(prof->nr_counts + 1, sizeof(*lines));
@@ -612,9 +520,9 @@ static char *ref_fold(struct fake_host *fh, struct test_profile *tp)
 		str_put_clean(&b, p && p->comm && *p->comm ? p->comm :
 				  t->comm && *t->comm ? t->comm : "[unknown]");
 		for (uint32_t j = us->nr; j-- > 0;)
-			ref_frame(&b, fh, t->pid, us->ips[j], 0, j == 0);
+			ref_frame(&b, &tp->fh, t->pid, us->ips[j], 0, j == 0);
 		for (uint32_t j = ks->nr; j-- > 0;)
-			ref_frame(&b, fh, t->pid, ks->ips[j], 1, j == 0);
+			ref_frame(&b, &tp->fh, t->pid, ks->ips[j], 1, j == 0);
 		lines[i] = (struct ref_line){ .text = b.s, .samples = c->samples };
 	}
 	qsort(lines, prof->nr_counts, sizeof(*lines), ref_line_cmp);
@@ -651,21 +559,22 @@ static const char *const rnd_names[] = {
 static const char *const rnd_modules[] = { "/lib/liba.so", "/lib/[a]", "[vdso]", "", NULL };
 
 /* A random profile over the names above: 3 processes (two named alike), many collisions. */
-static struct test_profile *rnd_profile(struct fake_host *fh)
+static struct test_profile *rnd_profile(void)
 {
 	struct test_profile *tp = tp_new(3);
 	const size_t nr_names = sizeof(rnd_names) / sizeof(rnd_names[0]);
 
-	fake_host_init(fh);
 	tp->procs[2].comm = "proc0";
 	for (uint32_t pid = 100; pid <= 300; pid += 100) {
 		for (uint64_t a = 0; a < 40; a++) {	/* addresses 0x100 * a and - 1 */
 			for (int kernel = 0; kernel < 2; kernel++) {
 				for (int off = 0; off < 2; off++) {
-					fake_sym(fh, pid, 0x100 * a - off, kernel,
-						 rnd(5) ? rnd_names[rnd(nr_names)] : NULL,
-						 rnd_modules[rnd(5)]);
-					fh->syms[fh->nr_syms - 1].rc = rnd(8) ? 0 : -EIO;
+					struct fake_sym *s;
+
+					s = fake_sym(&tp->fh, pid, 0x100 * a - off, kernel,
+						     rnd(5) ? rnd_names[rnd(nr_names)] : NULL,
+						     rnd_modules[rnd(5)]);
+					s->rc = rnd(8) ? 0 : -EIO;
 				}
 			}
 		}
@@ -685,16 +594,14 @@ static struct test_profile *rnd_profile(struct fake_host *fh)
 
 static void test_random_against_reference(void **unused)
 {
-	static struct fake_host fh;
-
 	for (uint64_t seed = 1; seed <= 300; seed++) {
 		struct test_profile *tp;
 		char *got, *want;
 
 		rnd_state = seed;
-		tp = rnd_profile(&fh);
-		want = ref_fold(&fh, tp);
-		got = fold_text(&fh, tp);
+		tp = rnd_profile();
+		want = ref_fold(tp);
+		got = fold_text(tp);
 		if (strcmp(got, want))
 			fail_msg("seed %" PRIu64 ": folded output:\n%s\nreference:\n%s", seed, got,
 				 want);
@@ -705,15 +612,12 @@ static void test_random_against_reference(void **unused)
 }
 
 /* Lines longer than the output buffer and megabytes of them: the same as the reference. */
-static void test_long_lines_against_reference(void **unused)
+static void test_long_lines_against_reference(void **state)
 {
-	static struct fake_host fh;
-	struct test_profile *tp;
+	struct test_profile *tp = tp_test(state, 2);
 	char *names[64], *got, *want;
 
 	rnd_state = 42;
-	fake_host_init(&fh);
-	tp = tp_new(2);
 	for (uint32_t i = 0; i < 64; i++) {
 		size_t len = i == 7 ? (1u << 20) + 333 : 1 + rnd(3000);
 
@@ -722,8 +626,8 @@ static void test_long_lines_against_reference(void **unused)
 		for (size_t j = 0; j < len; j++)
 			names[i][j] = "abc;d e!_"[rnd(9)];
 		names[i][len] = '\0';
-		fake_func(&fh, 0x1000 * (i + 1), names[i]);
-		fake_kfunc(&fh, 0xffff0000 + 0x1000 * i, names[i]);
+		fake_func(&tp->fh, 0x1000 * (i + 1), names[i]);
+		fake_kfunc(&tp->fh, 0xffff0000 + 0x1000 * i, names[i]);
 	}
 	for (uint32_t i = 0; i < 200; i++) {
 		uint64_t ips[MAX_FRAMES];
@@ -739,8 +643,8 @@ static void test_long_lines_against_reference(void **unused)
 
 		tp_count(tp, rnd(4), s % 4 == 1 ? 0 : s, rnd(2) ? 0 : 1 + 4 * rnd(50), 1 + rnd(9));
 	}
-	want = ref_fold(&fh, tp);
-	got = fold_text(&fh, tp);
+	want = ref_fold(tp);
+	got = fold_text(tp);
 	assert_true(strlen(want) > 8 * (1u << 20));
 	assert_int_equal(strlen(got), strlen(want));
 	assert_true(!strcmp(got, want));
@@ -748,7 +652,6 @@ static void test_long_lines_against_reference(void **unused)
 	free(want);
 	for (uint32_t i = 0; i < 64; i++)
 		free(names[i]);
-	free(tp);
 }
 
 /* --- flamegraph: the page data ---------------------------------------------- */
@@ -790,13 +693,12 @@ static const struct bpfprof_plugin *flamegraph(void)
 }
 
 /* The flamegraph page of @tp must contain @data (and the rest of the page). */
-static void assert_page_data(struct fake_host *fh, struct test_profile *tp, const char *title,
-			     const char *data)
+static void assert_page_data(struct test_profile *tp, const char *title, const char *data)
 {
 	char *out;
 
-	assert_int_equal(run_into(flamegraph(), fh, tp, &out), 0);
-	assert_int_equal(fh->nr_errors, 0);
+	assert_int_equal(run_into(flamegraph(), tp, &out), 0);
+	assert_int_equal(tp->fh.nr_errors, 0);
 	if (!strstr(out, data))
 		fail_msg("page:\n%.4000s\nhas no\n%s", out, data);
 	if (!strstr(out, title))
@@ -806,108 +708,75 @@ static void assert_page_data(struct fake_host *fh, struct test_profile *tp, cons
 	free(out);
 }
 
-static void test_flamegraph_data(void **unused)
+static void test_flamegraph_data(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
-	uint32_t u, k;
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "main");
-	fake_func(&fh, 0x2000, "read_file");
-	fake_kfunc(&fh, 0xffff1000, "entry_SYSCALL_64");
-	fake_kfunc(&fh, 0xffff2000, "vfs_read");
-	u = STACK(tp, 0, 0x1000, 0x2000);
-	k = STACK(tp, 1, 0xffff1000, 0xffff2000);
-	tp_count(tp, 0, u, k, 2);
-	tp_count(tp, 1, u, k, 1);
-	tp_count(tp, 0, u, 0, 4);
-	tp_count(tp, 0, 0, STACK(tp, 1, 0xffff2000), 6);
-	tp_count(tp, 0, 0, 0, 7);
-	assert_page_data(&fh, tp,
+	kernel_profile(tp);
+	assert_page_data(tp,
 			 "<title>bpfprof: test &lt;target&gt;, 20 samples</title>",
 			 "<script id=\"bpfprof-data\" type=\"application/json\">\n"
 			 "{\"names\": [\"proc0\",\"main\",\"read_file\",\"entry_SYSCALL_64_[k]\","
 			 "\"vfs_read_[k]\"],\n\"stacks\": [\n"
 			 "[7,0],\n[4,0,1,2],\n[3,0,1,2,3,4],\n[6,0,4]]}\n</script>\n");
-	free(tp);
 }
 
-static void test_flamegraph_json_escapes(void **unused)
+static void test_flamegraph_json_escapes(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	fake_func(&fh, 0x1000, "say \"hi\" <b>\\\t\x7f;");
+	fake_func(&tp->fh, 0x1000, "say \"hi\" <b>\\\t\x7f;");
 	tp->procs[0].comm = "</script>";
 	tp_count(tp, 0, STACK(tp, 0, 0x1000), 0, 1);
-	assert_page_data(&fh, tp, "<title>bpfprof: test &lt;target&gt;, 1 samples</title>",
+	assert_page_data(tp, "<title>bpfprof: test &lt;target&gt;, 1 samples</title>",
 			 "{\"names\": [\"\\u003c/script>\",\"say \\\"hi\\\" \\u003cb>"
 			 "\\\\\\u0009\\u007f_\"],\n\"stacks\": [\n[1,0,1]]}\n");
-	free(tp);
 }
 
-static void test_flamegraph_empty(void **unused)
+static void test_flamegraph_empty(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
+	struct test_profile *tp = tp_test(state, 1);
 
-	fake_host_init(&fh);
-	assert_page_data(&fh, tp, "<title>bpfprof: test &lt;target&gt;, 0 samples</title>",
+	assert_page_data(tp, "<title>bpfprof: test &lt;target&gt;, 0 samples</title>",
 			 "{\"names\": [],\n\"stacks\": []}\n</script>\n");
-	free(tp);
 }
 
-static void test_flamegraph_write_error(void **unused)
+static void test_flamegraph_write_error(void **state)
 {
-	struct fake_host fh;
-	struct test_profile *tp = tp_new(1);
-	FILE *f = fopen("/dev/full", "w");
-	struct bpfprof_output o = { .file = f, .dir_fd = -1, .path = "/dev/full" };
-	const struct bpfprof_plugin *p = flamegraph();
-	void *state = NULL;
-
-	if (!f)
-		skip();
-	fake_host_init(&fh);
-	tp_count(tp, 0, 0, 0, 1);
-	assert_int_equal(p->open(&fh.host, &tp->run, &o, &state), 0);
-	assert_int_equal(p->write(state, &tp->prof), -ENOSPC);
-	p->close(state);
-	assert_string_equal(fh.error,
-			    "flamegraph: cannot write /dev/full: No space left on device");
-	fclose(f);
-	free(tp);
+	assert_write_error(flamegraph(), tp_test(state, 1),
+			   "flamegraph: cannot write /dev/full: No space left on device");
 }
+
+/* A test whose profile (tp_test()) is freed after it, passed or failed. */
+#define TEST(f) cmocka_unit_test_teardown(f, tp_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest lines[] = {
 		cmocka_unit_test(test_entry_checks_abi),
-		cmocka_unit_test(test_threads_and_processes_merge),
-		cmocka_unit_test(test_kernel_frames_below_user),
-		cmocka_unit_test(test_callers_at_return_address_minus_one),
-		cmocka_unit_test(test_names_cleaned),
-		cmocka_unit_test(test_modules_and_unknown_frames),
-		cmocka_unit_test(test_comm_fallbacks),
-		cmocka_unit_test(test_symbolized_per_process),
-		cmocka_unit_test(test_equal_text_merged),
-		cmocka_unit_test(test_byte_order_of_prefixes),
-		cmocka_unit_test(test_empty_profile),
-		cmocka_unit_test(test_bad_count),
-		cmocka_unit_test(test_write_error),
+		TEST(test_threads_and_processes_merge),
+		TEST(test_kernel_frames_below_user),
+		TEST(test_callers_at_return_address_minus_one),
+		TEST(test_names_cleaned),
+		TEST(test_modules_and_unknown_frames),
+		TEST(test_comm_fallbacks),
+		TEST(test_symbolized_per_process),
+		TEST(test_equal_text_merged),
+		TEST(test_byte_order_of_prefixes),
+		TEST(test_empty_profile),
+		TEST(test_bad_count),
+		TEST(test_write_error),
 	};
 
 	const struct CMUnitTest reference[] = {
 		cmocka_unit_test(test_random_against_reference),
-		cmocka_unit_test(test_long_lines_against_reference),
+		TEST(test_long_lines_against_reference),
 	};
 	const struct CMUnitTest page[] = {
-		cmocka_unit_test(test_flamegraph_data),
-		cmocka_unit_test(test_flamegraph_json_escapes),
-		cmocka_unit_test(test_flamegraph_empty),
-		cmocka_unit_test(test_flamegraph_write_error),
+		TEST(test_flamegraph_data),
+		TEST(test_flamegraph_json_escapes),
+		TEST(test_flamegraph_empty),
+		TEST(test_flamegraph_write_error),
 	};
 	int failed = cmocka_run_group_tests_name("folded lines", lines, NULL, NULL);
 

@@ -2,7 +2,7 @@
 /*
  * test_gperftools.c - unit tests of the gperftools output plugin
  * (plugins/gperftools/gperftools.c), driven through the plugin ABI with
- * hand-built profiles and a fake host that records error() and warn().
+ * hand-built profiles and the fake host (tests/unit/lib/fake_host.h).
  *
  * The first group checks the bytes: header, records (merging, order, the
  * leaf written twice, the guard against pprof's second-frame stripping),
@@ -30,62 +30,24 @@
 #include <cmocka.h>
 
 #include "bpfprof/plugin.h"
+#include "fake_host.h"
 
 #define NOIPA __attribute__((noipa))
 
-/* --- fake host ------------------------------------------------------------ */
+/* --- the host's symbols --------------------------------------------------- */
 
-struct fake_host {
-	struct bpfprof_host host;	/* first: the plugin gets &host */
-	char error[512];		/* first error() message, "" if none */
-	int nr_errors;
-	char warning[512];		/* last warn() message */
-	int nr_warnings;
-	uint64_t entry_ip;		/* symbolize() calls this a function entry */
-};
+static uint64_t entry_ip;		/* entry_symbolize() calls this a function entry */
 
-static void fake_error(const struct bpfprof_host *host, const char *fmt, ...)
+/* Every address is in function "f" of /fake, which starts at entry_ip if
+ * the address is entry_ip, else one byte before the address. */
+static int entry_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
+			   struct bpfprof_symbol *sym)
 {
-	struct fake_host *fh = (struct fake_host *)host;
-	va_list ap;
-
-	if (fh->nr_errors++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(fh->error, sizeof(fh->error), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static void fake_warn(const struct bpfprof_host *host, const char *fmt, ...)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-	va_list ap;
-
-	fh->nr_warnings++;
-	va_start(ap, fmt);
-	vsnprintf(fh->warning, sizeof(fh->warning), fmt, ap);
-	va_end(ap);
-}
-
-static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
-			  int kernel, struct bpfprof_symbol *sym)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-
-	memset(sym, 0, sizeof(*sym));
 	sym->module = "/fake";
 	sym->module_offset = ip;
 	sym->function = "f";
-	sym->function_start = ip == fh->entry_ip ? ip : ip - 1;
+	sym->function_start = ip == entry_ip ? ip : ip - 1;
 	return 0;
-}
-
-static void fake_host_init(struct fake_host *fh)
-{
-	memset(fh, 0, sizeof(*fh));
-	fh->host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
-	fh->host.error = fake_error;
-	fh->host.warn = fake_warn;
 }
 
 /* --- building profiles ------------------------------------------------------ */
@@ -93,8 +55,10 @@ static void fake_host_init(struct fake_host *fh)
 #define MAX_STACKS 16
 #define MAX_COUNTS 32
 
-/* A profile of one process with up to MAX_STACKS stacks and MAX_COUNTS counts. */
+/* A profile of one process with up to MAX_STACKS stacks and MAX_COUNTS
+ * counts, and the host the plugin gets with it. */
 struct test_profile {
+	struct fake_host fh;
 	struct bpfprof_run run;
 	struct bpfprof_process proc;
 	struct bpfprof_thread threads[4];
@@ -106,6 +70,7 @@ struct test_profile {
 static void tp_init(struct test_profile *tp, uint64_t period_ns)
 {
 	memset(tp, 0, sizeof(*tp));
+	fake_host_init(&tp->fh);
 	tp->run.version = "test";
 	tp->run.event = "cpu-clock";
 	tp->run.sample_period = period_ns;
@@ -150,12 +115,12 @@ static const struct bpfprof_plugin *plugin(void)
 }
 
 /* Run open/write/close on @f; returns write()'s result. */
-static int run_plugin(struct fake_host *fh, struct test_profile *tp, FILE *f, const char *path)
+static int run_plugin(struct test_profile *tp, FILE *f, const char *path)
 {
 	const struct bpfprof_plugin *p = plugin();
 	struct bpfprof_output out = { .file = f, .dir_fd = -1, .path = path, .pid = tp->proc.pid };
 	void *state = NULL;
-	int err = p->open(&fh->host, &tp->run, &out, &state);
+	int err = p->open(&tp->fh.host, &tp->run, &out, &state);
 
 	assert_int_equal(err, 0);
 	err = p->write(state, &tp->prof);
@@ -164,13 +129,13 @@ static int run_plugin(struct fake_host *fh, struct test_profile *tp, FILE *f, co
 }
 
 /* Write @tp into memory; returns the bytes (malloc'd) and their size. */
-static uint8_t *write_to_memory(struct fake_host *fh, struct test_profile *tp, size_t *size)
+static uint8_t *write_to_memory(struct test_profile *tp, size_t *size)
 {
 	FILE *f = tmpfile();
 
 	assert_non_null(f);
-	assert_int_equal(run_plugin(fh, tp, f, "test.prof"), 0);
-	assert_int_equal(fh->nr_errors, 0);
+	assert_int_equal(run_plugin(tp, f, "test.prof"), 0);
+	assert_int_equal(tp->fh.nr_errors, 0);
 	assert_int_equal(fflush(f), 0);
 	long len = ftell(f);
 	assert_true(len >= 0);
@@ -224,18 +189,17 @@ static void test_header_and_trailer(void **unused)
 	};
 
 	for (size_t i = 0; i < sizeof(periods) / sizeof(periods[0]); i++) {
-		struct fake_host fh;
 		struct test_profile tp;
 		size_t size;
 
-		fake_host_init(&fh);
 		tp_init(&tp, periods[i].ns);
-		uint8_t *buf = write_to_memory(&fh, &tp, &size);
+		tp.fh.host.symbolize = NULL;	/* a host may lack it */
+		uint8_t *buf = write_to_memory(&tp, &size);
 		const uint64_t want[] = { 0, 3, 0, periods[i].us, 0, 0, 1, 0 };
 
 		assert_int_equal(size, sizeof(want));
 		assert_slots(buf, size, want, 8);
-		assert_int_equal(fh.nr_warnings, 0);
+		assert_int_equal(tp.fh.nr_warnings, 0);
 		free(buf);
 	}
 }
@@ -253,11 +217,9 @@ static void test_records_merged_and_ordered(void **unused)
 	static const uint64_t chain_b[] = { 0x401110, 0x402020, 0x403030 };
 	static const uint64_t chain_c[] = { 0x401210, 0x402120, 0x403030 };
 	static const uint64_t kstack[] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL };
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	uint32_t a = tp_stack(&tp, chain_a, 3, 0);
 	uint32_t a2 = tp_stack(&tp, chain_a_copy, 3, 0);
@@ -270,7 +232,7 @@ static void test_records_merged_and_ordered(void **unused)
 	tp_count(&tp, 1, a, 0, 2);
 	tp_count(&tp, 1, a, k, 1);
 	tp_count(&tp, 2, a2, 0, 5);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = {
 		0, 3, 0, 10000, 0,
 		11, 3, 0x401010, 0x402020, 0x403030,	/* a: 3 + 2 + 1 + 5 */
@@ -282,7 +244,7 @@ static void test_records_merged_and_ordered(void **unused)
 
 	assert_int_equal(size, n * 8);
 	assert_slots(buf, size, want, n);
-	assert_int_equal(fh.nr_warnings, 0);
+	assert_int_equal(tp.fh.nr_warnings, 0);
 	free(buf);
 
 	/* The same profile gives the same bytes whatever the count order. */
@@ -290,7 +252,7 @@ static void test_records_merged_and_ordered(void **unused)
 	tp.counts[0] = tp.counts[5];
 	tp.counts[5] = tmp;
 	size_t size2;
-	uint8_t *buf2 = write_to_memory(&fh, &tp, &size2);
+	uint8_t *buf2 = write_to_memory(&tp, &size2);
 	assert_int_equal(size2, size);
 	assert_slots(buf2, size2, want, n);
 	free(buf2);
@@ -304,11 +266,9 @@ static void test_empty_user_stack_skipped(void **unused)
 	static const uint64_t chain2[] = { 0x401020, 0x402020 };
 	static const uint64_t zero_leaf[] = { 0, 0x402020 };
 	static const uint64_t kstack[] = { 0xffffffff81000010ULL };
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	uint32_t u = tp_stack(&tp, chain, 2, 0);
 	uint32_t u2 = tp_stack(&tp, chain2, 2, 0);
@@ -319,7 +279,7 @@ static void test_empty_user_stack_skipped(void **unused)
 	tp_count(&tp, 1, u2, k, 1);
 	tp_count(&tp, 2, 0, 0, 1);	/* no frames at all */
 	tp_count(&tp, 2, tp_stack(&tp, zero_leaf, 2, 0), 0, 4);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = {
 		0, 3, 0, 10000, 0,
 		2, 2, 0x401010, 0x402020,
@@ -330,9 +290,9 @@ static void test_empty_user_stack_skipped(void **unused)
 
 	assert_int_equal(size, n * 8);
 	assert_slots(buf, size, want, n);
-	assert_int_equal(fh.nr_warnings, 1);
-	assert_non_null(strstr(fh.warning, "17 samples"));
-	assert_non_null(strstr(fh.warning, "test.prof"));
+	assert_int_equal(tp.fh.nr_warnings, 1);
+	assert_non_null(strstr(tp.fh.warning, "17 samples"));
+	assert_non_null(strstr(tp.fh.warning, "test.prof"));
 	free(buf);
 }
 
@@ -344,14 +304,12 @@ static void test_empty_user_stack_skipped(void **unused)
 static void test_single_chain_is_split(void **unused)
 {
 	static const uint64_t chain[] = { 0x401010, 0x402020, 0x403030, 0x404040 };
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	tp_count(&tp, 0, tp_stack(&tp, chain, 4, 0), 0, 10);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = {
 		0, 3, 0, 10000, 0,
 		9, 4, 0x401010, 0x402020, 0x403030, 0x404040,
@@ -366,7 +324,7 @@ static void test_single_chain_is_split(void **unused)
 
 	/* A single sample cannot be split: written as it is. */
 	tp.counts[0].samples = 1;
-	buf = write_to_memory(&fh, &tp, &size);
+	buf = write_to_memory(&tp, &size);
 	const uint64_t want1[] = {
 		0, 3, 0, 10000, 0,
 		1, 4, 0x401010, 0x402020, 0x403030, 0x404040,
@@ -392,16 +350,14 @@ static void test_one_caller_guard(void **unused)
 	static const uint64_t leaf_only[] = { 0x401010 };
 	static const uint64_t s1[] = { 0x401010, 0x402020, 0x403030 };
 	static const uint64_t s2[] = { 0x401010, 0x402120, 0x403030 };
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	tp_count(&tp, 0, tp_stack(&tp, c1, 3, 0), 0, 5);
 	tp_count(&tp, 0, tp_stack(&tp, c2, 3, 0), 0, 3);
 	tp_count(&tp, 0, tp_stack(&tp, c3, 3, 0), 0, 2);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = {
 		0, 3, 0, 10000, 0,
 		5, 3, 0x401010, 0x402020, 0x403030,
@@ -418,7 +374,7 @@ static void test_one_caller_guard(void **unused)
 	/* A leaf-only record has no position 1; it is written as it is, and
 	 * with it 3 of 4 records are below the limit. */
 	tp_count(&tp, 1, tp_stack(&tp, leaf_only, 1, 0), 0, 1);
-	buf = write_to_memory(&fh, &tp, &size);
+	buf = write_to_memory(&tp, &size);
 	const uint64_t want2[] = {
 		0, 3, 0, 10000, 0,
 		5, 3, 0x401010, 0x402020, 0x403030,
@@ -436,7 +392,7 @@ static void test_one_caller_guard(void **unused)
 	tp_init(&tp, 10000000);
 	tp_count(&tp, 0, tp_stack(&tp, s1, 3, 0), 0, 5);
 	tp_count(&tp, 0, tp_stack(&tp, s2, 3, 0), 0, 3);
-	buf = write_to_memory(&fh, &tp, &size);
+	buf = write_to_memory(&tp, &size);
 	const uint64_t want3[] = {
 		0, 3, 0, 10000, 0,
 		5, 3, 0x401010, 0x402020, 0x403030,
@@ -457,7 +413,6 @@ static void test_one_caller_guard(void **unused)
 static void test_one_caller_margin(void **unused)
 {
 	static uint64_t chains[64][2];
-	struct fake_host fh;
 	struct test_profile *tp = calloc(1, sizeof(*tp));
 	struct bpfprof_stack stacks[65];
 	struct bpfprof_count counts[64];
@@ -469,7 +424,6 @@ static void test_one_caller_margin(void **unused)
 		int shared = cases[k][0], nr_twice = cases[k][1];
 		size_t size;
 
-		fake_host_init(&fh);
 		tp_init(tp, 10000000);
 		stacks[0] = (struct bpfprof_stack){ 0 };
 		for (int i = 0; i < 64; i++) {
@@ -483,7 +437,7 @@ static void test_one_caller_margin(void **unused)
 		tp->prof.nr_stacks = 65;
 		tp->prof.counts = counts;
 		tp->prof.nr_counts = 64;
-		uint8_t *buf = write_to_memory(&fh, tp, &size);
+		uint8_t *buf = write_to_memory(tp, &size);
 
 		/* Records are in count order, so record i is chain i. */
 		const uint8_t *p = buf + 5 * 8;
@@ -521,17 +475,15 @@ static void test_function_entry_leaf_last(void **unused)
 {
 	static const uint64_t c1[] = { 0x401018, 0x402020, 0x403030 };
 	static const uint64_t c2[] = { 0x401000, 0x402020, 0x403030 };
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 
-	fake_host_init(&fh);
-	fh.host.symbolize = fake_symbolize;
-	fh.entry_ip = 0x401000;
 	tp_init(&tp, 10000000);
+	tp.fh.resolve = entry_symbolize;
+	entry_ip = 0x401000;
 	tp_count(&tp, 0, tp_stack(&tp, c1, 3, 0), 0, 5);
 	tp_count(&tp, 0, tp_stack(&tp, c2, 3, 0), 0, 3);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = {
 		0, 3, 0, 10000, 0,
 		5, 4, 0x401018, 0x401018, 0x402020, 0x403030,
@@ -548,7 +500,7 @@ static void test_function_entry_leaf_last(void **unused)
 	tp_init(&tp, 10000000);
 	tp_count(&tp, 0, tp_stack(&tp, c2, 3, 0), 0, 5);
 	tp_count(&tp, 1, tp_stack(&tp, c2, 3, 0), 0, 3);
-	buf = write_to_memory(&fh, &tp, &size);
+	buf = write_to_memory(&tp, &size);
 	const uint64_t want2[] = {
 		0, 3, 0, 10000, 0,
 		7, 3, 0x401000, 0x402020, 0x403030,
@@ -621,19 +573,17 @@ static char *read_text_file(const char *path)
 static void test_mapped_objects_exact(void **unused)
 {
 	struct bpfprof_mapping maps[512];
-	struct fake_host fh;
 	struct test_profile tp;
 	size_t size;
 	char *text = read_text_file("/proc/self/maps");
 	char *copy = strdup(text);
 
 	assert_non_null(copy);
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	tp.proc.mappings = maps;
 	tp.proc.nr_mappings = parse_maps(copy, maps, 512);
 	assert_true(tp.proc.nr_mappings > 5);
-	uint8_t *buf = write_to_memory(&fh, &tp, &size);
+	uint8_t *buf = write_to_memory(&tp, &size);
 	const uint64_t want[] = { 0, 3, 0, 10000, 0, 0, 1, 0 };
 	const char *rest = assert_slots(buf, size, want, 8);
 
@@ -650,7 +600,7 @@ static void test_mapped_objects_exact(void **unused)
 	tp.proc.mappings = m;
 	tp.proc.nr_mappings = 2;
 	free(buf);
-	buf = write_to_memory(&fh, &tp, &size);
+	buf = write_to_memory(&tp, &size);
 	rest = assert_slots(buf, size, want, 8);
 	assert_string_equal(rest,
 		"00400000-00401000 r-xp 00001000 fe:01 1234                               /bin/a\\012b\n"
@@ -664,7 +614,6 @@ static void test_mapped_objects_exact(void **unused)
 static void test_write_errors(void **unused)
 {
 	static const uint64_t chain[] = { 0x401010, 0x402020 };
-	struct fake_host fh;
 	struct test_profile tp;
 
 	tp_init(&tp, 10000000);
@@ -673,31 +622,30 @@ static void test_write_errors(void **unused)
 	/* A stream opened for reading. */
 	FILE *f = fopen("/dev/null", "r");
 	assert_non_null(f);
-	fake_host_init(&fh);
-	int err = run_plugin(&fh, &tp, f, "ro.prof");
+	int err = run_plugin(&tp, f, "ro.prof");
 	assert_true(err < 0);
-	assert_int_equal(fh.nr_errors, 1);
-	assert_non_null(strstr(fh.error, "ro.prof"));
+	assert_int_equal(tp.fh.nr_errors, 1);
+	assert_non_null(strstr(tp.fh.error, "ro.prof"));
 	fclose(f);
 
 	/* A buffer too small for the profile. */
 	char small[40];
 	f = fmemopen(small, sizeof(small), "w");
 	assert_non_null(f);
-	fake_host_init(&fh);
-	err = run_plugin(&fh, &tp, f, "small.prof");
+	fake_host_init(&tp.fh);
+	err = run_plugin(&tp, f, "small.prof");
 	assert_true(err < 0);
-	assert_int_equal(fh.nr_errors, 1);
-	assert_non_null(strstr(fh.error, "cannot write small.prof"));
+	assert_int_equal(tp.fh.nr_errors, 1);
+	assert_non_null(strstr(tp.fh.error, "cannot write small.prof"));
 	fclose(f);
 
 	/* A device that is full. */
 	f = fopen("/dev/full", "w");
 	if (f) {
-		fake_host_init(&fh);
-		err = run_plugin(&fh, &tp, f, "full.prof");
+		fake_host_init(&tp.fh);
+		err = run_plugin(&tp, f, "full.prof");
 		assert_int_equal(err, -ENOSPC);
-		assert_non_null(strstr(fh.error, "No space left"));
+		assert_non_null(strstr(tp.fh.error, "No space left"));
 		fclose(f);
 	}
 }
@@ -705,16 +653,14 @@ static void test_write_errors(void **unused)
 /* A count naming a stack that does not exist is an error, not a crash. */
 static void test_bad_stack_index(void **unused)
 {
-	struct fake_host fh;
 	struct test_profile tp;
 	FILE *f = tmpfile();
 
 	assert_non_null(f);
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	tp_count(&tp, 0, 7, 0, 1);
-	assert_int_equal(run_plugin(&fh, &tp, f, "x.prof"), -EINVAL);
-	assert_int_equal(fh.nr_errors, 1);
+	assert_int_equal(run_plugin(&tp, f, "x.prof"), -EINVAL);
+	assert_int_equal(tp.fh.nr_errors, 1);
 	fclose(f);
 }
 
@@ -893,7 +839,6 @@ static void check_readers(const struct reader_case *rc)
 {
 	static uint64_t ips[8][CHAIN_MAX];
 	struct bpfprof_mapping maps[512];
-	struct fake_host fh;
 	struct test_profile tp;
 	uint64_t total = 0, per_chain[2] = { 0, 0 };
 	char path[] = "/tmp/test_gperftools.XXXXXX";
@@ -901,7 +846,6 @@ static void check_readers(const struct reader_case *rc)
 
 	if (!have_tool("google-pprof") && !have_tool("go"))
 		skip();		/* neither reader installed */
-	fake_host_init(&fh);
 	tp_init(&tp, 10000000);
 	char *text = read_text_file("/proc/self/maps");
 	tp.proc.mappings = maps;
@@ -922,7 +866,7 @@ static void check_readers(const struct reader_case *rc)
 	assert_true(fd >= 0);
 	FILE *f = fdopen(fd, "w+");
 	assert_non_null(f);
-	assert_int_equal(run_plugin(&fh, &tp, f, path), 0);
+	assert_int_equal(run_plugin(&tp, f, path), 0);
 	fclose(f);
 
 	/* google-pprof: no frame removed, leaf and main at 100% cum, flat and

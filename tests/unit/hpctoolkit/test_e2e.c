@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_e2e.c - end-to-end test of the hpctoolkit output plugin: a fake host
- * (symbolize() knows a handful of functions with lines, a stripped region
- * and kernel addresses; stack() serves hand-built stacks) drives the plugin
- * through open/event/write/close with a two-process, four-thread profile
- * and its SAMPLE stream; the database written to a temporary directory must
- * pass `hpcdb --strict` (tests/tools/hpcdb.c, built next to the tests in
- * BUILD/tools/hpcdb) with the expected top functions, per-thread shares and
- * trace sample counts.
+ * test_e2e.c - end-to-end test of the hpctoolkit output plugin: the fake
+ * host (tests/unit/lib/fake_host.h; symbolize() knows a handful of
+ * functions with lines, a stripped region and kernel addresses; stack()
+ * serves hand-built stacks) drives the plugin through open/event/write/
+ * close with a two-process, four-thread profile and its SAMPLE stream;
+ * the database written to a temporary directory must pass `hpcdb
+ * --strict` (tests/tools/hpcdb.c, built next to the tests in
+ * BUILD/tools/hpcdb) with the expected top functions, per-thread shares
+ * and trace sample counts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <cmocka.h>
 
 #include "bpfprof/plugin.h"
+#include "fake_host.h"
 
 /* --- fake host ------------------------------------------------------------ */
 
@@ -60,34 +62,11 @@ static const struct fake_fn fns[] = {
 enum { F_MAIN, F_RUN, F_BUSY, F_PA, F_LA, F_PB, F_LB, F_LC, F_TMAIN, F_START, F_STRIP,
        F_SYS, F_ENTRY };
 
-struct fake_host {
-	struct bpfprof_host host;
-	char error[512];
-	int nr_errors;
-	const struct bpfprof_stack *stacks;
-	size_t nr_stacks;
-};
-
-static void fake_error(const struct bpfprof_host *host, const char *fmt, ...)
+/* The function of fns[] that holds @ip, its line 100 * (index + 1) plus
+ * one per 16 bytes in; -ENOENT outside them. */
+static int fns_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
+			 struct bpfprof_symbol *sym)
 {
-	struct fake_host *fh = (struct fake_host *)host;
-	va_list ap;
-
-	if (fh->nr_errors++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(fh->error, sizeof(fh->error), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static void fake_warn(const struct bpfprof_host *host, const char *fmt, ...)
-{
-}
-
-static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
-			  int kernel, struct bpfprof_symbol *sym)
-{
-	memset(sym, 0, sizeof(*sym));
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		const struct fake_fn *f = &fns[i];
 
@@ -104,13 +83,6 @@ static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_
 		return 0;
 	}
 	return -ENOENT;
-}
-
-static const struct bpfprof_stack *fake_stack(const struct bpfprof_host *host, uint32_t index)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-
-	return index < fh->nr_stacks ? &fh->stacks[index] : NULL;
 }
 
 /* --- the profile ----------------------------------------------------------- */
@@ -210,7 +182,7 @@ static void rm_rf(const char *path)
 static void write_database(int with_stream)
 {
 	const struct bpfprof_plugin *p = bpfprof_plugin_entry(BPFPROF_PLUGIN_ABI_VERSION);
-	struct fake_host fh = { 0 };
+	static struct fake_host fh;
 	struct bpfprof_profile prof = { 0 };
 	struct bpfprof_output out = { 0 };
 	char db[PATH_MAX + 8];
@@ -221,13 +193,9 @@ static void write_database(int with_stream)
 	assert_string_equal(p->name, "hpctoolkit");
 	assert_true(p->flags & BPFPROF_PLUGIN_STREAM);
 	assert_true(p->flags & BPFPROF_PLUGIN_DIRECTORY);
-	fh.host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
-	fh.host.symbolize = fake_symbolize;
-	fh.host.stack = fake_stack;
-	fh.host.error = fake_error;
-	fh.host.warn = fake_warn;
-	fh.stacks = stacks;
-	fh.nr_stacks = sizeof(stacks) / sizeof(stacks[0]);
+	fake_host_init(&fh);
+	fh.resolve = fns_symbolize;
+	fake_host_stacks(&fh, stacks, sizeof(stacks) / sizeof(stacks[0]));
 
 	snprintf(db, sizeof(db), "%s/db", tmpdir);
 	rm_rf(db);
