@@ -34,6 +34,8 @@
 
 #include <bpfprof/plugin.h>
 
+#include "fake_host.h"
+
 #define NOIPA __attribute__((noipa, noinline, used))
 
 #define NR_SAMPLES 100
@@ -178,42 +180,7 @@ enum { ST_EMPTY, ST_USER_FN, ST_USER_QSORT, ST_KERNEL, ST_NR };
 
 static uint64_t stack_ips[ST_NR][4];
 static struct bpfprof_stack stacks[ST_NR];
-static int host_errors, host_warnings;
-
-static void fake_error(const struct bpfprof_host *h, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	host_errors++;
-}
-
-static void fake_warn(const struct bpfprof_host *h, const char *fmt, ...)
-{
-	va_list ap;
-
-	host_warnings++;
-	va_start(ap, fmt);
-	fputs("warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static const struct bpfprof_stack *fake_stack(const struct bpfprof_host *h, uint32_t i)
-{
-	return i < ST_NR ? &stacks[i] : NULL;
-}
-
-static const struct bpfprof_host host = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.stack = fake_stack,
-	.error = fake_error,
-	.warn = fake_warn,
-};
+static struct fake_host fh;		/* stacks[]; errors and warnings on stderr */
 
 static char tmpdir[64];
 static char exe_path[512];
@@ -346,9 +313,11 @@ static void write_profile(const char *path, int mode)
 	t = run.start_ns;
 	out.file = fopen(path, "w+b");
 	assert_non_null(out.file);
-	host_errors = host_warnings = 0;
 	assert_non_null(pl);
-	assert_int_equal(pl->open(&host, &run, &out, &state), 0);
+	fake_host_init(&fh);
+	fake_host_stacks(&fh, stacks, ST_NR);
+	fh.echo = 1;
+	assert_int_equal(pl->open(&fh.host, &run, &out, &state), 0);
 
 	if (mode & CASE_TASK_EVENTS) {
 		ev = (struct bpfprof_event){ .type = BPFPROF_EVENT_COMM, .cpu = 0, .time_ns = t,
@@ -418,11 +387,11 @@ static void write_profile(const char *path, int mode)
 	run.samples_seen = run.samples_kept = NR_SAMPLES;
 	assert_int_equal(pl->write(state, &prof), 0);
 	pl->close(state);
-	assert_int_equal(host_errors, 0);
+	assert_int_equal(fh.nr_errors, 0);
 	if (mode & CASE_LATE_AND_LOST)
-		assert_int_equal(host_warnings, 1);	/* the late sample */
+		assert_int_equal(fh.nr_warnings, 1);	/* the late sample */
 	else if (ksym_addr)
-		assert_int_equal(host_warnings, 0);
+		assert_int_equal(fh.nr_warnings, 0);
 	assert_int_equal(fclose(out.file), 0);
 }
 

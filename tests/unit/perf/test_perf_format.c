@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fake_host.h"
 #include "perf/perf_internal.h"
 
 static uint16_t rd16(const uint8_t *p)
@@ -44,25 +45,7 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-/* ---- a minimal host for driving the plugin --------------------------- */
-
-static int host_errors, host_warnings;
-
-static void fake_error(const struct bpfprof_host *h, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	host_errors++;
-}
-
-static void fake_warn(const struct bpfprof_host *h, const char *fmt, ...)
-{
-	host_warnings++;
-}
+/* ---- the host driving the plugin ---------------------------------------- */
 
 static const uint64_t user_ips[] = { 0x401000, 0x402000, 0x403000 };
 static const uint64_t kernel_ips[] = { 0xffffffff81001000ull, 0xffffffff81002000ull };
@@ -72,17 +55,16 @@ static const struct bpfprof_stack stacks[] = {
 	{ kernel_ips, 2, 1 },
 };
 
-static const struct bpfprof_stack *fake_stack(const struct bpfprof_host *h, uint32_t i)
-{
-	return i < 3 ? &stacks[i] : NULL;
-}
+static struct fake_host fh;
 
-static const struct bpfprof_host host = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.stack = fake_stack,
-	.error = fake_error,
-	.warn = fake_warn,
-};
+/* The fake host serving stacks[], errors and warnings on stderr. */
+static const struct bpfprof_host *host_init(void)
+{
+	fake_host_init(&fh);
+	fake_host_stacks(&fh, stacks, 3);
+	fh.echo = 1;
+	return &fh.host;
+}
 
 /* Run the plugin over @events (samples only) into a memory file. */
 static uint8_t *run_plugin(const struct bpfprof_event *events, size_t nr, size_t *size)
@@ -117,14 +99,13 @@ static uint8_t *run_plugin(const struct bpfprof_event *events, size_t nr, size_t
 	assert_true(pl->flags & BPFPROF_PLUGIN_STREAM);
 	out.file = tmpfile();
 	assert_non_null(out.file);
-	host_errors = host_warnings = 0;
-	assert_int_equal(pl->open(&host, &run, &out, &state), 0);
+	assert_int_equal(pl->open(host_init(), &run, &out, &state), 0);
 	for (i = 0; i < nr; i++)
 		assert_int_equal(pl->event(state, &events[i]), 0);
 	run.drops[BPFPROF_DROP_USER_STACK] = 3;
 	assert_int_equal(pl->write(state, &prof), 0);
 	pl->close(state);
-	assert_int_equal(host_errors, 0);
+	assert_int_equal(fh.nr_errors, 0);
 
 	fseek(out.file, 0, SEEK_END);
 	len = ftell(out.file);
@@ -562,7 +543,7 @@ static void test_memory_flat(void **unused)
 
 	out.file = fopen("/dev/null", "w+b");
 	assert_non_null(out.file);
-	assert_int_equal(pl->open(&host, &run, &out, &state), 0);
+	assert_int_equal(pl->open(host_init(), &run, &out, &state), 0);
 	/* warm up: the record buffer and the 100 threads' state */
 	for (i = 0; i < 1000; i++) {
 		ev.tid = 42 + i % 100;
@@ -581,7 +562,7 @@ static void test_memory_flat(void **unused)
 	assert_int_equal(pl->write(state, &prof), 0);
 	pl->close(state);
 	fclose(out.file);
-	assert_int_equal(host_errors, 0);
+	assert_int_equal(fh.nr_errors, 0);
 	assert_true(after - before < 1024);
 }
 

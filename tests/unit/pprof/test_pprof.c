@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "bpfprof/plugin.h"
+#include "fake_host.h"
 #include "pprof/pb.h"
 
 /* --- wire encoder --------------------------------------------------------- */
@@ -353,37 +354,10 @@ static const struct bpfprof_mapping maps[] = {
 	  .path = "/lib/libc.so.6" },
 };
 
-struct fake_host {
-	struct bpfprof_host host;
-	char error[512];
-	int nr_errors;
-	uint64_t asked[64];		/* ips passed to symbolize() */
-	size_t nr_asked;
-};
-
-static void fake_error(const struct bpfprof_host *host, const char *fmt, ...)
-{
-	struct fake_host *fh = (struct fake_host *)host;
-	va_list ap;
-
-	if (fh->nr_errors++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(fh->error, sizeof(fh->error), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static void fake_warn(const struct bpfprof_host *host, const char *fmt, ...) { }
-
 /* Function names by address range; the line is the low 12 bits of the ip. */
-static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
-			  int kernel, struct bpfprof_symbol *sym)
+static int app_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
+			 struct bpfprof_symbol *sym)
 {
-	struct fake_host *fh = (struct fake_host *)host;
-
-	memset(sym, 0, sizeof(*sym));
-	if (fh->nr_asked < 64)
-		fh->asked[fh->nr_asked++] = ip;
 	if (kernel) {
 		sym->module = "[kernel.kallsyms]";
 		sym->module_offset = ip;
@@ -406,13 +380,11 @@ static int fake_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_
 
 static struct fake_host fh;
 
-static void fake_host_init(void)
+/* The fake host, symbols by app_symbolize() or @resolve. */
+static void host_init(fake_resolve_fn resolve)
 {
-	memset(&fh, 0, sizeof(fh));
-	fh.host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
-	fh.host.symbolize = fake_symbolize;
-	fh.host.error = fake_error;
-	fh.host.warn = fake_warn;
+	fake_host_init(&fh);
+	fh.resolve = resolve;
 }
 
 static const uint64_t ustack1[] = { EXE_START + 0x10, EXE_START + 0x205, LIB_START + 0x99 };
@@ -538,7 +510,7 @@ static void test_profile(void **unused)
 
 	assert_true(fd >= 0);
 	close(fd);
-	fake_host_init();
+	host_init(app_symbolize);
 	assert_int_equal(run_plugin(&profile, path), 0);
 	assert_int_equal(fh.nr_errors, 0);
 	/* gzip magic */
@@ -622,7 +594,7 @@ static void test_profile(void **unused)
 	assert_string_equal(str(&d, d.mappings[2].file), "[kernel.kallsyms]");
 
 	/* every location is symbolized once (cached by location) */
-	assert_int_equal(fh.nr_asked, 7);
+	assert_int_equal(fh.nr_calls, 7);
 	assert_int_equal(d.nr_locations, 7);
 	/* every string once */
 	for (size_t i = 0; i < d.nr_strings; i++)
@@ -714,14 +686,13 @@ static const char *const app_fn[] = { "app_f0", "app_f1", "app_f2", "app_f3", "a
 				      "app_f5", "app_f6", "app_f7" };
 static const char *const libc_fn[] = { "libc_f0", "libc_f1", "libc_f2", "libc_f3" };
 
-static int world_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip,
-			   int kernel, struct bpfprof_symbol *sym)
+static int world_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
+			   struct bpfprof_symbol *sym)
 {
 	const struct bpfprof_process *p = NULL;
 
-	memset(sym, 0, sizeof(*sym));
 	if (kernel)
-		return fake_symbolize(host, pid, ip, kernel, sym);
+		return app_symbolize(fh, pid, ip, kernel, sym);
 	for (size_t i = 0; i < 4; i++)
 		if (w_procs[i].pid == pid)
 			p = &w_procs[i];
@@ -771,7 +742,7 @@ static char *expected_sample(const struct bpfprof_count *c, int64_t period)
 		for (uint32_t i = 0; i < parts[k]->nr; i++) {
 			uint64_t ip = parts[k]->ips[i];
 			struct bpfprof_symbol sym;
-			int rc = world_symbolize(&fh.host, t->pid, i ? ip - 1 : ip, k == 0, &sym);
+			int rc = fh.host.symbolize(&fh.host, t->pid, i ? ip - 1 : ip, k == 0, &sym);
 
 			frame_text(line, sizeof(line), ip, rc ? NULL : sym.function,
 				   rc ? NULL : sym.file, rc || !sym.function ? 0 : sym.line,
@@ -868,8 +839,7 @@ static void test_shared_stacks(void **unused)
 					.samples = 1 + (t + u + k) % 3 };
 	}
 	prof.nr_counts = n;
-	fake_host_init();
-	fh.host.symbolize = world_symbolize;
+	host_init(world_symbolize);
 	assert_int_equal(run_plugin(&prof, path), 0);
 	assert_int_equal(fh.nr_errors, 0);
 	data = gunzip_file(path, &len);
@@ -948,7 +918,7 @@ static void test_empty_profile(void **unused)
 	assert_true(fd >= 0);
 	close(fd);
 	empty.nr_counts = 0;
-	fake_host_init();
+	host_init(app_symbolize);
 	assert_int_equal(run_plugin(&empty, path), 0);
 	data = gunzip_file(path, &len);
 	decode(data, len, &d);
@@ -972,7 +942,7 @@ static void test_bad_stack(void **unused)
 	close(fd);
 	p.counts = bad;
 	p.nr_counts = 1;
-	fake_host_init();
+	host_init(app_symbolize);
 	assert_int_equal(run_plugin(&p, path), -EINVAL);
 	assert_int_equal(fh.nr_errors, 1);
 	assert_non_null(strstr(fh.error, "pprof:"));

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "bpfprof/plugin.h"
+#include "fake_host.h"
 #include "pprof/pprof.h"
 
 /* --- the table ------------------------------------------------------------- */
@@ -87,10 +88,9 @@ static uint64_t frame_ip(uint32_t s, uint32_t j)
 	return BASE + ((uint64_t)k * DEPTH + (DEPTH - 1 - j)) * 16 + 4;
 }
 
-static int big_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t ip, int kernel,
+static int big_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
 			 struct bpfprof_symbol *sym)
 {
-	memset(sym, 0, sizeof(*sym));
 	if (kernel || pid != 7 || ip < big_map.start || ip >= big_map.end)
 		return -ENOENT;
 	sym->mapping = &big_map;
@@ -102,25 +102,7 @@ static int big_symbolize(const struct bpfprof_host *host, uint32_t pid, uint64_t
 	return 0;
 }
 
-static char error_msg[512];
-
-static void host_error(const struct bpfprof_host *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (error_msg[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(error_msg, sizeof(error_msg), fmt, ap);
-	va_end(ap);
-}
-
-static void host_warn(const struct bpfprof_host *host, const char *fmt, ...) { }
-
-static const struct bpfprof_host host = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION, .symbolize = big_symbolize,
-	.error = host_error, .warn = host_warn,
-};
+static struct fake_host fh;		/* symbols by big_symbolize() */
 
 static int setup_big(void **unused)
 {
@@ -171,8 +153,9 @@ static int run_plugin(const struct bpfprof_profile *prof, FILE *file, const char
 	int err;
 
 	assert_non_null(pl);
-	error_msg[0] = 0;
-	assert_int_equal(pl->open(&host, prof->run, &out, &state), 0);
+	fake_host_init(&fh);
+	fh.resolve = big_symbolize;
+	assert_int_equal(pl->open(&fh.host, prof->run, &out, &state), 0);
 	err = pl->write(state, prof);
 	pl->close(state);
 	return err;
@@ -396,7 +379,7 @@ static void test_big_profile(void **unused)
 	f = fdopen(fd, "w+b");
 	assert_non_null(f);
 	assert_int_equal(run_plugin(&big, f, path), 0);
-	assert_string_equal(error_msg, "");
+	assert_string_equal(fh.error, "");
 	fclose(f);
 	data = gunzip_file(path, &len);
 	assert_true(len > 33u << 20);		/* more than the ring of buffers */
@@ -413,7 +396,7 @@ static void test_big_profile(void **unused)
 		struct bpfprof_symbol sym;
 
 		/* (callers are symbolized at address - 1: the same here) */
-		assert_int_equal(big_symbolize(&host, 7, l->address, 0, &sym), 0);
+		assert_int_equal(fh.host.symbolize(&fh.host, 7, l->address, 0, &sym), 0);
 		assert_true(l->function >= 1 && l->function <= NR_FUNCS);
 		assert_string_equal(d.strings[d.func_name[l->function - 1]], sym.function);
 		assert_int_equal(l->line, sym.line);
@@ -446,7 +429,7 @@ static void test_write_error(void **unused)
 		if (!f)
 			skip();
 		assert_int_equal(run_plugin(i ? &small : &big, f, "/dev/full"), -ENOSPC);
-		assert_non_null(strstr(error_msg, "pprof: cannot write /dev/full"));
+		assert_non_null(strstr(fh.error, "pprof: cannot write /dev/full"));
 		fclose(f);
 	}
 }
