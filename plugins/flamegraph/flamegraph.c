@@ -18,15 +18,10 @@
 #include "bpfprof/plugin.h"
 #include "common/buf.h"
 #include "common/fold.h"
+#include "common/plugin_ctx.h"
 
 extern const char flamegraph_css[];
 extern const char flamegraph_js[];
-
-struct fg_state {
-	const struct bpfprof_host *host;
-	const struct bpfprof_run *run;
-	const struct bpfprof_output *out;
-};
 
 /* @s with &, <, > and " as HTML entities. */
 static void put_html(struct buf *o, const char *s)
@@ -71,7 +66,7 @@ static void put_json(struct buf *o, const char *s, size_t n)
 	buf_char(o, '"');
 }
 
-static void write_page_head(struct fg_state *st, struct buf *o, uint64_t total)
+static void write_page_head(struct plugin_ctx *st, struct buf *o, uint64_t total)
 {
 	const struct bpfprof_run *run = st->run;
 	char title[512], period[64];
@@ -162,7 +157,7 @@ static void write_page_stacks(struct buf *o, const struct fold *f,
 }
 
 /* {"names": [...], "stacks": [[samples, name, ...], ...]} in a script element. */
-static int write_page_data(struct fg_state *st, struct buf *o, const struct fold *f)
+static int write_page_data(struct plugin_ctx *st, struct buf *o, const struct fold *f)
 {
 	struct fg_index *index = calloc(f->nr_names ? f->nr_names : 1, sizeof(*index));
 	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
@@ -193,22 +188,12 @@ static void write_page_tail(struct buf *o)
 static int fg_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		   const struct bpfprof_output *out, void **state)
 {
-	struct fg_state *st = calloc(1, sizeof(*st));
-
-	if (!st) {
-		host->error(host, "flamegraph: out of memory");
-		return -ENOMEM;
-	}
-	st->host = host;
-	st->run = run;
-	st->out = out;
-	*state = st;
-	return 0;
+	return plugin_ctx_open("flamegraph", host, run, out, state);
 }
 
 static int fg_write(void *state, const struct bpfprof_profile *prof)
 {
-	struct fg_state *st = state;
+	struct plugin_ctx *st = state;
 	struct fold *f;
 	struct buf o;
 	int err = fold_profile(st->host, prof, "flamegraph", &f), werr;
@@ -236,11 +221,6 @@ static int fg_write(void *state, const struct bpfprof_profile *prof)
 	return err;
 }
 
-static void fg_close(void *state)
-{
-	free(state);
-}
-
 static const struct bpfprof_plugin flamegraph_plugin = {
 	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
 	.flags = BPFPROF_PLUGIN_NAMES_ONLY,	/* names only: no DWARF lines */
@@ -251,7 +231,7 @@ static const struct bpfprof_plugin flamegraph_plugin = {
 	.open = fg_open,
 	.event = NULL,
 	.write = fg_write,
-	.close = fg_close,
+	.close = plugin_ctx_close,
 };
 
 BPFPROF_PLUGIN_DEFINE(flamegraph_plugin);

@@ -15,25 +15,12 @@
 #include "bpfprof/plugin.h"
 #include "common/buf.h"
 #include "common/fold.h"
-
-struct folded_state {
-	const struct bpfprof_host *host;
-	const struct bpfprof_output *out;
-};
+#include "common/plugin_ctx.h"
 
 static int folded_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		       const struct bpfprof_output *out, void **state)
 {
-	struct folded_state *st = calloc(1, sizeof(*st));
-
-	if (!st) {
-		host->error(host, "folded: out of memory");
-		return -ENOMEM;
-	}
-	st->host = host;
-	st->out = out;
-	*state = st;
-	return 0;
+	return plugin_ctx_open("folded", host, run, out, state);
 }
 
 /*
@@ -67,7 +54,7 @@ static void write_folded_line(struct buf *o, const struct fold *f, const struct 
 }
 
 /* One "line COUNT" per folded stack, in text order. */
-static int write_folded_lines(struct folded_state *st, const struct fold *f)
+static int write_folded_lines(struct plugin_ctx *st, const struct fold *f)
 {
 	size_t *end = malloc((f->max_pieces ? f->max_pieces : 1) * sizeof(*end));
 	struct fold_cursor c = { 0 };
@@ -94,7 +81,7 @@ static int write_folded_lines(struct folded_state *st, const struct fold *f)
 
 static int folded_write(void *state, const struct bpfprof_profile *prof)
 {
-	struct folded_state *st = state;
+	struct plugin_ctx *st = state;
 	struct fold *f;
 	int err = fold_profile(st->host, prof, "folded", &f);
 
@@ -102,11 +89,6 @@ static int folded_write(void *state, const struct bpfprof_profile *prof)
 		err = write_folded_lines(st, f);
 	fold_free(f);
 	return err;
-}
-
-static void folded_close(void *state)
-{
-	free(state);
 }
 
 static const struct bpfprof_plugin folded_plugin = {
@@ -119,7 +101,7 @@ static const struct bpfprof_plugin folded_plugin = {
 	.open = folded_open,
 	.event = NULL,
 	.write = folded_write,
-	.close = folded_close,
+	.close = plugin_ctx_close,
 };
 
 BPFPROF_PLUGIN_DEFINE(folded_plugin);

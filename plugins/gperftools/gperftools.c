@@ -56,6 +56,7 @@
 #include <uthash.h>
 
 #include "bpfprof/plugin.h"
+#include "common/plugin_ctx.h"
 
 /* One distinct user call chain and the samples it got. */
 struct chain {
@@ -80,14 +81,8 @@ struct second_pc {
 	UT_hash_handle hh;
 };
 
-struct gperf_state {
-	const struct bpfprof_host *host;
-	const struct bpfprof_run *run;
-	const struct bpfprof_output *out;
-};
-
 /* Reports a failed write of the output, errno telling why. */
-static int write_failed(struct gperf_state *st)
+static int write_failed(struct plugin_ctx *st)
 {
 	int err = errno ? errno : EIO;
 
@@ -95,7 +90,7 @@ static int write_failed(struct gperf_state *st)
 	return -err;
 }
 
-static int write_slots(struct gperf_state *st, const uint64_t *slots, size_t n)
+static int write_slots(struct plugin_ctx *st, const uint64_t *slots, size_t n)
 {
 	errno = 0;
 	if (fwrite(slots, sizeof(*slots), n, st->out->file) != n)
@@ -104,7 +99,7 @@ static int write_slots(struct gperf_state *st, const uint64_t *slots, size_t n)
 }
 
 /* Spec "Binary Header": 0, 3, version 0, sampling period (us), padding 0. */
-static int write_binary_header(struct gperf_state *st)
+static int write_binary_header(struct plugin_ctx *st)
 {
 	/* Rounded to whole microseconds, at least 1: pprof multiplies counts
 	 * by it, and a period of 0 would make every CPU time 0. */
@@ -115,7 +110,7 @@ static int write_binary_header(struct gperf_state *st)
 }
 
 /* Spec "Binary Profile Records": count, number of pcs, pcs leaf first. */
-static int write_profile_records(struct gperf_state *st, const struct record *recs, size_t n)
+static int write_profile_records(struct plugin_ctx *st, const struct record *recs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct record *r = &recs[i];
@@ -131,7 +126,7 @@ static int write_profile_records(struct gperf_state *st, const struct record *re
 }
 
 /* Spec "Binary Trailer": a record of count 0 with the one pc 0. */
-static int write_binary_trailer(struct gperf_state *st)
+static int write_binary_trailer(struct plugin_ctx *st)
 {
 	static const uint64_t trailer[3] = { 0, 1, 0 };
 
@@ -152,7 +147,7 @@ static int write_map_path(FILE *f, const char *path)
  * Spec "Text List of Mapped Objects": one /proc/PID/maps line per mapping,
  * in the kernel's layout: a path is padded to column 73, then one space.
  */
-static int write_mapped_objects(struct gperf_state *st, const struct bpfprof_process *proc)
+static int write_mapped_objects(struct plugin_ctx *st, const struct bpfprof_process *proc)
 {
 	FILE *f = st->out->file;
 
@@ -207,7 +202,7 @@ static void free_chains(struct chain **chains)
  * Sum the samples of each distinct user chain into a sorted array of
  * records (*recs, *nr; room is left for one more, see guard_second_frame).
  */
-static int collect_records(struct gperf_state *st, const struct bpfprof_profile *prof,
+static int collect_records(struct plugin_ctx *st, const struct bpfprof_profile *prof,
 			   struct record **recs, size_t *nr, uint64_t *no_user_stack)
 {
 	struct chain *chains = NULL, *c, *tmp;
@@ -263,7 +258,7 @@ out:
 }
 
 /* True if @ip is the first byte of a function the host can name. */
-static int is_function_entry(struct gperf_state *st, uint32_t pid, uint64_t ip)
+static int is_function_entry(struct plugin_ctx *st, uint32_t pid, uint64_t ip)
 {
 	struct bpfprof_symbol sym = { 0 };
 
@@ -330,7 +325,7 @@ static int most_common_second_pc(const struct record *recs, size_t n,
  * its leaf is not @pc.  Leaves at a function's first byte are taken only
  * when there are not enough others.  Returns how many were changed.
  */
-static size_t write_leaf_twice(struct gperf_state *st, uint32_t pid, struct record *recs,
+static size_t write_leaf_twice(struct plugin_ctx *st, uint32_t pid, struct record *recs,
 			       size_t n, uint64_t pc, size_t need)
 {
 	size_t done = 0;
@@ -358,7 +353,7 @@ static size_t write_leaf_twice(struct gperf_state *st, uint32_t pid, struct reco
  * are at position 1 of at most n/32 records), so this loop normally runs
  * once.
  */
-static int guard_second_frame(struct gperf_state *st, uint32_t pid, struct record *recs,
+static int guard_second_frame(struct plugin_ctx *st, uint32_t pid, struct record *recs,
 			      size_t *n)
 {
 	for (;;) {
@@ -390,22 +385,12 @@ static int guard_second_frame(struct gperf_state *st, uint32_t pid, struct recor
 static int gperf_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		      const struct bpfprof_output *out, void **state)
 {
-	struct gperf_state *st = calloc(1, sizeof(*st));
-
-	if (!st) {
-		host->error(host, "gperftools: out of memory");
-		return -ENOMEM;
-	}
-	st->host = host;
-	st->run = run;
-	st->out = out;
-	*state = st;
-	return 0;
+	return plugin_ctx_open("gperftools", host, run, out, state);
 }
 
 static int gperf_write(void *state, const struct bpfprof_profile *prof)
 {
-	struct gperf_state *st = state;
+	struct plugin_ctx *st = state;
 	const struct bpfprof_process *proc = prof->nr_processes ? &prof->processes[0] : NULL;
 	struct record *recs = NULL;
 	size_t nr = 0;
@@ -444,11 +429,6 @@ out:
 	return err;
 }
 
-static void gperf_close(void *state)
-{
-	free(state);
-}
-
 static const struct bpfprof_plugin gperftools_plugin = {
 	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
 	.flags = BPFPROF_PLUGIN_PER_PROCESS,
@@ -458,7 +438,7 @@ static const struct bpfprof_plugin gperftools_plugin = {
 	.open = gperf_open,
 	.event = NULL,
 	.write = gperf_write,
-	.close = gperf_close,
+	.close = plugin_ctx_close,
 };
 
 BPFPROF_PLUGIN_DEFINE(gperftools_plugin);

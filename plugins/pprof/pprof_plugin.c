@@ -17,12 +17,8 @@
 #include <string.h>
 
 #include "bpfprof/plugin.h"
+#include "common/plugin_ctx.h"
 #include "pprof.h"
-
-struct pprof_state {
-	const struct bpfprof_host *host;
-	const struct bpfprof_output *out;
-};
 
 /* The comments: bpfprof's version, the target, the event and counters. */
 static int add_comments(struct pprof_header *h, struct pprof_tables *t,
@@ -70,7 +66,7 @@ static int write_header(struct buf *b, struct pprof_tables *t, const struct bpfp
 }
 
 /* The whole Profile, in the order of pprof.h, into the gzip stream @gz. */
-static int write_profile(struct pprof_state *st, const struct bpfprof_profile *prof,
+static int write_profile(struct plugin_ctx *st, const struct bpfprof_profile *prof,
 			 struct pprof_gz *gz)
 {
 	struct pprof_tables *t = pprof_tables_new(st->host, prof, gz);
@@ -93,21 +89,12 @@ static int write_profile(struct pprof_state *st, const struct bpfprof_profile *p
 static int pprof_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		      const struct bpfprof_output *out, void **state)
 {
-	struct pprof_state *st = calloc(1, sizeof(*st));
-
-	if (!st) {
-		host->error(host, "pprof: out of memory");
-		return -ENOMEM;
-	}
-	st->host = host;
-	st->out = out;
-	*state = st;
-	return 0;
+	return plugin_ctx_open("pprof", host, run, out, state);
 }
 
 static int pprof_write(void *state, const struct bpfprof_profile *prof)
 {
-	struct pprof_state *st = state;
+	struct plugin_ctx *st = state;
 	struct pprof_gz *gz;
 	int err = pprof_gz_open(&gz, st->host, st->out);
 
@@ -115,11 +102,6 @@ static int pprof_write(void *state, const struct bpfprof_profile *prof)
 		err = write_profile(st, prof, gz);
 	pprof_gz_free(gz);
 	return err;
-}
-
-static void pprof_close(void *state)
-{
-	free(state);
 }
 
 static const struct bpfprof_plugin pprof_plugin = {
@@ -132,7 +114,7 @@ static const struct bpfprof_plugin pprof_plugin = {
 	.open = pprof_open,
 	.event = NULL,
 	.write = pprof_write,
-	.close = pprof_close,
+	.close = plugin_ctx_close,
 };
 
 BPFPROF_PLUGIN_DEFINE(pprof_plugin);
