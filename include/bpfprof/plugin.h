@@ -338,6 +338,29 @@ BPFPROF_PLUGIN_EXPORT const struct bpfprof_plugin *bpfprof_plugin_entry(uint32_t
 	}                                                                                     \
 	struct bpfprof_plugin	/* takes the semicolon after the macro */
 
+/*
+ * BPFPROF_PLUGIN(name, fields...): describe a plugin and export it, in one
+ * declaration.  @name is its --format name (a string); the rest are the
+ * designated initializers of its other struct bpfprof_plugin fields
+ * (.flags, .description, .default_output, .open, .event, .write, .close;
+ * leave out what is NULL or 0).  abi_version is this header's.  It
+ * defines a static descriptor and, with BPFPROF_PLUGIN_DEFINE(), the
+ * entry point, so use it once per plugin, at file scope:
+ *
+ *	BPFPROF_PLUGIN("csv",
+ *		.description = "one line per sample",
+ *		.default_output = "out.csv",
+ *		.open = csv_open, .write = csv_write, .close = csv_close);
+ *
+ * C only (C++ before C++20 has no designated initializers): C++ plugins
+ * define the descriptor and use BPFPROF_PLUGIN_DEFINE().
+ */
+#define BPFPROF_PLUGIN(name_, ...)                                                 \
+	static const struct bpfprof_plugin bpfprof_plugin_descriptor = {           \
+		.abi_version = BPFPROF_PLUGIN_ABI_VERSION, .name = (name_), __VA_ARGS__ \
+	};                                                                          \
+	BPFPROF_PLUGIN_DEFINE(bpfprof_plugin_descriptor)
+
 #ifdef __cplusplus
 }
 #endif

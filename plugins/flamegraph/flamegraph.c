@@ -221,17 +221,9 @@ static int fg_write(void *state, const struct bpfprof_profile *prof)
 	return err;
 }
 
-static const struct bpfprof_plugin flamegraph_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
+BPFPROF_PLUGIN("flamegraph",
 	.flags = BPFPROF_PLUGIN_NAMES_ONLY,	/* names only: no DWARF lines */
-	.name = "flamegraph",
 	.description = "interactive flame graph, one self-contained HTML file "
 		       "(SVG + script, search, click to zoom)",
 	.default_output = "bpfprof.html",
-	.open = fg_open,
-	.event = NULL,
-	.write = fg_write,
-	.close = plugin_ctx_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(flamegraph_plugin);
+	.open = fg_open, .write = fg_write, .close = plugin_ctx_close);

@@ -91,17 +91,9 @@ static int folded_write(void *state, const struct bpfprof_profile *prof)
 	return err;
 }
 
-static const struct bpfprof_plugin folded_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
+BPFPROF_PLUGIN("folded",
 	.flags = BPFPROF_PLUGIN_NAMES_ONLY,	/* names only: no DWARF lines */
-	.name = "folded",
 	.description = "folded stacks 'comm;root;...;leaf COUNT' (FlameGraph, speedscope; "
 		       "kernel frames _[k])",
 	.default_output = "bpfprof.folded",
-	.open = folded_open,
-	.event = NULL,
-	.write = folded_write,
-	.close = plugin_ctx_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(folded_plugin);
+	.open = folded_open, .write = folded_write, .close = plugin_ctx_close);

@@ -429,16 +429,8 @@ out:
 	return err;
 }
 
-static const struct bpfprof_plugin gperftools_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
+BPFPROF_PLUGIN("gperftools",
 	.flags = BPFPROF_PLUGIN_PER_PROCESS,
-	.name = "gperftools",
 	.description = "gperftools CPU profile for pprof (one file per process, user stacks)",
 	.default_output = "bpfprof.prof",
-	.open = gperf_open,
-	.event = NULL,
-	.write = gperf_write,
-	.close = plugin_ctx_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(gperftools_plugin);
+	.open = gperf_open, .write = gperf_write, .close = plugin_ctx_close);

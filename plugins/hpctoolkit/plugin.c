@@ -311,16 +311,8 @@ static void hpc_close(void *state)
 	free(s);
 }
 
-static const struct bpfprof_plugin hpc_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
+BPFPROF_PLUGIN("hpctoolkit",
 	.flags = BPFPROF_PLUGIN_STREAM | BPFPROF_PLUGIN_DIRECTORY,
-	.name = "hpctoolkit",
 	.description = "HPCToolkit v4 database directory for hpcviewer (meta.db, profile.db, cct.db, trace.db)",
 	.default_output = "bpfprof.hpcdb",
-	.open = hpc_open,
-	.event = hpc_event,
-	.write = hpc_write,
-	.close = hpc_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(hpc_plugin);
+	.open = hpc_open, .event = hpc_event, .write = hpc_write, .close = hpc_close);

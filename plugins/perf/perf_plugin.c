@@ -680,16 +680,8 @@ static void perf_close(void *state)
 	free(st);
 }
 
-static const struct bpfprof_plugin perf_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
+BPFPROF_PLUGIN("perf",
 	.flags = BPFPROF_PLUGIN_STREAM,
-	.name = "perf",
 	.description = "perf.data for perf report / perf script (like perf record -g)",
 	.default_output = "perf.data",
-	.open = perf_open,
-	.event = perf_event_cb,
-	.write = perf_write,
-	.close = perf_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(perf_plugin);
+	.open = perf_open, .event = perf_event_cb, .write = perf_write, .close = perf_close);

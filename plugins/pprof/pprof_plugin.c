@@ -104,17 +104,8 @@ static int pprof_write(void *state, const struct bpfprof_profile *prof)
 	return err;
 }
 
-static const struct bpfprof_plugin pprof_plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.flags = 0,
-	.name = "pprof",
+BPFPROF_PLUGIN("pprof",
 	.description = "pprof profile.proto, gzipped (go tool pprof, Pyroscope, Parca; "
 		       "all processes, kernel frames, pid/tid labels)",
 	.default_output = "bpfprof.pb.gz",
-	.open = pprof_open,
-	.event = NULL,
-	.write = pprof_write,
-	.close = plugin_ctx_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(pprof_plugin);
+	.open = pprof_open, .write = pprof_write, .close = plugin_ctx_close);

@@ -235,16 +235,7 @@ static void t_close(void *state)
 	free(st);
 }
 
-static const struct bpfprof_plugin plugin = {
-	.abi_version = BPFPROF_PLUGIN_ABI_VERSION,
-	.flags = 0,
-	.name = "funcs_csv",
+BPFPROF_PLUGIN("funcs_csv",
 	.description = "example: CSV of self/total samples per function",
 	.default_output = "bpfprof-funcs.csv",
-	.open = t_open,
-	.event = NULL,
-	.write = t_write,
-	.close = t_close,
-};
-
-BPFPROF_PLUGIN_DEFINE(plugin);
+	.open = t_open, .write = t_write, .close = t_close);
