@@ -14,13 +14,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 
 #include "cfi_build.h"
+#include "kernel/clock.h"
 
 /* DWARF register numbers of x86-64 (System V psABI). */
 #define REG_RBP 6
@@ -65,13 +65,6 @@ const char *cfi_kind_name(unsigned int kind)
 	return kind < CFI_KIND_NR ? kind_names[kind] : "?";
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the rows ----------------------------------------------------------- */
 
@@ -416,26 +409,14 @@ static int check_elf(Elf *elf, GElf_Ehdr *eh)
 }
 
 /* Segments and build-id of @elf into @t. */
-static int describe(Elf *elf, const GElf_Ehdr *eh, struct cfi_table *t)
+static int describe(Elf *elf, struct cfi_table *t)
 {
 	const void *id;
-	size_t phnum, i;
 	ssize_t n;
+	int err = elf_segments_read(elf, &t->segments);
 
-	t->e_type = eh->e_type;
-	if (elf_getphdrnum(elf, &phnum) != 0)
-		return -ENOEXEC;
-	t->segs = calloc(phnum ? phnum : 1, sizeof(*t->segs));
-	if (!t->segs)
-		return -ENOMEM;
-	for (i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->segs[t->nr_segs++] = (struct cfi_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
-							      ph.p_flags };
-	}
+	if (err)
+		return err == -EINVAL ? -ENOEXEC : err;
 	n = dwelf_elf_gnu_build_id(elf, &id);
 	if (n > 0) {
 		t->build_id_size = (uint8_t)(n < (ssize_t)sizeof(t->build_id) ? n :
@@ -472,7 +453,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 	struct section secs[2] = { { 0 }, { 0 } };
 	struct builder b = { 0 };
 	struct cfi_table *t;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	Elf *dbg_elf = NULL;
 	Dwarf *dw = NULL;
 	GElf_Ehdr eh, deh;
@@ -489,7 +470,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 	if (!t)
 		return -ENOMEM;
 	b.st = &t->stats;
-	err = describe(elf, &eh, t);
+	err = describe(elf, t);
 	if (err)
 		goto out;
 	if (load_section(elf, ".eh_frame", true, &secs[SRC_EH])) {
@@ -523,7 +504,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 		err = -EBADMSG;
 		goto out;
 	}
-	t->stats.build_ns = now_ns() - t0;
+	t->stats.build_ns = monotonic_ns() - t0;
 	*out = t;
 	t = NULL;
 out:
@@ -550,7 +531,7 @@ static Elf *open_elf(int fd, int *err)
 
 int cfi_table_build(const char *path, const char *debug_path, struct cfi_table **out)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	Elf *elf = NULL, *debug = NULL;
 	int fd, dfd = -1, err = 0;
 
@@ -568,7 +549,7 @@ int cfi_table_build(const char *path, const char *debug_path, struct cfi_table *
 	if (elf)
 		err = cfi_table_build_elf(elf, debug, out);
 	if (!err)
-		(*out)->stats.build_ns = now_ns() - t0;
+		(*out)->stats.build_ns = monotonic_ns() - t0;
 	elf_end(debug);
 	elf_end(elf);
 	if (dfd >= 0)
@@ -599,7 +580,7 @@ void cfi_table_free(struct cfi_table *t)
 	if (!t)
 		return;
 	free(t->rows);
-	free(t->segs);
+	elf_segments_free(&t->segments);
 	free(t);
 }
 
@@ -625,24 +606,7 @@ const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
 int cfi_table_load_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
 			uint64_t *bias)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uint32_t i;
-
 	if (!t || !bias)
 		return -EINVAL;
-	if (t->e_type == ET_EXEC) {
-		*bias = 0;
-		return 0;
-	}
-	for (i = 0; i < t->nr_segs; i++) {
-		const struct cfi_segment *s = &t->segs[i];
-		uint64_t lo = s->offset & ~(uint64_t)(page - 1);
-
-		if (pgoff >= lo && pgoff < s->offset + s->filesz) {
-			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
-			*bias = start - (s->vaddr - (s->offset - pgoff));
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return elf_segments_bias(&t->segments, start, pgoff, bias);
 }

@@ -27,6 +27,7 @@
 #include <gelf.h>
 
 #include "cfi_row.h"		/* bpf/: the row, shared with the BPF walker */
+#include "symbols/elf_segments.h"
 
 /* What building one table found and cost. */
 struct cfi_table_stats {
@@ -51,14 +52,6 @@ struct cfi_table_stats {
 	uint32_t kinds[CFI_KIND_NR];	/* rows by enum cfi_kind */
 };
 
-/* A PT_LOAD segment of the file, for load biases. */
-struct cfi_segment {
-	uint64_t vaddr;			/* p_vaddr */
-	uint64_t offset;		/* p_offset */
-	uint64_t filesz;		/* p_filesz, bytes */
-	uint32_t flags;			/* p_flags (PF_X, PF_R, PF_W) */
-};
-
 /*
  * The table of one ELF file.  Everything is owned by the table and
  * released by cfi_table_free(); read-only for users.
@@ -66,11 +59,9 @@ struct cfi_segment {
 struct cfi_table {
 	struct cfi_row *rows;		/* nr rows, pc strictly increasing */
 	uint32_t nr;
-	uint16_t e_type;		/* ET_EXEC or ET_DYN */
 	uint8_t build_id_size;		/* bytes in build_id, 0: none */
 	uint8_t build_id[64];		/* GNU build-id (first 64 bytes) */
-	struct cfi_segment *segs;	/* nr_segs PT_LOAD segments */
-	uint32_t nr_segs;
+	struct elf_segments segments;	/* PT_LOAD segments and type, for load biases */
 	struct cfi_table_stats stats;
 };
 

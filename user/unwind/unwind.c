@@ -19,6 +19,7 @@
 #include <uthash.h>
 
 #include "symbols/debuginfo.h"
+#include "symbols/elf_segments.h"
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
 #include "unwind.h"
@@ -172,39 +173,17 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- modules --------------------------------------------------------------- */
 
-/*
- * Load bias of the ELF file @elf mapped with file offset @pgoff at
- * @start: start - vaddr(pgoff), vaddr through the PT_LOAD segment that
- * holds pgoff (its page-aligned range).  0 for ET_EXEC.  Returns 0 or
- * -EINVAL when no segment holds @pgoff.
- */
+/* The load bias of @elf mapped at @start from file offset @pgoff (see
+ * elf_segments_bias()).  0 or -EINVAL, -ENOMEM. */
 static int load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	GElf_Ehdr ehm, *eh = gelf_getehdr(elf, &ehm);
-	size_t phnum, i;
+	struct elf_segments segs;
+	int err = elf_segments_read(elf, &segs);
 
-	if (!eh || elf_getphdrnum(elf, &phnum) != 0)
-		return -EINVAL;
-	if (eh->e_type == ET_EXEC) {
-		*bias = 0;
-		return 0;
-	}
-	for (i = 0; i < phnum; i++) {
-		GElf_Phdr phm, *ph = gelf_getphdr(elf, (int)i, &phm);
-		uint64_t lo;
-
-		if (!ph || ph->p_type != PT_LOAD)
-			continue;
-		lo = ph->p_offset & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
-		if (pgoff >= lo && pgoff < ph->p_offset + ph->p_filesz) {
-			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
-			*bias = start - (ph->p_vaddr - (ph->p_offset - pgoff));
-			return 0;
-		}
-	}
-	return -EINVAL;
+	err = err ?: elf_segments_bias(&segs, start, pgoff, bias);
+	elf_segments_free(&segs);
+	return err;
 }
-
 /*
  * Report the ELF file open as @fd (consumed) mapped at @start from file
  * offset @pgoff.  Its ABI is stored in *@abi (if not NULL) once its ELF

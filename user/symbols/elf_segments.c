@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * symbols/elf_segments.c - PT_LOAD segments and load biases (see
+ * elf_segments.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "elf_segments.h"
+
+int elf_segments_read(Elf *elf, struct elf_segments *out)
+{
+	GElf_Ehdr ehm, *eh = gelf_getehdr(elf, &ehm);
+	size_t phnum, i;
+
+	out->segs = NULL;
+	out->nr = 0;
+	if (!eh || elf_getphdrnum(elf, &phnum) != 0)
+		return -EINVAL;
+	out->e_type = eh->e_type;
+	out->segs = calloc(phnum ? phnum : 1, sizeof(*out->segs));
+	if (!out->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		out->segs[out->nr++] = (struct elf_segment){ ph.p_vaddr, ph.p_offset,
+							     ph.p_filesz, ph.p_flags };
+	}
+	return 0;
+}
+
+void elf_segments_free(struct elf_segments *s)
+{
+	free(s->segs);
+	s->segs = NULL;
+	s->nr = 0;
+}
+
+int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgoff,
+		      uint64_t *bias)
+{
+	uint64_t page_mask = ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+
+	if (s->e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct elf_segment *seg = &s->segs[i];
+
+		if (pgoff >= (seg->offset & page_mask) && pgoff < seg->offset + seg->filesz) {
+			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
+			*bias = start - (seg->vaddr - (seg->offset - pgoff));
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * symbols/elf_segments.h - an ELF file's loadable segments, and the load
+ * bias of a mapping of it: where the file's virtual addresses land in a
+ * process.  Used by the dwarf-mode unwinder (unwind/unwind.c, reporting
+ * modules to libdwfl) and by the unwind tables (unwind/cfi_table.c, which
+ * keep the segments after their Elf is gone).
+ */
+#ifndef BPFPROF_ELF_SEGMENTS_H
+#define BPFPROF_ELF_SEGMENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gelf.h>
+
+/* One PT_LOAD segment. */
+struct elf_segment {
+	uint64_t vaddr;			/* p_vaddr */
+	uint64_t offset;		/* p_offset, bytes into the file */
+	uint64_t filesz;		/* p_filesz, bytes */
+	uint32_t flags;			/* p_flags (PF_X, PF_R, PF_W) */
+};
+
+/* The loadable segments of an ELF file and its type. */
+struct elf_segments {
+	struct elf_segment *segs;	/* owned; elf_segments_free() */
+	size_t nr;
+	uint16_t e_type;		/* ET_EXEC, ET_DYN, ... */
+};
+
+/*
+ * Read the PT_LOAD segments and the type of @elf into @out.  0, -EINVAL
+ * when the ELF or program headers cannot be read, -ENOMEM.
+ */
+int elf_segments_read(Elf *elf, struct elf_segments *out);
+
+/* Free what elf_segments_read() allocated; a zeroed struct is fine. */
+void elf_segments_free(struct elf_segments *s);
+
+/*
+ * The load bias of the file mapped at @start from file offset @pgoff (a
+ * line of /proc/PID/maps): start - vaddr(pgoff), with vaddr through the
+ * PT_LOAD segment whose page-aligned file range holds @pgoff; 0 for
+ * ET_EXEC.  Returns 0 and sets *@bias, or -EINVAL when no segment holds
+ * @pgoff.
+ */
+int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgoff,
+		      uint64_t *bias);
+
+#endif /* BPFPROF_ELF_SEGMENTS_H */
