@@ -328,7 +328,6 @@ int collector_run(const struct options *opts)
 	int err;
 
 	command_init(&c.command);
-	c.session.out.dir_fd = -1;
 	signals_install();
 	err = run(&c);
 	cleanup(&c);

@@ -101,7 +101,7 @@ struct profile *profile_new(void)
 	return p;
 }
 
-static void free_maps(struct bpfprof_mapping *maps, size_t nr)
+void mappings_free(struct bpfprof_mapping *maps, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
 		free((char *)maps[i].path);
@@ -134,7 +134,7 @@ void profile_free(struct profile *p)
 		free(pe->proc.comm);
 		free(pe->proc.exe);
 		free(pe->proc.cmdline);
-		free_maps(pe->proc.maps, pe->proc.nr_maps);
+		mappings_free(pe->proc.maps, pe->proc.nr_maps);
 		free(pe);
 	}
 	HASH_ITER(hh, p->threads, te, ttmp) {
@@ -236,7 +236,7 @@ int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		if (copy_mapping(&merged[n], &maps[i])) {
-			free_maps(merged, n);
+			mappings_free(merged, n);
 			return -ENOMEM;
 		}
 		n++;
@@ -260,7 +260,7 @@ int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_
 
 void proc_clear_maps(struct proc *proc)
 {
-	free_maps(proc->maps, proc->nr_maps);
+	mappings_free(proc->maps, proc->nr_maps);
 	proc->maps = NULL;
 	proc->nr_maps = 0;
 }

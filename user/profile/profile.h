@@ -50,6 +50,9 @@ int proc_set_str(char **field, const char *value);
  * everything.  0 or -ENOMEM.
  */
 int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_t nr);
+/* Free @nr mappings (their paths and build-ids) and the array. */
+void mappings_free(struct bpfprof_mapping *maps, size_t nr);
+
 /* Forget all mappings (after an exec). */
 void proc_clear_maps(struct proc *proc);
 /* The mapping holding @addr, or NULL. */

@@ -5,7 +5,6 @@
  * the re-reads of /proc/PID/maps, each turned into records for the sink.
  */
 #include <string.h>
-#include <stdlib.h>
 
 #include "kernel/clock.h"
 #include "procfs.h"
@@ -60,15 +59,6 @@ static void record_new_mappings(struct tracker *t, const struct proc *proc,
 
 /* ---- mappings ----------------------------------------------------------- */
 
-static void free_mappings(struct bpfprof_mapping *maps, size_t nr)
-{
-	for (size_t i = 0; i < nr; i++) {
-		free((char *)maps[i].path);
-		free((uint8_t *)maps[i].build_id);
-	}
-	free(maps);
-}
-
 /* Read (or re-read) /proc/PID/maps into the process, with build-ids. */
 static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
 {
@@ -90,7 +80,7 @@ static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
 	err = err ?: proc_merge_maps(proc, pm.maps, pm.nr);
 	if (!err)
 		record_new_mappings(t, proc, old, nr_old, time_ns);
-	free_mappings(old, nr_old);
+	mappings_free(old, nr_old);
 	procmaps_free(&pm);
 	proc->maps_time_ns = monotonic_ns();
 	t->maps_reads++;
