@@ -18,6 +18,8 @@
 /* Frames kept per stack (kernel and user each); kernel.perf_event_max_stack
  * caps what the kernel walks (127 by default). */
 #define BPFPROF_MAX_STACK_DEPTH 127
+/* Frames the BPF walker of --call-graph auto writes at most (user stacks). */
+#define BPFPROF_MAX_WALK_DEPTH BPFPROF_MAX_STACK_DEPTH
 #define BPFPROF_TASK_COMM_LEN 16
 
 /* Why a sample was lost; values equal enum bpfprof_drop_reason (plugin.h). */
@@ -97,6 +99,8 @@ enum task_event_type {
 	TASK_EVENT_EXIT = 3,		/* tid exited; group_dead set when the process ended */
 	TASK_EVENT_NEW_STACK = 4,	/* first sample of a new user stack (stack id) of tgid */
 	TASK_EVENT_NEW_THREAD = 5,	/* first sample of a thread: comm */
+	TASK_EVENT_MAPS_NEEDED = 6,	/* --call-graph auto met a pc (stack_id) of tgid
+					 * outside what the collector loaded */
 };
 
 /* A process lifecycle event. */

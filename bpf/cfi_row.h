@@ -114,6 +114,16 @@ struct cfi_row {
 #define CFI_NO_TABLE 0xffffffffu
 
 /*
+ * The kernel side keeps tables in chunks: BPF array maps of rows, each
+ * holding the tables of many files one after the other (a table never
+ * spans two chunks), in the slots of the "cfi_tables" map.  Creating a
+ * chunk costs an RCU grace period (an update of a map of maps), so they
+ * are big: CFI_CHUNK_ROWS rows, or one table's rows if that is larger.
+ */
+#define CFI_MAX_CHUNKS 1024
+#define CFI_CHUNK_ROWS (512u * 1024)	/* 4 MiB */
+
+/*
  * One executable mapping of a process, as the walk sees it: sorted by
  * start and not overlapping in a process's array.  ELF virtual address
  * = runtime address - bias.
@@ -122,8 +132,52 @@ struct cfi_mapping {
 	__u64 start;	/* first runtime address */
 	__u64 end;	/* one past the last runtime address */
 	__u64 bias;	/* load bias (bytes, wraps for ET_EXEC below 0) */
-	__u32 table;	/* table id, CFI_NO_TABLE if none */
-	__u32 flags;	/* reserved, 0 */
+	__u32 table;	/* the table: BPF side, the chunk holding it; the
+			 * reference walk (cfi_walk.c), an index into its
+			 * tables; CFI_NO_TABLE if none */
+	__u32 first;	/* BPF side: index of the table's first row in its
+			 * chunk (the reference walk ignores it) */
+	__u32 rows;	/* rows in the table (0 without one) */
+	__u32 pad;
+};
+
+/*
+ * Executable mappings of one process the walk sees at most (a power of
+ * two: the BPF side masks indexes with it), and the steps of the binary
+ * search over them (log2 + 1).
+ */
+#define CFI_MAX_MAPPINGS 512
+#define CFI_MAPPING_SEARCH_STEPS 10
+
+/*
+ * The value of the BPF "cfi_procs" map, keyed by tgid: the process's
+ * executable mappings, maps[0..nr) sorted by start, not overlapping.
+ * Written whole by the collector (user/unwind/cfi_loader.c) whenever the
+ * process's mappings change.
+ */
+struct cfi_process {
+	__u32 nr;	/* valid entries in maps */
+	__u32 pad;
+	struct cfi_mapping maps[CFI_MAX_MAPPINGS];
+};
+
+/*
+ * Why a walk ended: the reference walk's result (user/unwind/cfi_walk.h)
+ * and the slots of the BPF program's per-CPU "walk_stops" counters.
+ */
+enum cfi_walk_stop {
+	CFI_WALK_END = 0,	/* outermost frame: return address undefined or 0 */
+	CFI_WALK_MAX_DEPTH,	/* --max-stack frames written */
+	CFI_WALK_UNMAPPED,	/* a pc in no known mapping (table not loaded yet,
+				 * or anonymous code such as a JIT's) */
+	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet) */
+	CFI_WALK_NO_ROW,	/* a pc no FDE covers */
+	CFI_WALK_UNSUPPORTED,	/* a stop row: a rule rows cannot express */
+	CFI_WALK_READ_FAULT,	/* CFA or return address not readable */
+	CFI_WALK_RBP_UNKNOWN,	/* CFA from rbp, whose value was lost */
+	CFI_WALK_BAD_STEP,	/* the stack did not grow toward the caller */
+	CFI_WALK_NO_PROCESS,	/* BPF only: no mappings of the process loaded yet */
+	CFI_WALK_STOP_NR,
 };
 
 #endif /* BPFPROF_CFI_ROW_H */

@@ -211,6 +211,8 @@ static __always_inline struct task_event *task_event_reserve(__u32 type, __u32 t
 	return e;
 }
 
+#include "cfi_walk.bpf.h"
+
 static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
 {
 	struct task_event *e = task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
@@ -238,7 +240,11 @@ static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int ke
 		return 0;
 	if (depth < 1 || depth > BPFPROF_MAX_STACK_DEPTH)
 		depth = BPFPROF_MAX_STACK_DEPTH;
-	n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64), kernel ? 0 : BPF_F_USER_STACK);
+	if (!kernel && cfi_mode)
+		n = cfi_walk_user_stack(st, tgid, tid);
+	else
+		n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64),
+				  kernel ? 0 : BPF_F_USER_STACK);
 	if (n < 0) {
 		count_stack_error(kernel, n);
 		drop(kernel ? DROP_KERNEL_STACK : DROP_USER_STACK);

@@ -32,6 +32,7 @@
 #include "targets/command.h"
 #include "targets/targets.h"
 #include "targets/tracker.h"
+#include "unwind/cfi_loader.h"
 #include "unwind/unwind.h"
 
 /* Check this often whether the in-kernel maps are filling (and drain them):
@@ -50,6 +51,7 @@ struct collector {
 	struct profile *profile;
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
+	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
 	struct tracker tracker;		/* process metadata */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
@@ -66,6 +68,8 @@ static int on_task_event(void *ctx, const struct task_event *e)
 		ingest_new_stack(&c->ingest, e);
 	else
 		tracker_task_event(&c->tracker, e);
+	if (c->cfi && e->type == TASK_EVENT_EXIT && e->group_dead)
+		cfi_loader_forget(c->cfi, e->tgid);
 	return 0;
 }
 
@@ -90,12 +94,19 @@ static bool stack_copied(void *ctx, uint64_t id)
 	return ingest_stack_copied(&c->ingest, id);
 }
 
-static void forget_unwind_state(void *ctx, uint32_t pid)
+/* The tracker read (or copied) @pid's mappings: the unwinders follow. */
+static void maps_changed(void *ctx, uint32_t pid)
 {
 	struct collector *c = ctx;
+	const struct proc *proc;
 
 	if (c->unwinder)
 		unwinder_forget(c->unwinder, pid);
+	/* The command before its exec is a copy of bpfprof: its files' tables
+	 * would only cost time; the exec reads the real ones. */
+	if (c->cfi && !(pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) &&
+	    (proc = profile_find_proc(c->profile, pid)))
+		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -115,7 +126,7 @@ static int make_steps(struct collector *c)
 		return -ENOMEM;
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
-	c->tracker.maps_changed = forget_unwind_state;
+	c->tracker.maps_changed = maps_changed;
 	c->tracker.maps_changed_ctx = c;
 	ingest_init(&c->ingest, c->profile, NULL, &c->tracker, session_sink(&c->session),
 		    c->unwinder, o->max_stack);
@@ -141,6 +152,12 @@ static int setup(struct collector *c)
 					  c->info.run.nr_cpus_online, &cfg);
 	if (err || (err = sampler_open(&cfg, &cb, &c->sampler)))
 		return err;
+	if (cfg.cfi && !(c->cfi = cfi_loader_new(sampler_cfi_tables_fd(c->sampler),
+						  sampler_cfi_procs_fd(c->sampler),
+						  o->unwind_memory)))
+		return -ENOMEM;
+	if (c->cfi)
+		cfi_loader_preload(c->cfi);
 	/* The settings' one home is the sampler: the metadata reads them there. */
 	c->info.run.sample_freq = sampler_freq_hz(c->sampler);
 	c->info.run.sample_period = sampler_period_ns(c->sampler);
@@ -279,6 +296,8 @@ static int write_and_summarise(struct collector *c)
 			      &outs);
 		if (c->unwinder)
 			summary_print_unwind(stderr, &c->ingest.unwind);
+		if (c->cfi)
+			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
 	}
 	summary_outputs_free(&outs);
 	return err;
@@ -291,6 +310,7 @@ static void cleanup(struct collector *c)
 	sampler_close(c->sampler);
 	symbolizer_free(c->symbolizer);
 	unwinder_free(c->unwinder);
+	cfi_loader_free(c->cfi);
 	profile_free(c->profile);
 }
 

@@ -31,6 +31,7 @@ enum long_only {
 	OPT_RINGBUF_SIZE,
 	OPT_ALLOW_UNTRUSTED,
 	OPT_CALL_GRAPH,
+	OPT_UNWIND_MEMORY,
 };
 
 static const struct option long_options[] = {
@@ -56,6 +57,8 @@ static const struct option long_options[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "allow-untrusted-plugin", no_argument, NULL, OPT_ALLOW_UNTRUSTED },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -77,15 +80,18 @@ void options_usage(void)
 	       "  -F, --freq HZ           samples per second per CPU (default %d)\n"
 	       "  -c, --count PERIOD      sample every PERIOD ns of cpu-clock instead of -F\n"
 	       "  -d, --duration SECONDS  stop after SECONDS (default: Ctrl-C or target exit)\n"
-	       "  -g                      user stacks from frame pointers (the default)\n"
-	       "      --call-graph MODE   fp, or dwarf[,SIZE]: unwind user stacks with CFI from\n"
-	       "                          SIZE bytes of stack copied per sample (default 8192)\n"
+	       "  -g                      user stacks from frame pointers (--call-graph fp)\n"
+	       "      --call-graph MODE   auto (the default): the kernel side walks user stacks\n"
+	       "                          with unwind tables built from each file's CFI;\n"
+	       "                          fp: frame pointers; dwarf[,SIZE]: unwind with CFI\n"
+	       "                          from SIZE bytes of stack copied per sample (8192)\n"
 	       "      --max-stack N       frames kept per stack, 1..127 (default 127)\n"
 	       "      --stack-map-size N  distinct stacks the kernel map holds (default: 2 s of\n"
 	       "                          samples on every CPU, %d to %d)\n"
 	       "      --count-map-size N  distinct (thread, stack) counts (default: the same,\n"
 	       "                          %d to %d)\n"
 	       "      --ringbuf-size B    bytes of the sample ring buffer (default %u)\n"
+	       "      --unwind-memory MIB kernel memory for auto's unwind tables (default 256)\n"
 	       "\n"
 	       "Output:\n"
 	       "  -o, --output PATH       where to write (default: the format's own name)\n"
@@ -94,6 +100,7 @@ void options_usage(void)
 	       "      --list-formats      list the output formats and exit\n"
 	       "      --allow-untrusted-plugin  load plugins not owned by root or writable by others\n"
 	       "  -q, --quiet             no summary on stderr\n"
+	       "  -v, --verbose           more in the summary (unwind tables: memory, build time)\n"
 	       "  -h, --help              this help\n"
 	       "      --version           print the version\n",
 	       OPT_DEFAULT_FREQ, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX,
@@ -160,20 +167,22 @@ static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
 	return err;
 }
 
-/* --call-graph fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..32768) */
+/* --call-graph auto | fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..32768) */
 static int parse_call_graph(struct options *o, const char *arg)
 {
 	uint64_t size = OPT_DEFAULT_DWARF_STACK;
 
-	if (!strcmp(arg, "fp")) {
+	if (!strcmp(arg, "fp") || !strcmp(arg, "auto")) {
 		o->dwarf = false;
+		o->cfi = !strcmp(arg, "auto");
 		return 0;
 	}
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',') ||
 	    (arg[5] == ',' && (parse_u64(arg + 6, 64, 32768, &size) || size % 8)))
-		return usage_error("invalid --call-graph '%s': expected fp or dwarf[,SIZE] with SIZE "
+		return usage_error("invalid --call-graph '%s': expected auto, fp or dwarf[,SIZE] with SIZE "
 				   "a multiple of 8 from 64 to 32768 bytes", arg);
 	o->dwarf = true;
+	o->cfi = false;
 	o->dwarf_stack_size = (uint32_t)size;
 	return 0;
 }
@@ -192,6 +201,7 @@ static bool *flag_of(struct options *o, int c)
 {
 	switch (c) {
 	case 'q': return &o->quiet;
+	case 'v': return &o->verbose;
 	case 'h': return &o->help;
 	case OPT_LIST_FORMATS: return &o->list_formats;
 	case OPT_VERSION: return &o->version;
@@ -267,6 +277,13 @@ static int parse_size(struct options *o, int c, const char *arg)
 		o->max_stack = (uint32_t)v;
 		return 0;
 	}
+	if (c == OPT_UNWIND_MEMORY) {
+		if (parse_u64(arg, 1, 1u << 20, &v))
+			return usage_error("invalid --unwind-memory '%s': expected MiB of unwind tables "
+					   "from 1 to 1048576", arg);
+		o->unwind_memory = v << 20;
+		return 0;
+	}
 	if (c == OPT_RINGBUF_SIZE) {
 		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
 			return usage_error("invalid --ringbuf-size '%s': expected a power of two from "
@@ -296,6 +313,7 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case 'F': case 'c': case 'd':
 		return parse_sampling(o, c, arg);
 	case OPT_MAX_STACK: case OPT_STACK_MAP_SIZE: case OPT_COUNT_MAP_SIZE: case OPT_RINGBUF_SIZE:
+	case OPT_UNWIND_MEMORY:
 		return parse_size(o, c, arg);
 	case 'o':
 		if (!*arg)
@@ -310,6 +328,7 @@ static int parse_one(struct options *o, int c, const char *arg)
 		return 0;
 	case 'g':
 		o->dwarf = false;
+		o->cfi = false;
 		return 0;
 	case OPT_CALL_GRAPH:
 		return parse_call_graph(o, arg);
@@ -326,6 +345,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->freq = OPT_DEFAULT_FREQ;
 	o->format = OPT_DEFAULT_FORMAT;
 	o->max_stack = 127;
+	o->cfi = true;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
 	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
 	o->argc = argc;
@@ -334,7 +354,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	optind = 0;	/* glibc: also forget state left by an earlier parse */
 	opterr = 0;
 	/* '+': stop at the first non-option, which starts the COMMAND. */
-	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qhg", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:c:d:o:qvhg", long_options, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt && optopt < 256)
 				return usage_error("unknown option '-%c'", optopt);

@@ -40,12 +40,16 @@ struct options {
 	bool version;
 	bool idle;			/* --idle: keep the idle task in --all */
 	bool quiet;			/* -q: no summary */
+	bool verbose;			/* -v: more in the summary */
+	uint64_t unwind_memory;		/* --unwind-memory: bytes of unwind tables; 0: default */
 	bool allow_untrusted_plugin;
 	uint32_t max_stack;		/* --max-stack: frames per stack */
 	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots); 0: sized by rate */
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs; 0: by rate */
 	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer, power of 2 */
 	bool dwarf;			/* --call-graph dwarf: unwind user stacks from CFI */
+	bool cfi;			/* --call-graph auto (the default): the BPF program walks
+					 * user stacks with unwind tables; -g, fp, dwarf clear it */
 	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied */
 	int argc;			/* the whole command line, for the output's metadata */
 	char **argv;

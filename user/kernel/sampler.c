@@ -95,6 +95,7 @@ static void set_rodata(struct profile_bpf *skel, const struct sampler_config *cf
 	skel->rodata->follow_forks = cfg->follow_forks;
 	skel->rodata->stream_samples = cfg->stream || cfg->dwarf;
 	skel->rodata->dwarf_mode = cfg->dwarf;
+	skel->rodata->cfi_mode = cfg->cfi;
 	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
 	/* Wake the collector once a batch is worth a read: a quarter of the
@@ -115,6 +116,8 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	err = err ?: bpf_map__set_max_entries(skel->maps.samples, cfg->ringbuf_size);
 	if (cfg->target_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->target_map_size);
+	if (cfg->cfi_process_map_size)
+		err = err ?: bpf_map__set_max_entries(skel->maps.cfi_procs, cfg->cfi_process_map_size);
 	return err;
 }
 
@@ -441,6 +444,7 @@ static int sum_percpu(int fd, uint32_t slot, int ncpus, uint64_t *sum)
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 {
 	int fd = bpf_map__fd(s->skel->maps.stats), efd = bpf_map__fd(s->skel->maps.stack_errors);
+	int wfd = bpf_map__fd(s->skel->maps.walk_stops);
 	int n = s->nr_possible_cpus, err = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -449,11 +453,23 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	err = err ?: sum_percpu(fd, STAT_EVENTS_LOST, n, &st->events_lost);
 	for (uint32_t r = 0; r < DROP_NR && !err; r++)
 		err = sum_percpu(fd, STAT_DROP_BASE + r, n, &st->drops[r]);
+	for (uint32_t r = 0; r < CFI_WALK_STOP_NR && !err; r++)
+		err = sum_percpu(wfd, r, n, &st->walk_stops[r]);
 	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {
 		err = sum_percpu(efd, i, n, &st->user_stack_errno[i]);
 		err = err ?: sum_percpu(efd, STACK_ERRNO_SLOTS + i, n, &st->kernel_stack_errno[i]);
 	}
 	return err;
+}
+
+int sampler_cfi_tables_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.cfi_tables);
+}
+
+int sampler_cfi_procs_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.cfi_procs);
 }
 
 uint64_t sampler_period_ns(const struct sampler *s)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "bpfprof.h"
+#include "cfi_row.h"
 #include "settings.h"
 
 /* Called for every record read from the ring buffers; return 0 or -errno
@@ -32,6 +33,8 @@ struct sampler_stats {
 	uint64_t kept;			/* counted, or emitted to the ring buffer */
 	uint64_t drops[DROP_NR];	/* by enum drop_reason */
 	uint64_t events_lost;		/* lifecycle records the "events" ring buffer had no room for */
+	uint64_t walk_stops[CFI_WALK_STOP_NR];	/* --call-graph auto: user stack walks by
+						 * how they ended (enum cfi_walk_stop) */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 };
@@ -92,6 +95,16 @@ int sampler_drain_counts(struct sampler *s, bool final,
 
 /* Sum the per-CPU statistics. */
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
+
+/*
+ * File descriptors of the maps of --call-graph auto, owned by the sampler
+ * (valid until sampler_close()): "cfi_tables" (BPF_MAP_TYPE_ARRAY_OF_MAPS:
+ * table id -> an array map of struct cfi_row, created with
+ * BPF_F_INNER_MAP) and "cfi_procs" (tgid -> struct cfi_process); see
+ * bpf/cfi_walk.bpf.h.  Present (created empty) in every mode.
+ */
+int sampler_cfi_tables_fd(const struct sampler *s);
+int sampler_cfi_procs_fd(const struct sampler *s);
 
 /* The period (ns) each sample stands for: cfg->period of sampler_open(). */
 uint64_t sampler_period_ns(const struct sampler *s);

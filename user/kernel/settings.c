@@ -81,6 +81,7 @@ static void config_event(const struct options *o, struct sampler_config *cfg)
 static void config_stacks(const struct options *o, struct sampler_config *cfg)
 {
 	cfg->dwarf = o->dwarf;
+	cfg->cfi = o->cfi && !o->dwarf;
 	cfg->user_stack_size = o->dwarf_stack_size;
 	cfg->max_depth = o->max_stack;
 }

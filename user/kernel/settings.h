@@ -34,6 +34,10 @@ struct sampler_config {
 	bool follow_forks;		/* children of SAMPLER_TGIDS targets become targets */
 	bool stream;			/* samples through the ring buffer, with time (dwarf sets it) */
 	bool dwarf;			/* dwarf_sample_event records (implies stream) */
+	bool cfi;			/* --call-graph auto: the program walks user stacks
+					 * with the unwind tables of bpf/cfi_walk.bpf.h */
+	uint32_t cfi_process_map_size;	/* auto: slots (processes) of "cfi_procs"; 0: the
+					 * program's own */
 	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
 	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
 	uint32_t stack_map_size;	/* slots (distinct stacks) of the "stacks" map */

@@ -9,6 +9,7 @@
 
 #include "profile/profile.h"
 #include "summary.h"
+#include "unwind/cfi_walk.h"
 
 #define TOP_FUNCTIONS 10
 
@@ -266,4 +267,35 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st)
 			fprintf(out, " %s %llu", names[i] ? names[i] : "other",
 				(unsigned long long)st->stops[i]);
 	fprintf(out, "; backlog at most %.1f ms\n", st->lag_max_ns / 1e6);
+}
+
+void summary_print_walk(FILE *out, const struct sampler_stats *stats,
+			const struct cfi_loader *loader, bool verbose)
+{
+	struct cfi_loader_stats ls;
+	uint64_t walks = 0;
+
+	for (int i = 0; i < CFI_WALK_STOP_NR; i++)
+		walks += stats->walk_stops[i];
+	fprintf(out, "bpfprof: user stack walks: %llu;", (unsigned long long)walks);
+	for (int i = 0; i < CFI_WALK_STOP_NR; i++)
+		if (stats->walk_stops[i])
+			fprintf(out, " %s %llu", i == CFI_WALK_END ? "complete" : cfi_walk_stop_name(i),
+				(unsigned long long)stats->walk_stops[i]);
+	fputc('\n', out);
+	if (!verbose)
+		return;
+	cfi_loader_stats(loader, &ls);
+	fprintf(out, "bpfprof: unwind tables: %llu loaded, %llu rows (%.1f KiB) in %.1f KiB of BPF maps, from "
+		"%.1f KiB of CFI in %.1f ms (%.1f ms/MB) + %.1f ms to load; %llu files without a "
+		"table, %llu over --unwind-memory; %llu process updates (%llu refused), %llu "
+		"mappings past %d per process, %llu cache hits\n",
+		(unsigned long long)ls.tables, (unsigned long long)ls.rows, ls.table_bytes / 1024.0,
+		ls.chunk_bytes / 1024.0,
+		ls.cfi_bytes / 1024.0, ls.build_ns / 1e6,
+		ls.cfi_bytes ? (ls.build_ns / 1e6) / (ls.cfi_bytes / 1e6) : 0.0, ls.load_ns / 1e6,
+		(unsigned long long)ls.files_without_table, (unsigned long long)ls.files_over_budget,
+		(unsigned long long)ls.process_updates, (unsigned long long)ls.process_update_errors,
+		(unsigned long long)ls.mappings_dropped, CFI_MAX_MAPPINGS,
+		(unsigned long long)ls.cache_hits);
 }

@@ -7,11 +7,13 @@
 #ifndef BPFPROF_SUMMARY_H
 #define BPFPROF_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "bpfprof/plugin.h"
 #include "kernel/sampler.h"
 #include "profile/ingest.h"
+#include "unwind/cfi_loader.h"
 
 struct profile;
 
@@ -33,5 +35,14 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 /* One line on what --call-graph dwarf unwinding did: samples, stops by
  * reason, the worst backlog (ms). */
 void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st);
+
+/*
+ * What --call-graph auto's stack walks did: one line with the walks by
+ * how they ended (enum cfi_walk_stop) from @stats; with @verbose, one
+ * more on @loader's unwind tables (count, rows, kernel memory, build and
+ * load time, files without a table or over the budget).
+ */
+void summary_print_walk(FILE *out, const struct sampler_stats *stats,
+			const struct cfi_loader *loader, bool verbose);
 
 #endif /* BPFPROF_SUMMARY_H */

@@ -188,6 +188,8 @@ static void on_fork(struct tracker *t, const struct task_event *e)
 	record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
 	if (child && parent)
 		record_new_mappings(t, child, NULL, 0, e->time_ns);
+	if (child && t->maps_changed)
+		t->maps_changed(t->maps_changed_ctx, child->pid);
 }
 
 static void on_exec(struct tracker *t, const struct task_event *e)
@@ -237,6 +239,18 @@ static void on_new_thread(struct tracker *t, const struct task_event *e)
 	}
 }
 
+/* The BPF stack walk met an address of the process outside the mappings
+ * it was given: read them (first sight), or re-read them if that can help. */
+static void on_maps_needed(struct tracker *t, const struct task_event *e)
+{
+	struct proc *proc = profile_find_proc(t->profile, e->tgid);
+
+	if (!proc || !proc->maps_read)
+		tracker_snapshot(t, e->tgid, e->time_ns);
+	else
+		tracker_refresh_maps(t, proc, e->time_ns, true);
+}
+
 void tracker_task_event(struct tracker *t, const struct task_event *e)
 {
 	switch (e->type) {
@@ -251,6 +265,9 @@ void tracker_task_event(struct tracker *t, const struct task_event *e)
 		break;
 	case TASK_EVENT_EXIT:
 		on_exit_event(t, e);
+		break;
+	case TASK_EVENT_MAPS_NEEDED:
+		on_maps_needed(t, e);
 		break;
 	}
 }

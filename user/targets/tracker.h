@@ -45,7 +45,10 @@ void tracker_init(struct tracker *t, struct profile *profile, const struct recor
 struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns);
 
 /* Apply one lifecycle event of the BPF program (fork, exec, exit, new
- * thread).  TASK_EVENT_NEW_STACK is the sample ingest's, not handled here. */
+ * thread, mappings needed by the stack walk: first read or re-read as
+ * tracker_refresh_maps() allows).  TASK_EVENT_NEW_STACK is the sample
+ * ingest's, not handled here.  maps_changed is called after every read of
+ * a process's mappings and after a fork copied the parent's. */
 void tracker_task_event(struct tracker *t, const struct task_event *e);
 
 /*

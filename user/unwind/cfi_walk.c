@@ -20,6 +20,7 @@ static const char *const stop_names[CFI_WALK_STOP_NR] = {
 	[CFI_WALK_READ_FAULT] = "read-fault",
 	[CFI_WALK_RBP_UNKNOWN] = "rbp-unknown",
 	[CFI_WALK_BAD_STEP] = "bad-step",
+	[CFI_WALK_NO_PROCESS] = "no-process",
 };
 
 const char *cfi_walk_stop_name(unsigned int stop)

@@ -36,19 +36,7 @@
 
 #include "unwind/cfi_table.h"
 
-/* Why a walk ended. */
-enum cfi_walk_stop {
-	CFI_WALK_END = 0,	/* outermost frame: return address undefined or 0 */
-	CFI_WALK_MAX_DEPTH,	/* @max frames written */
-	CFI_WALK_UNMAPPED,	/* a pc in no mapping */
-	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet) */
-	CFI_WALK_NO_ROW,	/* a pc no FDE covers */
-	CFI_WALK_UNSUPPORTED,	/* a stop row (struct cfi_walk_result.kind) */
-	CFI_WALK_READ_FAULT,	/* CFA or return address not readable */
-	CFI_WALK_RBP_UNKNOWN,	/* CFA from rbp, whose value was lost */
-	CFI_WALK_BAD_STEP,	/* the stack did not grow toward the caller */
-	CFI_WALK_STOP_NR,
-};
+/* Why a walk ended: enum cfi_walk_stop, bpf/cfi_row.h (shared with BPF). */
 
 /* x86-64 user registers at the sample. */
 struct cfi_walk_regs {

@@ -247,7 +247,7 @@ static int setup(void **state)
 	m = procmaps_find(pm.maps, pm.nr, (uint64_t)(uintptr_t)cfit_push);
 	assert_non_null(m);
 	assert_int_equal(cfi_table_load_bias(self_table, m->start, m->pgoff, &self_bias), 0);
-	self_map = (struct cfi_mapping){ m->start, m->end, self_bias, 0, 0 };
+	self_map = (struct cfi_mapping){ .start = m->start, .end = m->end, .bias = self_bias };
 	procmaps_free(&pm);
 	return 0;
 }
@@ -846,7 +846,8 @@ static void walk_ours(struct sample *s)
 		if (t && cfi_table_load_bias(t, m->start, m->pgoff, &bias) != 0)
 			t = NULL;
 		tables[p.nr_maps] = t;
-		maps[p.nr_maps] = (struct cfi_mapping){ m->start, m->end, bias, p.nr_maps, 0 };
+		maps[p.nr_maps] = (struct cfi_mapping){ .start = m->start, .end = m->end, .bias = bias,
+							   .table = p.nr_maps };
 		p.nr_maps++;
 	}
 	p.nr_tables = p.nr_maps;

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * cfi_walk.bpf.h - the user stack walk of `--call-graph auto`, included
+ * once by profile.bpf.c: from the sampled task's user registers, the
+ * process's executable mappings ("cfi_procs") and the unwind tables of
+ * their files (one sorted run of struct cfi_row per file, shared by every
+ * process that maps it, in the chunks of "cfi_tables"), it writes the
+ * callchain, one binary search per frame, into a struct stack_trace.
+ *
+ * It follows the reference walk user/unwind/cfi_walk.c step by step (the
+ * rules are in bpf/cfi_row.h); the unit tests check that one against
+ * libdw.  Walks that end early are counted by reason in "walk_stops"; a
+ * walk that met a process or mapping the collector has not loaded yet
+ * asks for it with a TASK_EVENT_MAPS_NEEDED record (at most once per
+ * CFI_REQUEST_INTERVAL_NS per process).
+ *
+ * Needs from profile.bpf.c: max_depth, task_event_reserve(), the events
+ * ring buffer, struct stack_trace.
+ */
+#ifndef BPFPROF_CFI_WALK_BPF_H
+#define BPFPROF_CFI_WALK_BPF_H
+
+#include "cfi_row.h"
+
+/* Ask again for a process's mappings at most this often (ns). */
+#define CFI_REQUEST_INTERVAL_NS 20000000ull
+
+const volatile bool cfi_mode = false;		/* --call-graph auto */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);		/* set by the collector */
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* 16 KiB per process: only the live ones */
+	__type(key, __u32);			/* tgid */
+	__type(value, struct cfi_process);
+} cfi_procs SEC(".maps");
+
+/* One chunk of tables (CFI_CHUNK_ROWS rows, or one big table's). */
+struct cfi_rows_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);	/* filled through mmap */
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cfi_row));	/* by size: BTF has only a
+							 * forward declaration here */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, CFI_MAX_CHUNKS);
+	__type(key, __u32);			/* chunk id (struct cfi_mapping.table) */
+	__array(values, struct cfi_rows_map);
+} cfi_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CFI_WALK_STOP_NR);
+	__type(key, __u32);
+	__type(value, __u64);			/* walks, by enum cfi_walk_stop */
+} walk_stops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);			/* tgid */
+	__type(value, __u64);			/* bpf_ktime_get_ns() of the last request */
+} cfi_requests SEC(".maps");
+
+/* The walk's state, shared by the frames of one walk (bpf_loop() data). */
+struct cfi_walk {
+	struct stack_trace *st;
+	const struct cfi_process *proc;
+	__u64 ip, sp, bp;
+	__u32 bp_known;
+	__u32 exact;		/* look ip up as is: first frame, after a signal frame */
+	__u32 n;		/* frames written */
+	__u32 stop;		/* enum cfi_walk_stop */
+	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
+};
+
+/* The mapping of @p holding @addr: the last one with start <= addr. */
+static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct cfi_process *p,
+								  __u64 addr)
+{
+	__u32 lo = 0, hi = p->nr, mid;
+	const struct cfi_mapping *m;
+
+	if (hi == 0 || hi > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
+		return NULL;
+	for (int i = 0; i < CFI_MAPPING_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (p->maps[mid & (CFI_MAX_MAPPINGS - 1)].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	m = &p->maps[lo & (CFI_MAX_MAPPINGS - 1)];
+	return addr < m->end ? m : NULL;
+}
+
+/* The row of the table at rows [@first, @first + @nr) of chunk @rows for
+ * ELF address @vaddr: the last with pc <= vaddr; NULL below the first row
+ * or beyond 32 bits. */
+static __always_inline const struct cfi_row *cfi_find_row(void *rows, __u32 first, __u32 nr,
+							  __u64 vaddr)
+{
+	__u32 lo = first, hi = first + nr, mid;
+	const struct cfi_row *r;
+
+	if (!nr || hi < lo || vaddr > 0xffffffffull)
+		return NULL;
+	r = bpf_map_lookup_elem(rows, &lo);
+	if (!r || vaddr < r->pc)
+		return NULL;
+	for (int i = 0; i < CFI_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return bpf_map_lookup_elem(rows, &lo);
+}
+
+/* The row for the walk's current frame, or NULL with w->stop set. */
+static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
+{
+	__u64 pc = w->exact ? w->ip : w->ip - 1;
+	const struct cfi_mapping *m = cfi_find_mapping(w->proc, pc);
+	const struct cfi_row *row;
+	__u32 table;
+	void *rows;
+
+	if (!m) {
+		w->stop = CFI_WALK_UNMAPPED;
+		w->miss_pc = pc;
+		return NULL;
+	}
+	table = m->table;
+	rows = table == CFI_NO_TABLE ? NULL : bpf_map_lookup_elem(&cfi_tables, &table);
+	if (!rows) {
+		w->stop = CFI_WALK_NO_TABLE;
+		w->miss_pc = pc;
+		return NULL;
+	}
+	row = cfi_find_row(rows, m->first, m->rows, pc - m->bias);
+	if (!row || row->kind == CFI_KIND_STOP_NO_ROW)
+		w->stop = CFI_WALK_NO_ROW;
+	else if (row->kind == CFI_KIND_STOP_OUTERMOST)
+		w->stop = CFI_WALK_END;
+	else if (row->kind >= CFI_KIND_FIRST_STOP)
+		w->stop = CFI_WALK_UNSUPPORTED;
+	else
+		return row;
+	return NULL;
+}
+
+static __always_inline int cfi_read(__u64 addr, __u64 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* The CFA of the current frame by @row; -1 with w->stop set. */
+static __always_inline int cfi_cfa(struct cfi_walk *w, const struct cfi_row *row, __u64 *cfa)
+{
+	__s64 off = (__s64)row->cfa * 8;
+
+	switch (row->kind) {
+	case CFI_KIND_RSP:
+		*cfa = w->sp + off;
+		return 0;
+	case CFI_KIND_RBP:
+		if (!w->bp_known) {
+			w->stop = CFI_WALK_RBP_UNKNOWN;
+			return -1;
+		}
+		*cfa = w->bp + off;
+		return 0;
+	case CFI_KIND_PLT:
+		*cfa = w->sp + off + ((w->ip & 15) >= (__u64)(__s64)row->rbp ? 8 : 0);
+		return 0;
+	default:	/* CFI_KIND_SIGNAL: the interrupted sp in the ucontext */
+		if (cfi_read(w->sp + off, cfa)) {
+			w->stop = CFI_WALK_READ_FAULT;
+			return -1;
+		}
+		return 0;
+	}
+}
+
+/* One step from the current frame to its caller by @row; -1 with w->stop. */
+static __always_inline int cfi_step(struct cfi_walk *w, const struct cfi_row *row)
+{
+	bool signal = row->kind == CFI_KIND_SIGNAL;
+	__u64 cfa, ra, bp = w->bp, bp_addr = 0;
+	__u32 bp_known = w->bp_known;
+
+	if (cfi_cfa(w, row, &cfa))
+		return -1;
+	if (cfi_read(signal ? w->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
+		w->stop = CFI_WALK_READ_FAULT;
+		return -1;
+	}
+	if (signal)
+		bp_addr = w->sp + (__s64)row->rbp * 8;
+	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
+		bp_addr = cfa + (__s64)row->rbp * 8;
+	if (bp_addr)
+		bp_known = cfi_read(bp_addr, &bp) == 0;
+	else if (row->kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
+		bp_known = 0;
+	if (ra == 0) {
+		w->stop = CFI_WALK_END;
+		return -1;
+	}
+	if (!signal && cfa <= w->sp) {
+		w->stop = CFI_WALK_BAD_STEP;
+		return -1;
+	}
+	w->ip = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	w->bp_known = bp_known;
+	w->exact = signal;
+	return 0;
+}
+
+/* One frame (a bpf_loop() callback: verified once, not once per frame). */
+static long cfi_walk_frame(__u32 i, void *data)
+{
+	struct cfi_walk *w = data;
+	const struct cfi_row *row;
+	__u32 n = w->n;
+
+	if (n >= max_depth || n >= BPFPROF_MAX_WALK_DEPTH) {
+		w->stop = CFI_WALK_MAX_DEPTH;
+		return 1;
+	}
+	row = cfi_frame_row(w);
+	if (!row || cfi_step(w, row))
+		return 1;
+	if (!cfi_find_mapping(w->proc, w->ip)) {
+		w->stop = CFI_WALK_UNMAPPED;
+		w->miss_pc = w->ip;
+		return 1;
+	}
+	w->st->ips[n] = w->ip;
+	w->n = n + 1;
+	return 0;
+}
+
+static __always_inline void cfi_count_stop(__u32 stop)
+{
+	__u64 *v = bpf_map_lookup_elem(&walk_stops, &stop);
+
+	if (v)
+		*v += 1;
+}
+
+/* The walk met something not loaded: ask the collector for @tgid's
+ * mappings, at most every CFI_REQUEST_INTERVAL_NS. */
+static __always_inline void cfi_request_maps(__u32 tgid, __u32 tid, __u64 pc)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&cfi_requests, &tgid);
+	struct task_event *e;
+
+	if (last && now - *last < CFI_REQUEST_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&cfi_requests, &tgid, &now, BPF_ANY);
+	e = task_event_reserve(TASK_EVENT_MAPS_NEEDED, tgid, tid);
+	if (!e)
+		return;
+	e->stack_id = pc;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Walk the current task's user stack into @st (at most max_depth frames,
+ * leaf first).  Returns the bytes written to st->ips (0 for a task
+ * without user space), like bpf_get_stack().
+ */
+static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cfi_walk w = { .st = st, .bp_known = 1, .exact = 1, .n = 1 };
+	struct pt_regs *regs;
+
+	if (!task->mm)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w.ip = BPF_CORE_READ(regs, ip);
+	w.sp = BPF_CORE_READ(regs, sp);
+	w.bp = BPF_CORE_READ(regs, bp);
+	st->ips[0] = w.ip;
+	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (!w.proc) {
+		w.stop = CFI_WALK_NO_PROCESS;
+		w.miss_pc = w.ip;
+	} else {
+		bpf_loop(max_depth, cfi_walk_frame, &w, 0);
+	}
+	cfi_count_stop(w.stop < CFI_WALK_STOP_NR ? w.stop : CFI_WALK_BAD_STEP);
+	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
+	 * (anonymous code, no CFI): asking again would not help. */
+	if (w.stop == CFI_WALK_NO_PROCESS || w.stop == CFI_WALK_UNMAPPED)
+		cfi_request_maps(tgid, tid, w.miss_pc);
+	return (long)w.n * sizeof(__u64);
+}
+
+#endif /* BPFPROF_CFI_WALK_BPF_H */

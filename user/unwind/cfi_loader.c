@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cfi_loader.c - owns the unwind tables of `--call-graph auto` while they
+ * live in the kernel: the cache of built tables by file, their BPF maps
+ * and ids, the memory budget, and each process's struct cfi_process (see
+ * cfi_loader.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <gelf.h>
+#include <uthash.h>
+
+#include "cfi_row.h"
+#include "kernel/clock.h"
+#include "symbols/vdso.h"
+#include "targets/procmaps.h"
+#include "unwind/cfi_loader.h"
+#include "unwind/cfi_table.h"
+
+/* How a file is told apart: its build-id, else device, inode and path. */
+struct file_key {
+	uint8_t build_id_size;		/* 0: identified by dev, inode, path hash */
+	uint8_t build_id[47];
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint64_t path_hash;
+};
+
+/* One file's table as loaded (or why it has none). */
+struct file_entry {
+	struct file_key key;
+	uint32_t table;			/* its chunk, CFI_NO_TABLE if none */
+	uint32_t first;			/* its first row in the chunk */
+	uint32_t rows;
+	struct elf_segments segments;	/* for load biases */
+	UT_hash_handle hh;
+};
+
+/* A chunk of rows, mapped into our memory for writing. */
+struct chunk {
+	struct cfi_row *rows;		/* mmap of the BPF array */
+	uint32_t size;			/* rows it holds */
+	uint32_t used;			/* rows taken by tables */
+};
+
+struct cfi_loader {
+	int tables_fd, procs_fd;
+	uint64_t budget;
+	struct chunk chunks[CFI_MAX_CHUNKS];
+	uint32_t nr_chunks;
+	bool budget_warned;
+	struct file_entry *files;	/* uthash by key */
+	struct vdso_image *vdso;	/* ours, for [vdso] mappings; NULL if none */
+	bool vdso_tried;
+	struct file_entry *vdso_entry;
+	struct cfi_process *scratch;	/* the value being written */
+	struct cfi_loader_stats st;
+};
+
+static int add_chunk(struct cfi_loader *l, uint32_t size);
+
+struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, uint64_t budget)
+{
+	struct cfi_loader *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->scratch = calloc(1, sizeof(*l->scratch));
+	if (!l->scratch) {
+		free(l);
+		return NULL;
+	}
+	l->tables_fd = tables_fd;
+	l->procs_fd = procs_fd;
+	l->budget = budget ? budget : CFI_LOADER_DEFAULT_BUDGET;
+	elf_version(EV_CURRENT);
+	/* The first chunk now, before sampling: its RCU wait is start-up's. */
+	if (CFI_CHUNK_ROWS * sizeof(struct cfi_row) <= l->budget)
+		add_chunk(l, CFI_CHUNK_ROWS);
+	return l;
+}
+
+/* ---- tables into the kernel --------------------------------------------- */
+
+/*
+ * A new chunk of @size rows: a BPF array created mmapable (tables are
+ * copied in through the mapping: no system call per table), stored in
+ * "cfi_tables" under the next chunk id.  0 or a negative errno.
+ */
+static int add_chunk(struct cfi_loader *l, uint32_t size)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t bytes = (size_t)size * sizeof(struct cfi_row);
+	uint32_t id = l->nr_chunks;
+	void *mem;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
+			    sizeof(struct cfi_row), size, &opts);
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = mem == MAP_FAILED ? -errno : 0;
+	if (!err && bpf_map_update_elem(l->tables_fd, &id, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);			/* the mapping and the outer map hold it */
+	if (err) {
+		if (mem != MAP_FAILED)
+			munmap(mem, bytes);
+		return err;
+	}
+	l->chunks[id] = (struct chunk){ .rows = mem, .size = size };
+	l->nr_chunks++;
+	l->st.chunk_bytes += bytes;
+	return 0;
+}
+
+/* Whether a new chunk of @size rows fits the budget; warns once if not. */
+static bool chunk_fits(struct cfi_loader *l, uint32_t size, const char *path)
+{
+	uint64_t bytes = (uint64_t)size * sizeof(struct cfi_row);
+
+	if (l->nr_chunks < CFI_MAX_CHUNKS && l->st.chunk_bytes + bytes <= l->budget)
+		return true;
+	l->st.files_over_budget++;
+	if (!l->budget_warned)
+		fprintf(stderr, "bpfprof: unwind tables would exceed --unwind-memory (%llu MiB); "
+			"stacks through %s and later files stop there: raise --unwind-memory\n",
+			(unsigned long long)(l->budget >> 20), path);
+	l->budget_warned = true;
+	return false;
+}
+
+/*
+ * Copy @t's rows into a chunk with room for them (a new one if the last
+ * has none) and set @e's place.  0, or -ENOSPC (over the budget) or
+ * another negative errno (a chunk could not be created).
+ */
+static int load_table(struct cfi_loader *l, struct file_entry *e, const struct cfi_table *t,
+		      const char *path)
+{
+	struct chunk *c = l->nr_chunks ? &l->chunks[l->nr_chunks - 1] : NULL;
+	uint64_t t0 = monotonic_ns();
+	int err;
+
+	if (!c || c->size - c->used < t->nr) {
+		uint32_t size = t->nr > CFI_CHUNK_ROWS ? t->nr : CFI_CHUNK_ROWS;
+
+		if (!chunk_fits(l, size, path))
+			return -ENOSPC;
+		if ((err = add_chunk(l, size)))
+			return err;
+		c = &l->chunks[l->nr_chunks - 1];
+	}
+	memcpy(c->rows + c->used, t->rows, (size_t)t->nr * sizeof(struct cfi_row));
+	e->table = (uint32_t)(c - l->chunks);
+	e->first = c->used;
+	e->rows = t->nr;
+	c->used += t->nr;
+	l->st.tables++;
+	l->st.rows += t->nr;
+	l->st.table_bytes += (uint64_t)t->nr * sizeof(struct cfi_row);
+	l->st.cfi_bytes += t->stats.eh_frame_bytes + t->stats.debug_frame_bytes;
+	l->st.load_ns += monotonic_ns() - t0;
+	return 0;
+}
+
+/* Fill @e from the built table @t (NULL: none), taking its segments. */
+static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct cfi_table *t,
+			     uint64_t t0, const char *path)
+{
+	int err;
+
+	e->table = CFI_NO_TABLE;
+	if (!t) {
+		l->st.files_without_table++;
+		return;
+	}
+	l->st.build_ns += monotonic_ns() - t0;
+	err = load_table(l, e, t, path);
+	if (err && err != -ENOSPC)
+		l->st.files_without_table++;	/* the kernel refused a chunk */
+	e->segments = t->segments;
+	memset(&t->segments, 0, sizeof(t->segments));
+	cfi_table_free(t);
+}
+
+/* ---- the file cache ----------------------------------------------------- */
+
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static void file_key_of(const struct bpfprof_mapping *m, struct file_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (m->build_id && m->build_id_size && m->build_id_size <= sizeof(k->build_id)) {
+		k->build_id_size = (uint8_t)m->build_id_size;
+		memcpy(k->build_id, m->build_id, m->build_id_size);
+		return;
+	}
+	k->dev_major = m->dev_major;
+	k->dev_minor = m->dev_minor;
+	k->inode = m->inode;
+	k->path_hash = hash_path(m->path);
+}
+
+/* The table of the file mapped by @m in @pid: built on first sight. */
+static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
+				     const struct bpfprof_mapping *m)
+{
+	struct file_entry *e;
+	struct cfi_table *t = NULL;
+	struct file_key key;
+	uint64_t t0 = monotonic_ns();
+	Elf *elf;
+	int fd;
+
+	file_key_of(m, &key);
+	HASH_FIND(hh, l->files, &key, sizeof(key), e);
+	if (e) {
+		l->st.cache_hits++;
+		return e;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = key;
+	fd = procmaps_open_file(pid, m);
+	if (fd >= 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (elf && cfi_table_build_elf(elf, NULL, &t))
+			t = NULL;
+		elf_end(elf);
+		close(fd);
+	}
+	entry_take_table(l, e, t, t0, m->path);
+	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
+	return e;
+}
+
+/* The vDSO's table (from our own image), if @m is a [vdso] it matches. */
+static struct file_entry *vdso_entry(struct cfi_loader *l, const struct bpfprof_mapping *m)
+{
+	struct cfi_table *t = NULL;
+	uint64_t t0 = monotonic_ns();
+
+	if (!l->vdso_tried) {
+		l->vdso_tried = true;
+		if (vdso_image_own(&l->vdso) == 0 && (l->vdso_entry = calloc(1, sizeof(*l->vdso_entry)))) {
+			if (cfi_table_build_mem(l->vdso->data, l->vdso->size, &t))
+				t = NULL;
+			entry_take_table(l, l->vdso_entry, t, t0, VDSO_PATH);
+		}
+	}
+	if (!l->vdso_entry || !vdso_image_matches(l->vdso, m, &l->vdso->abi))
+		return NULL;
+	return l->vdso_entry;
+}
+
+void cfi_loader_preload(struct cfi_loader *l)
+{
+	struct procmaps pm = { 0 };
+
+	if (procmaps_read((uint32_t)getpid(), &pm))
+		return;
+	procmaps_add_build_ids(&pm, (uint32_t)getpid());
+	for (size_t i = 0; i < pm.nr; i++) {
+		const struct bpfprof_mapping *m = &pm.maps[i];
+
+		if (!(m->prot & BPFPROF_PROT_EXEC))
+			continue;
+		if (!strcmp(m->path, VDSO_PATH))
+			vdso_entry(l, m);
+		else if (strstr(m->path, "/libc.so") || strstr(m->path, "/ld-linux"))
+			file_entry(l, (uint32_t)getpid(), m);
+	}
+	procmaps_free(&pm);
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+/* The walk's view of one executable mapping @m of @pid. */
+static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *m,
+			     struct cfi_mapping *out)
+{
+	struct file_entry *e = NULL;
+	uint64_t bias;
+
+	memset(out, 0, sizeof(*out));
+	out->start = m->start;
+	out->end = m->end;
+	out->table = CFI_NO_TABLE;
+	if (m->path[0] == '/')
+		e = file_entry(l, pid, m);
+	else if (!strcmp(m->path, VDSO_PATH))
+		e = vdso_entry(l, m);
+	if (!e || e->table == CFI_NO_TABLE ||
+	    elf_segments_bias(&e->segments, m->start, m->pgoff, &bias))
+		return;
+	out->bias = bias;
+	out->table = e->table;
+	out->first = e->first;
+	out->rows = e->rows;
+}
+
+int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
+		      size_t nr)
+{
+	struct cfi_process *p = l->scratch;
+	size_t bytes;
+	int err;
+
+	p->nr = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
+			continue;
+		if (p->nr == CFI_MAX_MAPPINGS) {
+			l->st.mappings_dropped++;
+			continue;
+		}
+		describe_mapping(l, pid, &maps[i], &p->maps[p->nr++]);
+	}
+	/* Only the used part matters, but the map's value is fixed-size. */
+	bytes = sizeof(*p) - sizeof(p->maps) + p->nr * sizeof(p->maps[0]);
+	memset((char *)p + bytes, 0, sizeof(*p) - bytes);
+	err = bpf_map_update_elem(l->procs_fd, &pid, p, BPF_ANY) ? -errno : 0;
+	l->st.process_updates++;
+	if (err)
+		l->st.process_update_errors++;
+	return err;
+}
+
+void cfi_loader_forget(struct cfi_loader *l, uint32_t pid)
+{
+	bpf_map_delete_elem(l->procs_fd, &pid);
+}
+
+void cfi_loader_stats(const struct cfi_loader *l, struct cfi_loader_stats *st)
+{
+	*st = l->st;
+}
+
+void cfi_loader_free(struct cfi_loader *l)
+{
+	struct file_entry *e, *tmp;
+
+	if (!l)
+		return;
+	HASH_ITER(hh, l->files, e, tmp) {
+		HASH_DEL(l->files, e);
+		elf_segments_free(&e->segments);
+		free(e);
+	}
+	if (l->vdso_entry)
+		elf_segments_free(&l->vdso_entry->segments);
+	free(l->vdso_entry);
+	vdso_image_free(l->vdso);
+	for (uint32_t i = 0; i < l->nr_chunks; i++)
+		munmap(l->chunks[i].rows, (size_t)l->chunks[i].size * sizeof(struct cfi_row));
+	free(l->scratch);
+	free(l);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cfi_loader.h - the collector's half of `--call-graph auto`: puts into
+ * the BPF program's maps (bpf/cfi_walk.bpf.h) what its stack walk reads.
+ *
+ *  - One unwind table per ELF file (user/unwind/cfi_table.h), built the
+ *    first time a process maps the file executable, copied into a chunk
+ *    (a BPF array map of rows, BPF_F_INNER_MAP | BPF_F_MMAPABLE, in a slot
+ *    of "cfi_tables"; CFI_CHUNK_ROWS rows, so creating one, which waits
+ *    for an RCU grace period, is rare), and shared by every later process
+ *    that maps the same file: files are told apart by GNU build-id, else
+ *    by device, inode and path.  Tables stay loaded for the whole run (a
+ *    short-lived process that maps libc again costs one hash lookup).
+ *  - One struct cfi_process per process in "cfi_procs": its executable
+ *    mappings with load bias and table id, rewritten whole each time the
+ *    tracker re-reads the process's mappings.  Executable mappings
+ *    without a usable table (anonymous JIT code, files without CFI, files
+ *    over the memory budget) are listed with CFI_NO_TABLE, so the walk
+ *    stops there without asking for them again.
+ *
+ * The vDSO's table comes from bpfprof's own copy of the image
+ * (symbols/vdso.h), used for a process's [vdso] mapping of the same size.
+ * Not thread-safe: one loader per collector thread.
+ */
+#ifndef BPFPROF_UNWIND_CFI_LOADER_H
+#define BPFPROF_UNWIND_CFI_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpfprof/plugin.h>		/* struct bpfprof_mapping */
+
+/* Default of --unwind-memory: bytes of chunks the kernel may hold. */
+#define CFI_LOADER_DEFAULT_BUDGET (256ull << 20)
+
+/* What the loader did so far. */
+struct cfi_loader_stats {
+	uint64_t tables;		/* tables loaded into the kernel */
+	uint64_t rows;			/* their rows */
+	uint64_t table_bytes;		/* their rows' bytes */
+	uint64_t chunk_bytes;		/* BPF map memory holding them (chunks), bytes */
+	uint64_t cfi_bytes;		/* bytes of .eh_frame + .debug_frame they came from */
+	uint64_t build_ns;		/* time spent building them (ns, CLOCK_MONOTONIC) */
+	uint64_t load_ns;		/* time spent creating and filling their maps (ns) */
+	uint64_t files_without_table;	/* files whose table could not be built (no CFI,
+					 * not x86-64 ELF, unreadable, ...) */
+	uint64_t files_over_budget;	/* files left without a table by the budget or
+					 * by the CFI_MAX_TABLES slots */
+	uint64_t process_updates;	/* struct cfi_process values written */
+	uint64_t process_update_errors;	/* ... that the kernel refused (map full) */
+	uint64_t mappings_dropped;	/* executable mappings beyond CFI_MAX_MAPPINGS */
+	uint64_t cache_hits;		/* mappings whose file's table was known already */
+};
+
+struct cfi_loader;
+
+/*
+ * A loader writing to the maps @tables_fd ("cfi_tables") and @procs_fd
+ * ("cfi_procs"), both borrowed (they outlive the loader), with at most
+ * @budget bytes of chunks (0: CFI_LOADER_DEFAULT_BUDGET).  Creates the
+ * first chunk at once.  NULL on ENOMEM.
+ */
+struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, uint64_t budget);
+
+/*
+ * Build and load now the tables nearly every process needs: the vDSO's,
+ * and those of the C library and dynamic loader bpfprof itself maps (the
+ * same files as its targets' on this system), so that a process started
+ * during the run waits for none of them.  Errors are only counted.
+ */
+void cfi_loader_preload(struct cfi_loader *l);
+
+/*
+ * Process @pid's mappings are now @maps (@nr, sorted by start, as in
+ * struct proc): build and load the tables its executable mappings need,
+ * then write its struct cfi_process.  Files are opened through
+ * /proc/@pid/map_files first (procmaps_open_file()).  Returns 0, or a
+ * negative errno from writing the process's value (-E2BIG: the map is
+ * full) or -ENOMEM; a file without a table is not an error (counted).
+ */
+int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
+		      size_t nr);
+
+/* Process @pid is gone: drop its value (its tables stay). */
+void cfi_loader_forget(struct cfi_loader *l, uint32_t pid);
+
+/* Copy the counters into *@st. */
+void cfi_loader_stats(const struct cfi_loader *l, struct cfi_loader_stats *st);
+
+/* Free the loader and its file cache; the kernel maps are the sampler's.
+ * NULL is fine. */
+void cfi_loader_free(struct cfi_loader *l);
+
+#endif /* BPFPROF_UNWIND_CFI_LOADER_H */
