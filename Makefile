@@ -167,9 +167,14 @@ $(B)/workloads/%_lib.so: tests/workloads/%_lib.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -shared -fPIC $< -o $@
 
-# late_dlopen dlopen()s late_lib.so from its own directory at run time.
+# The same library built the way distributions build (no frame pointers).
+$(B)/workloads/nofp_late_lib.so: tests/workloads/late_lib.c tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_NOFP_CFLAGS) -shared -fPIC $< -o $@
+
+# late_dlopen dlopen()s late_lib.so (or -l LIB) from its own directory at run time.
 $(B)/workloads/late_dlopen: tests/workloads/late_dlopen.c tests/workloads/groundtruth.h \
-			    $(B)/workloads/late_lib.so
+			    $(B)/workloads/late_lib.so $(B)/workloads/nofp_late_lib.so
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -ldl -lm
 

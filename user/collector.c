@@ -154,6 +154,7 @@ static int setup(struct collector *c)
 		return err;
 	if (cfg.cfi && !(c->cfi = cfi_loader_new(sampler_cfi_tables_fd(c->sampler),
 						  sampler_cfi_procs_fd(c->sampler),
+						  sampler_cfi_requests_fd(c->sampler),
 						  o->unwind_memory)))
 		return -ENOMEM;
 	if (c->cfi)
@@ -252,6 +253,11 @@ static void finish_run_stats(struct collector *c)
 		c->stats.drops[r] += extra[r];
 		run->drops[r] = c->stats.drops[r];
 	}
+	_Static_assert((int)BPFPROF_UNWIND_STOP_NR == (int)CFI_WALK_STOP_NR,
+		       "enum bpfprof_unwind_stop follows enum cfi_walk_stop");
+	if (c->cfi)
+		for (int r = 0; r < CFI_WALK_STOP_NR; r++)
+			run->unwind_stops[r] = c->stats.walk_stops[r];
 	run->samples_seen = c->stats.seen;
 	run->samples_kept = c->stats.kept - extra[DROP_STACK_MAP_FULL];
 }

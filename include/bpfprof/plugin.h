@@ -74,6 +74,38 @@ enum bpfprof_drop_reason {
 	BPFPROF_DROP_NR = 5,
 };
 
+/*
+ * How the user stack walks of `--call-graph auto` ended (the BPF walker's
+ * enum cfi_walk_stop, bpf/cfi_row.h); struct bpfprof_run.unwind_stops
+ * counts them.  Every sample with a user context has one walk.
+ */
+enum bpfprof_unwind_stop {
+	BPFPROF_UNWIND_COMPLETE = 0,	/* reached the outermost frame */
+	BPFPROF_UNWIND_MAX_DEPTH = 1,	/* --max-stack frames taken */
+	BPFPROF_UNWIND_UNMAPPED = 2,	/* an address outside the mappings loaded so far */
+	BPFPROF_UNWIND_NO_TABLE = 3,	/* code without an unwind table (no CFI, JIT, budget) */
+	BPFPROF_UNWIND_NO_ROW = 4,	/* an address no CFI entry covers */
+	BPFPROF_UNWIND_UNSUPPORTED = 5,	/* a CFI rule the tables cannot hold */
+	BPFPROF_UNWIND_READ_FAULT = 6,	/* the stack could not be read */
+	BPFPROF_UNWIND_RBP_UNKNOWN = 7,	/* a frame based on an rbp that was lost */
+	BPFPROF_UNWIND_BAD_STEP = 8,	/* the stack did not grow toward the caller */
+	BPFPROF_UNWIND_NO_PROCESS = 9,	/* the process's tables were not loaded yet */
+	BPFPROF_UNWIND_STOP_NR = 10,
+};
+
+/* A short name of @r ("complete", "max-depth", "unmapped", "no-table",
+ * "no-row", "unsupported", "read-fault", "rbp-unknown", "bad-step",
+ * "no-process"), "?" when out of range. */
+static inline const char *bpfprof_unwind_stop_name(unsigned int r)
+{
+	static const char *const names[BPFPROF_UNWIND_STOP_NR] = {
+		"complete", "max-depth", "unmapped", "no-table", "no-row",
+		"unsupported", "read-fault", "rbp-unknown", "bad-step", "no-process",
+	};
+
+	return r < BPFPROF_UNWIND_STOP_NR ? names[r] : "?";
+}
+
 /* Bit flags of struct bpfprof_plugin.flags. */
 enum bpfprof_plugin_flags {
 	/* Wants every sample with its timestamp through event(). */
@@ -115,6 +147,10 @@ struct bpfprof_run {
 	uint64_t samples_seen;		/* samples the BPF program saw for the targets */
 	uint64_t samples_kept;		/* samples in the profile */
 	uint64_t drops[BPFPROF_DROP_NR]; /* samples lost, by enum bpfprof_drop_reason */
+	/* Appended (ABI 1): */
+	const char *call_graph;		/* how user stacks were taken: "auto", "fp" or "dwarf" */
+	uint64_t unwind_stops[BPFPROF_UNWIND_STOP_NR]; /* "auto": walks by enum
+					 * bpfprof_unwind_stop; zero otherwise */
 };
 
 /* Protection bits of struct bpfprof_mapping.prot (as in mmap(2)). */

@@ -156,6 +156,14 @@ static char *make_description(const struct bpfprof_profile *p, const struct hpc_
 		if (run->drops[i])
 			fprintf(f, ", %s %llu", drop[i], (unsigned long long)run->drops[i]);
 	fprintf(f, " |\n");
+	if (run->call_graph && !strcmp(run->call_graph, "auto")) {
+		fprintf(f, "| user stack walks |");
+		for (unsigned int i = 0; i < BPFPROF_UNWIND_STOP_NR; i++)
+			if (run->unwind_stops[i])
+				fprintf(f, " %s %llu", bpfprof_unwind_stop_name(i),
+					(unsigned long long)run->unwind_stops[i]);
+		fprintf(f, " |\n");
+	}
 	fprintf(f, "| metric | %s = samples x period |\n\n", HPC_METRIC_NAME);
 	fprintf(f, "## Profiles\n\n");
 	fprintf(f, "| profile | identifier tuple | pid | tid | comm |\n|---|---|---|---|---|\n");

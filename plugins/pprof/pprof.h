@@ -115,7 +115,7 @@ struct pprof_function {
 	int64_t start_line;
 };
 
-#define PPROF_MAX_COMMENTS 3
+#define PPROF_MAX_COMMENTS 4
 
 /* The scalar fields of message Profile (and its sample types). */
 struct pprof_header {

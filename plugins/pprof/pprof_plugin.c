@@ -20,6 +20,17 @@
 #include "common/plugin_ctx.h"
 #include "pprof.h"
 
+/* "user stack walks (--call-graph auto): complete N, unmapped M, ...". */
+static void unwind_stops_text(const struct bpfprof_run *run, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "user stack walks (--call-graph auto):");
+
+	for (int r = 0; r < BPFPROF_UNWIND_STOP_NR && n < size; r++)
+		if (run->unwind_stops[r])
+			n += (size_t)snprintf(buf + n, size - n, " %s %" PRIu64,
+					      bpfprof_unwind_stop_name(r), run->unwind_stops[r]);
+}
+
 /* The comments: bpfprof's version, the target, the event and counters. */
 static int add_comments(struct pprof_header *h, struct pprof_tables *t,
 			const struct bpfprof_run *run)
@@ -34,6 +45,10 @@ static int add_comments(struct pprof_header *h, struct pprof_tables *t,
 		 " samples kept of %" PRIu64 " seen", run->event ? run->event : "",
 		 run->sample_freq, run->sample_period, run->samples_kept, run->samples_seen);
 	h->comments[h->nr_comments++] = pprof_string(t, buf);
+	if (run->call_graph && !strcmp(run->call_graph, "auto")) {
+		unwind_stops_text(run, buf, sizeof(buf));
+		h->comments[h->nr_comments++] = pprof_string(t, buf);
+	}
 	for (size_t i = 0; i < h->nr_comments; i++)
 		if (h->comments[i] < 0)
 			return -ENOMEM;

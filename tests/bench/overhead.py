@@ -114,6 +114,17 @@ def parse_bpfprof(stderr):
         text = re.sub(r"\([^)]*\)", "", text)
         r["dropped"] = sum(int(n) for n in re.findall(r"[a-z-]+ (\d+)", text))
         r["drops_text"] = m.group(1).strip()
+    m = re.search(r"unwind tables: (\d+) loaded, (\d+) rows \(([\d.]+) KiB\) in ([\d.]+) KiB "
+                  r"of BPF maps, from ([\d.]+) KiB of CFI in ([\d.]+) ms", stderr)
+    if m:
+        r["tables"] = int(m.group(1))
+        r["table_kib"] = float(m.group(3))
+        r["chunk_kib"] = float(m.group(4))
+        r["table_build_ms"] = float(m.group(6))
+    m = re.search(r"user stack walks: (\d+); (.*)", stderr)
+    if m:
+        r["walks"] = int(m.group(1))
+        r["walks_text"] = m.group(2).strip()
     return r
 
 
@@ -154,11 +165,13 @@ class Bench:
             g = [] if fmt == "nog" else ["-g"]
             return [self.perf, "record", "-e", "cpu-clock", "-F", str(freq)] + g + tgt + \
                    ["-o", os.path.join(out, "perf.data")]
+        # FORMAT+fp: frame pointers (-g) instead of the default auto walk
+        fmt, fp = (fmt[:-3], ["-g"]) if fmt.endswith("+fp") else (fmt, [])
         if fmt == "hpctoolkit":
             path = os.path.join(out, "db")
         else:
             path = os.path.join(out, "out")
-        return [self.bpfprof, "-F", str(freq)] + tgt + ["--format", fmt, "-o", path]
+        return [self.bpfprof, "-v", "-F", str(freq)] + fp + tgt + ["--format", fmt, "-o", path]
 
     def run_one(self, v, threads, freq, iters):
         tool = v[0]
@@ -346,6 +359,8 @@ def label(v):
     t = "-a" if target == "all" else "-p"
     if tool == "perf":
         return "perf record %s%s" % ("(no -g) " if fmt == "nog" else "-g ", t)
+    if fmt.endswith("+fp"):
+        return "bpfprof %s -g %s" % (fmt[:-3], t)
     return "bpfprof %s %s" % (fmt, t)
 
 
@@ -493,6 +508,11 @@ def markdown_long(long):
     for r in long:
         if r.get("drops_text"):
             lines.append("- %s: drops: %s" % (r["variant"], r["drops_text"]))
+        if r.get("tables") is not None:
+            lines.append("- %s: %d unwind tables, %.0f KiB of rows in %.0f KiB of BPF maps, "
+                         "built in %.0f ms; user stack walks: %d (%s)" % (
+                             r["variant"], r["tables"], r["table_kib"], r["chunk_kib"],
+                             r["table_build_ms"], r.get("walks", 0), r.get("walks_text", "")))
     return "\n".join(lines)
 
 
@@ -529,6 +549,19 @@ def markdown_targets(summ, long):
                            1e3 * b["prof_cpu_total"], 1e3 * p["prof_cpu_total"], r,
                            1e3 * (b["prof_cpu_run"] or 0), 1e3 * (p["prof_cpu_run"] or 0),
                            "met" if r <= limit else "NOT met"))
+    for threads in sorted({x["threads"] for x in summ}):
+        p = cell(threads, 999, "perf record -g -p")
+        b = cell(threads, 999, "bpfprof gperftools -p")
+        if not p or not b or b["slowdown"] is None or p["slowdown"] is None:
+            continue
+        ok = b["slowdown"] <= p["slowdown"] and p["prof_cpu_total"] and \
+            b["prof_cpu_total"] <= p["prof_cpu_total"] / 4
+        out.append("| (6) --call-graph auto (the default), 999 Hz -p, %d thread(s): slowdown <= "
+                   "perf record -g's, own CPU (tables built included) <= 1/4 of its | slowdown "
+                   "%s vs %s; own CPU %.0f ms vs %.0f ms | %s |" % (
+                       threads, pct(b["slowdown"]), pct(p["slowdown"]),
+                       1e3 * b["prof_cpu_total"], 1e3 * (p["prof_cpu_total"] or 0),
+                       "met" if ok else "NOT met"))
     lp = next((r for r in long if r["variant"].startswith("perf")), None)
     for r in long:
         if r["variant"].startswith("perf"):
@@ -588,7 +621,7 @@ def main():
     a.threads = [NCPU if x == "ncpu" else int(x)
                  for x in (a.threads or ("1" if q else "1,ncpu")).split(",")]
     a.targets = (a.targets or "p,all").split(",")
-    a.formats = (a.formats or "gperftools,perf,hpctoolkit,pprof,folded").split(",")
+    a.formats = (a.formats or "gperftools,gperftools+fp,perf,hpctoolkit,pprof,folded").split(",")
     a.all_formats = (a.all_formats or ("gperftools,perf,hpctoolkit,pprof,folded" if q else
                                        "gperftools,perf,hpctoolkit")).split(",")
     a.long_sec = a.long_sec or (2 if q else 60)

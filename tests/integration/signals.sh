@@ -89,7 +89,10 @@ rm -f "$TMP"/.kill.data.tmp.*
 # SIGKILL in command mode: the orphaned command holds no BPF or perf fds.
 "$BPFPROF" -F 999 -o "$TMP/cmd.prof" -- "$WL/spin" 20 2> "$TMP/cmd.err" & bp=$!
 wait_for sampling $bp || fail "bpfprof -- spin never started sampling"
-child=$(pgrep -P $bp -x spin) || fail "no spin child of bpfprof"
+# The command execs once bpfprof has set up (with --call-graph auto, after
+# the unwind tables of libc and ld.so are loaded): a moment after sampling.
+spin_child() { child=$(pgrep -P "$1" -x spin); }
+wait_for spin_child $bp || fail "no spin child of bpfprof"
 CHILD_PIDS+=($child)
 kill -KILL $bp; wait $bp 2>/dev/null
 held=$(ls -l /proc/$child/fd 2>/dev/null | grep -E 'perf_event|anon_inode:.?bpf' || true)

@@ -21,8 +21,11 @@
  * The delay is CPU time, not sleep, so that a profiler has samples (and
  * has read the mappings) before the library exists.
  *
- * Usage: late_dlopen [-d DELAY] [-s SECONDS] [--truth]
+ * Usage: late_dlopen [-d DELAY] [-s SECONDS] [-l LIB] [--truth]
  *   -d DELAY    CPU seconds in late_warmup before the dlopen (default 0.3)
+ *   -l LIB      the library's file name in this program's directory
+ *               (default late_lib.so; nofp_late_lib.so is the same code
+ *               built without frame pointers)
  *   -s SECONDS  CPU seconds in late_lib_hot after it (default 1.5)
  *   --truth     print the shares for these options and exit:
  *                 share late_warmup FRACTION
@@ -68,8 +71,8 @@ NOIPA uint64_t run_phase(leaf_fn leaf, double seconds, uint64_t seed)
 	return x + 1;
 }
 
-/* late_lib.so in the directory of this program: 0, or -1 with a message. */
-static int library_path(char *path, size_t size)
+/* @lib in the directory of this program: 0, or -1 with a message. */
+static int library_path(const char *lib, char *path, size_t size)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -79,8 +82,8 @@ static int library_path(char *path, size_t size)
 		return -1;
 	}
 	exe[n] = '\0';
-	if ((size_t)snprintf(path, size, "%s/late_lib.so", dirname(exe)) >= size) {
-		fprintf(stderr, "late_dlopen: path too long\n");
+	if (strchr(lib, '/') || (size_t)snprintf(path, size, "%s/%s", dirname(exe), lib) >= size) {
+		fprintf(stderr, "late_dlopen: bad library name or path too long\n");
 		return -1;
 	}
 	return 0;
@@ -88,7 +91,7 @@ static int library_path(char *path, size_t size)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: late_dlopen [-d DELAY] [-s SECONDS] [--truth]\n");
+	fprintf(stderr, "usage: late_dlopen [-d DELAY] [-s SECONDS] [-l LIB] [--truth]\n");
 	exit(2);
 }
 
@@ -96,6 +99,7 @@ static void usage(void)
 __attribute__((section(".text"))) int main(int argc, char **argv)
 {
 	double delay = 0.3, seconds = 1.5;
+	const char *lib_name = "late_lib.so";
 	int truth = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -108,6 +112,8 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 				usage();
 			*(argv[i][1] == 'd' ? &delay : &seconds) = v;
 			i++;
+		} else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
+			lib_name = argv[++i];
 		} else if (!strcmp(argv[i], "--truth")) {
 			truth = 1;
 		} else {
@@ -121,7 +127,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	}
 
 	char path[PATH_MAX];
-	if (library_path(path, sizeof(path)))
+	if (library_path(lib_name, path, sizeof(path)))
 		return 1;
 
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID);

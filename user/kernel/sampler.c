@@ -472,6 +472,11 @@ int sampler_cfi_procs_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.cfi_procs);
 }
 
+int sampler_cfi_requests_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.cfi_requests);
+}
+
 uint64_t sampler_period_ns(const struct sampler *s)
 {
 	return s->period_ns;

@@ -101,10 +101,13 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
  * (valid until sampler_close()): "cfi_tables" (BPF_MAP_TYPE_ARRAY_OF_MAPS:
  * table id -> an array map of struct cfi_row, created with
  * BPF_F_INNER_MAP) and "cfi_procs" (tgid -> struct cfi_process); see
- * bpf/cfi_walk.bpf.h.  Present (created empty) in every mode.
+ * bpf/cfi_walk.bpf.h; "cfi_requests" (tgid -> time of its last
+ * TASK_EVENT_MAPS_NEEDED: deleting the entry lets the walk ask again at
+ * once).  Present (created empty) in every mode.
  */
 int sampler_cfi_tables_fd(const struct sampler *s);
 int sampler_cfi_procs_fd(const struct sampler *s);
+int sampler_cfi_requests_fd(const struct sampler *s);
 
 /* The period (ns) each sample stands for: cfg->period of sampler_open(). */
 uint64_t sampler_period_ns(const struct sampler *s);

@@ -52,7 +52,7 @@ struct chunk {
 };
 
 struct cfi_loader {
-	int tables_fd, procs_fd;
+	int tables_fd, procs_fd, requests_fd;
 	uint64_t budget;
 	struct chunk chunks[CFI_MAX_CHUNKS];
 	uint32_t nr_chunks;
@@ -67,7 +67,8 @@ struct cfi_loader {
 
 static int add_chunk(struct cfi_loader *l, uint32_t size);
 
-struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, uint64_t budget)
+struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
+				  uint64_t budget)
 {
 	struct cfi_loader *l = calloc(1, sizeof(*l));
 
@@ -80,6 +81,7 @@ struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, uint64_t budget)
 	}
 	l->tables_fd = tables_fd;
 	l->procs_fd = procs_fd;
+	l->requests_fd = requests_fd;
 	l->budget = budget ? budget : CFI_LOADER_DEFAULT_BUDGET;
 	elf_version(EV_CURRENT);
 	/* The first chunk now, before sampling: its RCU wait is start-up's. */
@@ -341,6 +343,8 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	l->st.process_updates++;
 	if (err)
 		l->st.process_update_errors++;
+	else
+		bpf_map_delete_elem(l->requests_fd, &pid);	/* re-arm its requests */
 	return err;
 }
 

@@ -56,11 +56,15 @@ struct cfi_loader;
 
 /*
  * A loader writing to the maps @tables_fd ("cfi_tables") and @procs_fd
- * ("cfi_procs"), both borrowed (they outlive the loader), with at most
+ * ("cfi_procs"), and re-arming requests in @requests_fd ("cfi_requests":
+ * after a process's mappings are written, its next walk that meets
+ * something unknown asks again at once), all borrowed (they outlive the
+ * loader), with at most
  * @budget bytes of chunks (0: CFI_LOADER_DEFAULT_BUDGET).  Creates the
  * first chunk at once.  NULL on ENOMEM.
  */
-struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, uint64_t budget);
+struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
+				  uint64_t budget);
 
 /*
  * Build and load now the tables nearly every process needs: the vDSO's,

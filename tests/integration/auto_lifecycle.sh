@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# auto_lifecycle.sh - issue 15, item 2: with no --call-graph option (auto:
+# the BPF program walks user stacks with unwind tables the collector loads
+# while the run goes on), code that appears during a run gets complete
+# stacks:
+#   a. a library built without frame pointers, dlopen()ed mid-run:
+#      late_dlopen -l nofp_late_lib.so runs 0.3 CPU s in its own code, then
+#      1.2 CPU s in the library (main -> run_phase -> late_lib_hot ->
+#      sink).  Of the samples in the library, >= 95% have the whole chain
+#      __libc_start_call_main;main;run_phase;late_lib_hot.  With -g (frame
+#      pointers) the same count is far lower: the library's frames hide
+#      run_phase (the check that the test tells the two apart).
+#   b. processes exec'd during a `-- COMMAND` run: a shell runs
+#      nofp_qsort (no frame pointers, stacks through libc's qsort) 6 times,
+#      0.25 CPU s each; >= 95% of the samples of the nofp_qsort processes
+#      reach __libc_start_call_main;main.
+#   c. the same children started while a `--all` run is going on.
+# The walks' own account is printed (the summary's "user stack walks").
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+for w in late_dlopen nofp_late_lib.so nofp_qsort; do
+	[ -e "$WL/$w" ] || fail "no $WL/$w (make B=$BPFPROF_BUILD)"
+done
+
+# share_full FOLDED COMM SELECT FULL: "FULL_SAMPLES SELECTED_SAMPLES" among
+# the stacks of processes named COMM whose user frames match the regex
+# SELECT, those that also match FULL (comm and kernel frames removed).
+share_full() {
+	python3 - "$@" <<'EOF'
+import re, sys
+path, comm, select, full = sys.argv[1:5]
+sel = n = 0
+for line in open(path):
+    stack, count = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    if frames[0] != comm:
+        continue
+    user = ";".join(f for f in frames[1:] if not f.endswith("_[k]"))
+    if re.search(select, user):
+        sel += int(count)
+        if re.search(full, user):
+            n += int(count)
+print(n, sel)
+EOF
+}
+
+# check_share WHAT FULL SELECTED MIN_SELECTED PERCENT: FULL/SELECTED >= PERCENT
+check_share() {
+	local what=$1 full=$2 sel=$3 min=$4 pct=$5
+	[ "$sel" -ge "$min" ] || fail "$what: only $sel samples (expected >= $min)"
+	[ $((full * 100)) -ge $((sel * pct)) ] ||
+		fail "$what: $full of $sel samples complete, under $pct%"
+	ok "$what: $full of $sel samples complete (>= $pct%)"
+}
+
+LIB_FULL='__libc_start_call_main;main;run_phase;late_lib_hot(;sink)?$'
+
+# --- a. a no-frame-pointer library dlopen()ed mid-run -----------------------
+"$BPFPROF" -F 999 --format folded -o "$TMP/dl.folded" -- \
+	"$WL/late_dlopen" -l nofp_late_lib.so -d 0.3 -s 1.2 2> "$TMP/dl.err" ||
+	{ cat "$TMP/dl.err"; fail "bpfprof -- late_dlopen failed"; }
+grep 'user stack walks' "$TMP/dl.err"
+read -r full sel < <(share_full "$TMP/dl.folded" late_dlopen 'late_lib_hot' "$LIB_FULL")
+check_share "dlopen()ed no-fp library, auto" "$full" "$sel" 600 95
+
+"$BPFPROF" -g -F 999 --format folded -o "$TMP/dl-fp.folded" -- \
+	"$WL/late_dlopen" -l nofp_late_lib.so -d 0.3 -s 1.2 2> "$TMP/dl-fp.err" ||
+	{ cat "$TMP/dl-fp.err"; fail "bpfprof -g -- late_dlopen failed"; }
+read -r fp_full fp_sel < <(share_full "$TMP/dl-fp.folded" late_dlopen '.' "$LIB_FULL")
+read -r _ fp_lib < <(share_full "$TMP/dl-fp.folded" late_dlopen '.' 'late_lib_hot|sink')
+[ "$fp_lib" -gt 0 ] && [ $((fp_full * 2)) -lt "$fp_lib" ] ||
+	fail "-g: $fp_full of $fp_lib library samples complete; expected under half (does -g still walk frame pointers?)"
+ok "-g: $fp_full of $fp_lib library samples complete (frame pointers lose run_phase)"
+
+# --- b. exec'd children of a command ------------------------------------------
+CHILDREN="for i in 1 2 3 4 5 6; do $WL/nofp_qsort -s 0.25 2>/dev/null; done"
+QSORT_FULL='__libc_start_call_main;main;'
+"$BPFPROF" -F 999 --format folded -o "$TMP/cmd.folded" -- sh -c "$CHILDREN" 2> "$TMP/cmd.err" ||
+	{ cat "$TMP/cmd.err"; fail "bpfprof -- sh failed"; }
+grep 'user stack walks' "$TMP/cmd.err"
+read -r full sel < <(share_full "$TMP/cmd.folded" nofp_qsort '.' "$QSORT_FULL")
+check_share "exec'd children (-- COMMAND)" "$full" "$sel" 900 95
+
+# --- c. the same children, started during an --all run -------------------------
+"$BPFPROF" --all -F 999 -d 8 --format folded -o "$TMP/all.folded" 2> "$TMP/all.err" & bp=$!
+CHILD_PIDS+=("$bp")
+# Start the children once the profiler samples: it has one perf event per
+# CPU open (and attached right after opening them).
+for _ in $(seq 200); do
+	n=$(ls -l "/proc/$bp/fd" 2>/dev/null | grep -c 'perf_event')
+	[ "$n" -ge "$(nproc)" ] && break
+	sleep 0.1
+done
+[ "$n" -ge "$(nproc)" ] || fail "bpfprof --all never opened its perf events"
+sleep 0.2
+sh -c "$CHILDREN"
+wait "$bp" || { cat "$TMP/all.err"; fail "bpfprof --all failed"; }
+grep 'user stack walks' "$TMP/all.err"
+read -r full sel < <(share_full "$TMP/all.folded" nofp_qsort '.' "$QSORT_FULL")
+check_share "children started during --all" "$full" "$sel" 900 95
