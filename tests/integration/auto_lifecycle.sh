@@ -99,3 +99,17 @@ wait "$bp" || { cat "$TMP/all.err"; fail "bpfprof --all failed"; }
 grep 'user stack walks' "$TMP/all.err"
 read -r full sel < <(share_full "$TMP/all.folded" nofp_qsort '.' "$QSORT_FULL")
 check_share "children started during --all" "$full" "$sel" 900 95
+
+# --- d. the walks' account reaches the file ------------------------------------
+# pprof carries it as a comment: one walk per sample of a user-space target.
+"$BPFPROF" -q -F 499 --format pprof -o "$TMP/spin.pb.gz" -- "$WL/spin" 1 ||
+	fail "bpfprof --format pprof -- spin failed"
+go tool pprof -comments "$TMP/spin.pb.gz" > "$TMP/comments" 2>&1 || fail "go tool pprof -comments failed"
+cat "$TMP/comments"
+walks=$(sed -n 's/^user stack walks (--call-graph auto)://p' "$TMP/comments" |
+	awk '{ for (i = 2; i <= NF; i += 2) s += $i } END { print s + 0 }')
+kept=$(sed -n 's/.*; \([0-9]*\) samples kept of.*/\1/p' "$TMP/comments")
+complete=$(sed -n 's/^user stack walks.* complete \([0-9]*\).*/\1/p' "$TMP/comments")
+[ -n "$kept" ] && [ "$walks" -eq "$kept" ] || fail "pprof comments: $walks walks for $kept samples"
+[ $((${complete:-0} * 100)) -ge $((kept * 95)) ] || fail "pprof comments: only ${complete:-0} of $kept walks complete"
+ok "pprof comment: $walks user stack walks for $kept samples, $complete complete"
