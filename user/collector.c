@@ -52,6 +52,7 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
+	bool cfi_wanted;		/* auto: make cfi before sampling starts */
 	struct tracker tracker;		/* process metadata */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
@@ -109,6 +110,28 @@ static void maps_changed(void *ctx, uint32_t pid)
 		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
 }
 
+/*
+ * --call-graph auto, before the first sample: the tables of libc, ld.so
+ * and the vDSO, and those of the -p targets, so that their first samples
+ * are walked whole (the tracker's snapshot writes the same again later).
+ */
+static int before_sampling(void *ctx, struct sampler *s)
+{
+	struct collector *c = ctx;
+	const struct options *o = c->opts;
+
+	if (!c->cfi_wanted)
+		return 0;
+	c->cfi = cfi_loader_new(sampler_cfi_tables_fd(s), sampler_cfi_procs_fd(s),
+				sampler_cfi_requests_fd(s), o->unwind_memory);
+	if (!c->cfi)
+		return -ENOMEM;
+	cfi_loader_preload(c->cfi);
+	for (size_t i = 0; i < o->nr_ids && o->targets == TARGETS_PIDS; i++)
+		cfi_loader_load_pid(c->cfi, o->ids[i]);
+	return 0;
+}
+
 /* ---- set-up ------------------------------------------------------------- */
 
 /* The profile, its symbolizer, the unwinder, and the steps over them. */
@@ -136,7 +159,8 @@ static int make_steps(struct collector *c)
 static int setup(struct collector *c)
 {
 	const struct options *o = c->opts;
-	struct sampler_callbacks cb = { .ctx = c, .task_event = on_task_event, .sample = on_sample };
+	struct sampler_callbacks cb = { .ctx = c, .task_event = on_task_event, .sample = on_sample,
+					.before_sampling = before_sampling };
 	struct sampler_config cfg;
 	uint32_t command_pid;
 	int err;
@@ -150,15 +174,9 @@ static int setup(struct collector *c)
 	command_pid = (uint32_t)c->command.pid;
 	err = sampler_config_from_options(o, c->session.stream, &command_pid,
 					  c->info.run.nr_cpus_online, &cfg);
+	c->cfi_wanted = cfg.cfi;
 	if (err || (err = sampler_open(&cfg, &cb, &c->sampler)))
 		return err;
-	if (cfg.cfi && !(c->cfi = cfi_loader_new(sampler_cfi_tables_fd(c->sampler),
-						  sampler_cfi_procs_fd(c->sampler),
-						  sampler_cfi_requests_fd(c->sampler),
-						  o->unwind_memory)))
-		return -ENOMEM;
-	if (c->cfi)
-		cfi_loader_preload(c->cfi);
 	/* The settings' one home is the sampler: the metadata reads them there. */
 	c->info.run.sample_freq = sampler_freq_hz(c->sampler);
 	c->info.run.sample_period = sampler_period_ns(c->sampler);

@@ -293,6 +293,8 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 			strerror(-err));
 		goto fail;
 	}
+	if (s->cb.before_sampling && (err = s->cb.before_sampling(s->cb.ctx, s)))
+		goto fail;
 	err = open_events(s, cfg);
 	if (err)
 		goto fail;

@@ -17,6 +17,8 @@
 #include "cfi_row.h"
 #include "settings.h"
 
+struct sampler;
+
 /* Called for every record read from the ring buffers; return 0 or -errno
  * (which stops the poll and is returned by sampler_poll()).  The records are
  * valid only during the call. */
@@ -25,6 +27,11 @@ struct sampler_callbacks {
 	int (*task_event)(void *ctx, const struct task_event *e);
 	/* @size: bytes of the record; a struct dwarf_sample_event in dwarf mode */
 	int (*sample)(void *ctx, const struct sample_event *e, size_t size);
+	/* May be NULL.  Called by sampler_open() once the program is loaded
+	 * and the lifecycle tracepoints attached, before the sampling events
+	 * are opened: the time to fill maps the first samples need.  0 or
+	 * -errno (which fails sampler_open()). */
+	int (*before_sampling)(void *ctx, struct sampler *s);
 };
 
 /* Totals of the per-CPU statistics (samples, or records for events_lost). */
@@ -38,8 +45,6 @@ struct sampler_stats {
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 };
-
-struct sampler;
 
 /*
  * Load, size (as @cfg says) and attach; @cb is copied.  On failure prints

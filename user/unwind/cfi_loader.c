@@ -348,6 +348,19 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	return err;
 }
 
+int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
+{
+	struct procmaps pm = { 0 };
+	int err = procmaps_read(pid, &pm);
+
+	if (err)
+		return err;
+	procmaps_add_build_ids(&pm, pid);
+	err = cfi_loader_update(l, pid, pm.maps, pm.nr);
+	procmaps_free(&pm);
+	return err;
+}
+
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid)
 {
 	bpf_map_delete_elem(l->procs_fd, &pid);

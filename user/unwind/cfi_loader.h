@@ -85,6 +85,10 @@ void cfi_loader_preload(struct cfi_loader *l);
 int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		      size_t nr);
 
+/* cfi_loader_update() with @pid's mappings read from /proc/@pid/maps now
+ * (build-ids included).  0 or a negative errno (-ENOENT: no such process). */
+int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid);
+
 /* Process @pid is gone: drop its value (its tables stay). */
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid);
 
