@@ -113,3 +113,18 @@ complete=$(sed -n 's/^user stack walks.* complete \([0-9]*\).*/\1/p' "$TMP/comme
 [ -n "$kept" ] && [ "$walks" -eq "$kept" ] || fail "pprof comments: $walks walks for $kept samples"
 [ $((${complete:-0} * 100)) -ge $((kept * 95)) ] || fail "pprof comments: only ${complete:-0} of $kept walks complete"
 ok "pprof comment: $walks user stack walks for $kept samples, $complete complete"
+
+# --- e. the table memory budget ------------------------------------------------
+# python3 with its libraries needs more than 1 MiB of rows: a one-line
+# warning names the first file left out and how to raise the limit, and
+# the run still writes its profile.
+"$BPFPROF" --unwind-memory 1 -F 499 --format folded -o "$TMP/budget.folded" -- \
+	/usr/bin/python3 -c 'sum(range(3000000))' 2> "$TMP/budget.err" ||
+	{ cat "$TMP/budget.err"; fail "bpfprof --unwind-memory 1 failed"; }
+warn=$(grep 'unwind tables would exceed' "$TMP/budget.err") ||
+	{ cat "$TMP/budget.err"; fail "no warning when the tables exceed --unwind-memory"; }
+[ "$(echo "$warn" | wc -l)" -eq 1 ] || fail "more than one budget warning: $warn"
+echo "$warn" | grep -q -- '--unwind-memory (1 MiB); stacks through /.* stop there: raise --unwind-memory$' ||
+	fail "budget warning does not name the file and the remedy: $warn"
+[ -s "$TMP/budget.folded" ] || fail "no profile written over the budget"
+ok "over --unwind-memory: $warn"

@@ -67,6 +67,14 @@ struct cfi_loader {
 
 static int add_chunk(struct cfi_loader *l, uint32_t size);
 
+/* Rows of a chunk: CFI_CHUNK_ROWS, or the whole budget if that is less. */
+static uint32_t chunk_rows(const struct cfi_loader *l)
+{
+	uint64_t budget_rows = l->budget / sizeof(struct cfi_row);
+
+	return budget_rows < CFI_CHUNK_ROWS ? (uint32_t)budget_rows : CFI_CHUNK_ROWS;
+}
+
 struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
 				  uint64_t budget)
 {
@@ -85,8 +93,7 @@ struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
 	l->budget = budget ? budget : CFI_LOADER_DEFAULT_BUDGET;
 	elf_version(EV_CURRENT);
 	/* The first chunk now, before sampling: its RCU wait is start-up's. */
-	if (CFI_CHUNK_ROWS * sizeof(struct cfi_row) <= l->budget)
-		add_chunk(l, CFI_CHUNK_ROWS);
+	add_chunk(l, chunk_rows(l));
 	return l;
 }
 
@@ -154,7 +161,7 @@ static int load_table(struct cfi_loader *l, struct file_entry *e, const struct c
 	int err;
 
 	if (!c || c->size - c->used < t->nr) {
-		uint32_t size = t->nr > CFI_CHUNK_ROWS ? t->nr : CFI_CHUNK_ROWS;
+		uint32_t size = t->nr > chunk_rows(l) ? t->nr : chunk_rows(l);
 
 		if (!chunk_fits(l, size, path))
 			return -ENOSPC;

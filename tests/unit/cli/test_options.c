@@ -32,7 +32,45 @@ static void test_defaults(void **unused)
 	assert_int_equal(o.ringbuf_size, OPT_DEFAULT_RINGBUF_SIZE);
 	assert_int_equal(o.dwarf_stack_size, OPT_DEFAULT_DWARF_STACK);
 	assert_false(o.dwarf);
+	assert_true(o.cfi);			/* --call-graph auto */
+	assert_int_equal(o.unwind_memory, 0);	/* the loader's default */
+	assert_false(o.verbose);
 	assert_null(o.cpus);
+	options_free(&o);
+}
+
+/* auto is the default; -g, fp and dwarf replace it, the last one wins. */
+static void test_call_graph_modes(void **unused)
+{
+	static const struct { const char *a, *b; bool cfi, dwarf; } cases[] = {
+		{ "-g", NULL, false, false },
+		{ "--call-graph", "fp", false, false },
+		{ "--call-graph", "dwarf", false, true },
+		{ "--call-graph", "auto", true, false },
+		{ "-g", "--call-graph=auto", true, false },
+		{ "--call-graph=dwarf", "-g", false, false },
+	};
+	struct options o;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", cases[i].a, cases[i].b };
+		int argc = cases[i].b ? 4 : 3;
+
+		assert_int_equal(options_parse(argc, (char **)args, &o), 0);
+		assert_int_equal(o.cfi, cases[i].cfi);
+		assert_int_equal(o.dwarf, cases[i].dwarf);
+		options_free(&o);
+	}
+}
+
+static void test_unwind_memory_and_verbose(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "-v", "--unwind-memory", "64" };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+	assert_true(o.verbose);
+	assert_int_equal(o.unwind_memory, 64ull << 20);
 	options_free(&o);
 }
 
@@ -66,6 +104,8 @@ static void test_out_of_range(void **unused)
 		{ "-F", "0" }, { "-F", "1000001" }, { "-c", "9999" }, { "-C", "3-1" },
 		{ "--max-stack", "128" }, { "--stack-map-size", "63" },
 		{ "--ringbuf-size", "5000" }, { "--call-graph", "dwarf,100" },
+		{ "--call-graph", "lbr" }, { "--unwind-memory", "0" },
+		{ "--unwind-memory", "2000000" },
 	};
 	struct options o;
 
@@ -83,6 +123,8 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_typed_values_stored),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_call_graph_modes),
+		cmocka_unit_test(test_unwind_memory_and_verbose),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
