@@ -66,6 +66,9 @@ static void test_out_of_range(void **unused)
 		{ "-F", "0" }, { "-F", "1000001" }, { "-c", "9999" }, { "-C", "3-1" },
 		{ "--max-stack", "128" }, { "--stack-map-size", "63" },
 		{ "--ringbuf-size", "5000" }, { "--call-graph", "dwarf,100" },
+		{ "--call-graph", "dwarf,65529" }, { "--call-graph", "dwarf,65536" },
+		{ "--call-graph", "dwarf,70000" }, { "--max-stack", "4096" },
+		{ "--max-stack", "0" },
 	};
 	struct options o;
 
@@ -77,12 +80,54 @@ static void test_out_of_range(void **unused)
 	}
 }
 
+/*
+ * --max-stack up to 4096 with dwarf, whichever option comes first; fp
+ * (the default, -g, --call-graph fp, also after dwarf) keeps 127.  dwarf's
+ * SIZE goes up to 65528, perf's limit.
+ */
+static void test_max_stack_by_mode(void **unused)
+{
+	static const char *ok[][4] = {
+		{ "--call-graph", "dwarf", "--max-stack", "4096" },
+		{ "--max-stack", "4096", "--call-graph", "dwarf,65528" },
+		{ "--max-stack", "127", "-g", "-q" },
+		{ "--call-graph", "fp", "--max-stack", "127" },
+	};
+	static const char *bad[][4] = {
+		{ "--call-graph", "dwarf", "--max-stack", "4097" },
+		{ "--call-graph", "fp", "--max-stack", "128" },
+		{ "--call-graph", "dwarf", "--max-stack", "4096" },	/* then -g below */
+		{ "--max-stack", "4096", "-q", "-q" },
+	};
+	struct options o;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", ok[i][0], ok[i][1], ok[i][2], ok[i][3] };
+
+		assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+		assert_int_equal(o.max_stack, i < 2 ? 4096 : 127);
+		if (i == 1)
+			assert_int_equal(o.dwarf_stack_size, 65528);
+		options_free(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", bad[i][0], bad[i][1], bad[i][2], bad[i][3],
+				       "-g" };
+		/* -g last turns the third case back to fp; the others fail anyway */
+		int argc = i == 2 ? ARGC(args) : ARGC(args) - 1;
+
+		assert_int_equal(options_parse(argc, (char **)args, &o), -EINVAL);
+		options_free(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_typed_values_stored),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_max_stack_by_mode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
