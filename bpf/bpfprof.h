@@ -15,9 +15,21 @@
 #include <linux/types.h>
 #endif
 
-/* Frames kept per stack (kernel and user each); kernel.perf_event_max_stack
- * caps what the kernel walks (127 by default). */
-#define BPFPROF_MAX_STACK_DEPTH 127
+/*
+ * Frames of a stack the kernel walks with bpf_get_stack(): every kernel
+ * stack, and user stacks in fp mode (--call-graph fp, -g).  The walk also
+ * stops at kernel.perf_event_max_stack (127 by default), perf's limit too.
+ */
+#define BPFPROF_MAX_FP_DEPTH 127
+/*
+ * Frames of the deepest stack of all (--max-stack's limit): a user stack
+ * unwound from CFI, by the collector (--call-graph dwarf) or by the BPF
+ * walker (auto, bpf/cfi_walk.bpf.h).  struct stack_trace has room for this many; the "stacks"
+ * and "scratch" maps hold only BPFPROF_STACK_TRACE_SIZE(max_depth) bytes of
+ * one (user/kernel/settings.c), so BPF code touches ips[] below max_depth
+ * only.
+ */
+#define BPFPROF_MAX_STACK_DEPTH 4096
 /* Frames the BPF walker of --call-graph auto writes at most (user stacks). */
 #define BPFPROF_MAX_WALK_DEPTH BPFPROF_MAX_STACK_DEPTH
 #define BPFPROF_TASK_COMM_LEN 16
@@ -47,13 +59,17 @@ enum stat_slot {
 /*
  * A stack as stored in the "stacks" map under its 64-bit id, which is a
  * hash of its frames (never 0; 0 means "no stack").  Only the first nr
- * entries of ips are meaningful.
+ * entries of ips are meaningful.  A map value is the first
+ * BPFPROF_STACK_TRACE_SIZE(depth) bytes of it: room for depth frames.
  */
 struct stack_trace {
 	__u32 nr;
 	__u32 kernel;			/* 1 for kernel addresses */
 	__u64 ips[BPFPROF_MAX_STACK_DEPTH];
 };
+
+/* Bytes of a struct stack_trace with room for @depth frames. */
+#define BPFPROF_STACK_TRACE_SIZE(depth) (8u + 8u * (depth))
 
 /* Key of the in-kernel "counts" map: samples per thread and stack pair. */
 struct count_key {
@@ -75,8 +91,9 @@ struct sample_event {
 	__u64 period;			/* ns of CPU time this sample stands for */
 };
 
-/* Largest user stack copy of --call-graph dwarf (bytes, multiple of 8). */
-#define BPFPROF_MAX_USER_STACK 32768
+/* Largest user stack copy of --call-graph dwarf (bytes, multiple of 8):
+ * perf's limit, the most a perf sample's u16 size can carry, 8-aligned. */
+#define BPFPROF_MAX_USER_STACK 65528
 
 /*
  * A sample of --call-graph dwarf: the common record, the user registers

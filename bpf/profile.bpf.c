@@ -35,7 +35,10 @@ const volatile bool follow_forks = true;	/* children of targets become targets *
 const volatile bool stream_samples = false;	/* ring buffer instead of counts */
 const volatile bool want_user_stack = true;
 const volatile bool want_kernel_stack = true;
-const volatile __u32 max_depth = BPFPROF_MAX_STACK_DEPTH; /* 1..BPFPROF_MAX_STACK_DEPTH */
+/* Frames a stored stack has room for, 1..BPFPROF_MAX_STACK_DEPTH: the
+ * "stacks" and "scratch" values are BPFPROF_STACK_TRACE_SIZE(max_depth)
+ * bytes (set before load), so ips[] is touched below max_depth only. */
+const volatile __u32 max_depth = BPFPROF_MAX_FP_DEPTH;
 const volatile __u64 wakeup_bytes = 256 * 1024;	/* wake the collector past this backlog */
 const volatile bool dwarf_mode = false;		/* --call-graph dwarf: copy regs + user stack */
 const volatile __u32 user_stack_size = 8192;	/* bytes copied, <= BPFPROF_MAX_USER_STACK */
@@ -50,8 +53,9 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);		/* --stack-map-size */
-	__type(key, __u64);			/* stack id: hash of the frames */
-	__type(value, struct stack_trace);
+	__uint(key_size, sizeof(__u64));	/* stack id: hash of the frames */
+	/* struct stack_trace with room for max_depth frames (set before load) */
+	__uint(value_size, BPFPROF_STACK_TRACE_SIZE(BPFPROF_MAX_FP_DEPTH));
 } stacks SEC(".maps");
 
 /*
@@ -85,11 +89,17 @@ struct {
 	__type(value, __u32);			/* tgid */
 } threads_seen SEC(".maps");
 
+/*
+ * The stacks being built, two per CPU (scratch_stack()).  A plain array
+ * indexed by CPU rather than a per-CPU one: per-CPU values stop at 32 KiB,
+ * and a stack of BPFPROF_MAX_STACK_DEPTH frames is 8 bytes more.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);			/* 0: user, 1: kernel */
-	__type(key, __u32);
-	__type(value, struct stack_trace);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);			/* 2 * possible CPUs (set before load) */
+	__uint(key_size, sizeof(__u32));
+	/* as a "stacks" value: it is stored there as it is */
+	__uint(value_size, BPFPROF_STACK_TRACE_SIZE(BPFPROF_MAX_FP_DEPTH));
 } scratch SEC(".maps");
 
 struct {
@@ -148,11 +158,14 @@ struct hash_state {
 static long hash_frame(__u32 i, void *data)
 {
 	struct hash_state *hs = data;
-	__u64 k;
+	__u64 j = i, k;
 
-	if (i >= BPFPROF_MAX_STACK_DEPTH)
+	/* the bound the verifier sees: max_depth is known at load, and so is
+	 * the value size; j in one register, so the check is on what indexes */
+	barrier_var(j);
+	if (j >= max_depth || j >= BPFPROF_MAX_STACK_DEPTH)
 		return 1;
-	k = hs->st->ips[i] * 0x87c37b91114253d5ULL;
+	k = hs->st->ips[j] * 0x87c37b91114253d5ULL;
 	k = (k << 31) | (k >> 33);
 	hs->h ^= k * 0x4cf5ad432745937fULL;
 	hs->h = ((hs->h << 27) | (hs->h >> 37)) * 5 + 0x52dce729;
@@ -224,23 +237,35 @@ static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
 }
 
 /*
+ * This CPU's scratch stack for the user (@kernel 0) or the kernel stack:
+ * room for max_depth frames.  Programs do not nest on a CPU, so it is
+ * ours until the sample is done.  NULL never happens (a CPU id is below
+ * the possible CPUs the map was sized for).
+ */
+static __always_inline struct stack_trace *scratch_stack(int kernel)
+{
+	__u32 slot = bpf_get_smp_processor_id() * 2 + (kernel ? 1 : 0);
+
+	return bpf_map_lookup_elem(&scratch, &slot);
+}
+
+/*
  * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
  * stack), or -1 after counting the drop.
  */
 static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 					 __u32 tgid, __u32 tid, __u64 *id)
 {
-	__u32 slot = kernel;
-	struct stack_trace *st = bpf_map_lookup_elem(&scratch, &slot);
+	struct stack_trace *st = scratch_stack(kernel);
 	__u32 depth = max_depth;
 	long n;
 
 	*id = 0;
 	if (!st)
 		return 0;
-	if (depth < 1 || depth > BPFPROF_MAX_STACK_DEPTH)
-		depth = BPFPROF_MAX_STACK_DEPTH;
-	if (!kernel && cfi_mode)
+	if (depth > BPFPROF_MAX_FP_DEPTH)	/* the kernel walks no more */
+		depth = BPFPROF_MAX_FP_DEPTH;
+	if (!kernel && cfi_mode)		/* max_depth frames, bpf/cfi_walk.bpf.h */
 		n = cfi_walk_user_stack(st, tgid, tid);
 	else
 		n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64),
@@ -356,30 +381,49 @@ static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct
 	return 0;
 }
 
+/* Probes of copy_user_stack_below_fault(): a binary search over at most
+ * 2^6 - 1 page boundaries. */
+#define FAULT_PROBES 6
+_Static_assert((1 << FAULT_PROBES) > BPFPROF_MAX_USER_STACK / 4096 + 2,
+	       "too few probes to find the readable end of the largest stack copy");
+
 /*
  * The copy of [sp, sp + n) faulted: a thread's stack often ends less than n
  * bytes above sp.  Copy the longest prefix that ends on a page boundary and
- * can be read, trying one page less each time.
+ * can be read.  A prefix is readable when all its pages are, so the
+ * readable ones are those up to the first bad page, found by a binary
+ * search: a few reads instead of one per page (a failed read zeroes its
+ * destination, so the longest good prefix is read last).
  */
 static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
 							__u64 sp, __u32 n)
 {
-	__u64 top = (sp + n) & ~4095ull;
+	__u64 base = sp & ~4095ull;
+	/* Page ends base + 4096 j, for j in (lo, hi), may be the answer:
+	 * j = lo is readable (0: nothing), j = hi is not. */
+	__u64 lo = 0, hi = (((sp + n) & ~4095ull) - base) / 4096 + 1, m = 0;
+	bool last_ok = true;
 
-	for (int i = 0; i < BPFPROF_MAX_USER_STACK / 4096 + 1; i++) {
-		__u64 m;	/* 64-bit: no sub-register copy that loses the bound */
+	for (int i = 0; i < FAULT_PROBES && hi - lo > 1; i++) {
+		__u64 mid = (lo + hi) / 2;
 
-		if (top <= sp)
-			return;
-		m = top - sp;
+		/* 64-bit: no sub-register copy that loses the bound */
+		m = base + 4096 * mid - sp;
 		if (m > user_stack_size)
 			m = user_stack_size;
-		if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0) {
-			e->stack_size = m;
-			return;
-		}
-		top -= 4096;
+		last_ok = bpf_probe_read_user(e->stack, m, (void *)sp) == 0;
+		if (last_ok)
+			lo = mid;
+		else
+			hi = mid;
 	}
+	if (lo == 0)
+		return;
+	m = base + 4096 * lo - sp;
+	if (m > user_stack_size)
+		m = user_stack_size;
+	if (last_ok || bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
+		e->stack_size = m;
 }
 
 /*

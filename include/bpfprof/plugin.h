@@ -143,7 +143,8 @@ struct bpfprof_run {
 	int argc;			/* bpfprof's own command line */
 	const char *const *argv;
 	const char *target;		/* human description: "pid 42", "system-wide", ... */
-	uint32_t max_stack_depth;	/* frames captured per stack (kernel and user each) */
+	uint32_t max_stack_depth;	/* --max-stack: frames kept per user stack, up to
+					 * 4096 (kernel stacks stop at 127) */
 	uint64_t samples_seen;		/* samples the BPF program saw for the targets */
 	uint64_t samples_kept;		/* samples in the profile */
 	uint64_t drops[BPFPROF_DROP_NR]; /* samples lost, by enum bpfprof_drop_reason */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfprof.h"
 #include "cli/options.h"
 
 #define MAX_ARGS 64
@@ -62,7 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!o.freq == !o.period)
 			abort();	/* exactly one of -F and -c */
-		if (o.max_stack < 1 || o.max_stack > 127)
+		if (o.max_stack < 1 || o.max_stack > (o.dwarf ? BPFPROF_MAX_STACK_DEPTH
+							       : BPFPROF_MAX_FP_DEPTH))
+			abort();	/* 127 frames with frame pointers */
+		if (o.dwarf && (o.dwarf_stack_size < 64 || o.dwarf_stack_size > BPFPROF_MAX_USER_STACK ||
+				o.dwarf_stack_size % 8))
 			abort();
 		for (size_t i = 1; i < o.nr_cpus; i++)
 			if (o.cpus[i - 1] > o.cpus[i])

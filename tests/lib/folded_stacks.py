@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """folded_stacks.py - owns the whole-stack checks of the --call-graph dwarf
-tests (tests/integration/dwarf_*.sh): it reads folded stacks (bpfprof
---format folded: "comm;root;...;leaf COUNT", kernel frames suffixed _[k])
-and turns `perf script` output into the same form, so that bpfprof and
-perf record are judged by one set of rules.  Standard library only.
+tests (tests/integration/dwarf_*.sh, deep_stacks.sh): it reads folded
+stacks (bpfprof --format folded: "comm;root;...;leaf COUNT", kernel frames
+suffixed _[k]) and turns `perf script` output, and what the pprof tools
+print of a profile, into the same form, so that bpfprof, perf record and
+every output format are judged by one set of rules.  Standard library
+only.
 
 Only user frames are matched: the comm (first field) and the kernel frames
 (_[k], which folded puts below the user frames) are removed, and what is
@@ -27,6 +29,14 @@ left is matched as the string "root;...;leaf".
       one indented line per frame, leaf first; blank line between samples)
       to folded lines, frames in [kernel.kallsyms] suffixed _[k], frames
       without a symbol named [unknown] like perf itself does
+  folded_stacks.py from-pprof-traces < TRACES > FOLDED
+      `go tool pprof -sample_index=samples -traces BINARY PROFILE` (one
+      block per stack: labels, then "COUNT   LEAF" and one line per caller)
+      to folded lines; the comm is the block's "comm:" label ("-" if
+      none); kernel frames cannot be told apart there and stay unmarked
+  folded_stacks.py from-collapsed COMM < COLLAPSED > FOLDED
+      `google-pprof --collapsed BINARY PROFILE` ("root;...;leaf COUNT",
+      names may end in "<ADDRESS>") to folded lines with the comm COMM
 
 Exit 0, or 2 on usage or unreadable input.
 """
@@ -137,6 +147,56 @@ def cmd_from_perf_script(inp, out):
     return 0
 
 
+_TRACE_SAMPLE = re.compile(r"^(\s*)(\d+)\s{3}(\S.*)$")
+_TRACE_LABEL = re.compile(r"^\s*(\w+):\s+(.*)$")
+
+
+def cmd_from_pprof_traces(inp, out):
+    agg = collections.Counter()
+    comm, count, frames = "-", None, []
+
+    def flush():
+        if count is not None:
+            agg[";".join([comm] + [f.replace(";", "_") for f in frames[::-1]])] += count
+
+    for line in inp:
+        line = line.rstrip("\n")
+        if line.startswith("-----------+"):
+            flush()
+            comm, count, frames = "-", None, []
+            continue
+        m = _TRACE_SAMPLE.match(line)
+        if m and count is None and len(m.group(1)) < 11:
+            count, frames = int(m.group(2)), [m.group(3).strip()]
+            continue
+        if count is not None and line.strip():
+            frames.append(line.strip())
+            continue
+        m = _TRACE_LABEL.match(line)
+        if m and m.group(1) == "comm":
+            comm = m.group(2).strip()
+    flush()
+    for stack, c in sorted(agg.items()):
+        out.write("%s %d\n" % (stack, c))
+    return 0
+
+
+_ADDR_SUFFIX = re.compile(r"<[0-9a-fA-F]+>$")
+
+
+def cmd_from_collapsed(inp, out, comm):
+    agg = collections.Counter()
+    for line in inp:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_ADDR_SUFFIX.sub("", f) for f in stack.split(";")]
+        agg[";".join([comm] + frames)] += int(count)
+    for stack, c in sorted(agg.items()):
+        out.write("%s %d\n" % (stack, c))
+    return 0
+
+
 def main(argv):
     try:
         if len(argv) >= 3 and argv[0] == "count":
@@ -147,6 +207,10 @@ def main(argv):
             return cmd_top(argv[1], int(argv[2]) if len(argv) == 3 else 10)
         if len(argv) == 1 and argv[0] == "from-perf-script":
             return cmd_from_perf_script(sys.stdin, sys.stdout)
+        if len(argv) == 1 and argv[0] == "from-pprof-traces":
+            return cmd_from_pprof_traces(sys.stdin, sys.stdout)
+        if len(argv) == 2 and argv[0] == "from-collapsed":
+            return cmd_from_collapsed(sys.stdin, sys.stdout, argv[1])
     except (OSError, ValueError, re.error) as e:
         print("folded_stacks: %s" % e, file=sys.stderr)
         return 2

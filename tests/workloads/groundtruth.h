@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * groundtruth.h - the machinery shared by the ground-truth workloads
- * (shares, threads, forker, nofp_paths, nofp_qsort, syscalls, manystacks,
+ * (shares, threads, forker, nofp_paths, nofp_qsort, nofp_deep, syscalls, manystacks,
  * bench_work, late_dlopen and its late_lib.so), following /work/shared/notes/ground-truth-workloads.md.
  *
  * This header owns the common loop body and the tools around it: the LCG

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfprof.h"
 #include "kernel/cpus.h"
 #include "kernel/settings.h"
 #include "options.h"
@@ -84,8 +85,11 @@ void options_usage(void)
 	       "      --call-graph MODE   auto (the default): the kernel side walks user stacks\n"
 	       "                          with unwind tables built from each file's CFI;\n"
 	       "                          fp: frame pointers; dwarf[,SIZE]: unwind with CFI\n"
-	       "                          from SIZE bytes of stack copied per sample (8192)\n"
-	       "      --max-stack N       frames kept per stack, 1..127 (default 127)\n"
+	       "                          from SIZE bytes of stack copied per sample (default\n"
+	       "                          %d, at most %d)\n"
+	       "      --max-stack N       frames kept per stack (default %d): up to %d with fp,\n"
+	       "                          up to %d user frames with auto and dwarf; kernel\n"
+	       "                          stacks: %d (or kernel.perf_event_max_stack if lower)\n"
 	       "      --stack-map-size N  distinct stacks the kernel map holds (default: 2 s of\n"
 	       "                          samples on every CPU, %d to %d)\n"
 	       "      --count-map-size N  distinct (thread, stack) counts (default: the same,\n"
@@ -103,7 +107,9 @@ void options_usage(void)
 	       "  -v, --verbose           more in the summary (unwind tables: memory, build time)\n"
 	       "  -h, --help              this help\n"
 	       "      --version           print the version\n",
-	       OPT_DEFAULT_FREQ, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX,
+	       OPT_DEFAULT_FREQ, OPT_DEFAULT_DWARF_STACK, BPFPROF_MAX_USER_STACK,
+	       OPT_DEFAULT_MAX_STACK, BPFPROF_MAX_FP_DEPTH, BPFPROF_MAX_STACK_DEPTH,
+	       BPFPROF_MAX_FP_DEPTH, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX,
 	       SETTINGS_COUNT_MAP_MIN, SETTINGS_COUNT_MAP_MAX,
 	       OPT_DEFAULT_RINGBUF_SIZE, OPT_DEFAULT_FORMAT);
 }
@@ -167,7 +173,7 @@ static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
 	return err;
 }
 
-/* --call-graph auto | fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..32768) */
+/* --call-graph auto | fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..65528) */
 static int parse_call_graph(struct options *o, const char *arg)
 {
 	uint64_t size = OPT_DEFAULT_DWARF_STACK;
@@ -178,9 +184,9 @@ static int parse_call_graph(struct options *o, const char *arg)
 		return 0;
 	}
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',') ||
-	    (arg[5] == ',' && (parse_u64(arg + 6, 64, 32768, &size) || size % 8)))
+	    (arg[5] == ',' && (parse_u64(arg + 6, 64, BPFPROF_MAX_USER_STACK, &size) || size % 8)))
 		return usage_error("invalid --call-graph '%s': expected auto, fp or dwarf[,SIZE] with SIZE "
-				   "a multiple of 8 from 64 to 32768 bytes", arg);
+				   "a multiple of 8 from 64 to %d bytes", arg, BPFPROF_MAX_USER_STACK);
 	o->dwarf = true;
 	o->cfi = false;
 	o->dwarf_stack_size = (uint32_t)size;
@@ -272,8 +278,10 @@ static int parse_size(struct options *o, int c, const char *arg)
 	uint64_t v;
 
 	if (c == OPT_MAX_STACK) {
-		if (parse_u64(arg, 1, 127, &v))
-			return usage_error("invalid --max-stack '%s': expected 1 to 127 frames", arg);
+		if (parse_u64(arg, 1, BPFPROF_MAX_STACK_DEPTH, &v))
+			return usage_error("invalid --max-stack '%s': expected 1 to %d frames (%d "
+					   "with frame pointers)", arg, BPFPROF_MAX_STACK_DEPTH,
+					   BPFPROF_MAX_FP_DEPTH);
 		o->max_stack = (uint32_t)v;
 		return 0;
 	}
@@ -337,6 +345,20 @@ static int parse_one(struct options *o, int c, const char *arg)
 	}
 }
 
+/*
+ * --max-stack against the call-graph mode, whichever came first: the
+ * kernel's frame-pointer walk (fp, -g) gives at most BPFPROF_MAX_FP_DEPTH
+ * frames; stacks unwound from CFI (auto, dwarf) go deeper.
+ */
+static int check_max_stack(const struct options *o)
+{
+	if (o->dwarf || o->cfi || o->max_stack <= BPFPROF_MAX_FP_DEPTH)
+		return 0;
+	return usage_error("--max-stack %u is above %d, the most frames of frame-pointer stacks "
+			   "(-g, --call-graph fp); use --call-graph auto or dwarf for up to %d",
+			   (unsigned)o->max_stack, BPFPROF_MAX_FP_DEPTH, BPFPROF_MAX_STACK_DEPTH);
+}
+
 int options_parse(int argc, char **argv, struct options *o)
 {
 	int c;
@@ -344,7 +366,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->freq = OPT_DEFAULT_FREQ;
 	o->format = OPT_DEFAULT_FORMAT;
-	o->max_stack = 127;
+	o->max_stack = OPT_DEFAULT_MAX_STACK;
 	o->cfi = true;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
 	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
@@ -376,7 +398,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		return usage_error("no target: give -p PID, -t TID, --all, or -- COMMAND");
 	if (o->idle && o->targets != TARGETS_ALL)
 		return usage_error("--idle only makes sense with --all");
-	return 0;
+	return check_max_stack(o);
 }
 
 void options_free(struct options *o)

@@ -43,14 +43,16 @@ struct options {
 	bool verbose;			/* -v: more in the summary */
 	uint64_t unwind_memory;		/* --unwind-memory: bytes of unwind tables; 0: default */
 	bool allow_untrusted_plugin;
-	uint32_t max_stack;		/* --max-stack: frames per stack */
+	uint32_t max_stack;		/* --max-stack: frames per stack, 1..BPFPROF_MAX_FP_DEPTH
+					 * in fp mode, ..BPFPROF_MAX_STACK_DEPTH in dwarf */
 	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots); 0: sized by rate */
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs; 0: by rate */
 	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer, power of 2 */
 	bool dwarf;			/* --call-graph dwarf: unwind user stacks from CFI */
 	bool cfi;			/* --call-graph auto (the default): the BPF program walks
 					 * user stacks with unwind tables; -g, fp, dwarf clear it */
-	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied */
+	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied,
+					 * 64..BPFPROF_MAX_USER_STACK */
 	int argc;			/* the whole command line, for the output's metadata */
 	char **argv;
 };
@@ -60,6 +62,7 @@ struct options {
 #define OPT_DEFAULT_FORMAT "gperftools"
 #define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
 #define OPT_DEFAULT_DWARF_STACK 8192
+#define OPT_DEFAULT_MAX_STACK 127	/* perf's default too */
 /* Limits of -F (the kernel's perf_event_max_sample_rate may be lower) and
  * -d (seconds; 1e9 s in ns still fits the 64-bit deadline). */
 #define OPT_MAX_FREQ 1000000

@@ -110,7 +110,11 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 {
 	int err;
 
-	err = bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
+	/* room for max_depth frames in a stored stack, and in the scratch
+	 * stack it is built in (the program's max_depth, set_rodata()) */
+	err = bpf_map__set_value_size(skel->maps.stacks, cfg->stack_value_size);
+	err = err ?: bpf_map__set_value_size(skel->maps.scratch, cfg->stack_value_size);
+	err = err ?: bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
 	err = err ?: bpf_map__set_max_entries(skel->maps.counts0, cfg->count_map_size);
 	err = err ?: bpf_map__set_max_entries(skel->maps.counts1, cfg->count_map_size);
 	err = err ?: bpf_map__set_max_entries(skel->maps.samples, cfg->ringbuf_size);
@@ -121,10 +125,17 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	return err;
 }
 
-static int configure(struct profile_bpf *skel, const struct sampler_config *cfg)
+static int configure(struct profile_bpf *skel, const struct sampler_config *cfg,
+		     int nr_possible_cpus)
 {
+	int err;
+
 	set_rodata(skel, cfg);
-	return set_map_sizes(skel, cfg);
+	if (nr_possible_cpus < 1)	/* libbpf_num_possible_cpus() failed */
+		return nr_possible_cpus < 0 ? nr_possible_cpus : -EINVAL;
+	/* two scratch stacks (user, kernel) per CPU the program may run on */
+	err = bpf_map__set_max_entries(skel->maps.scratch, 2 * (uint32_t)nr_possible_cpus);
+	return err ?: set_map_sizes(skel, cfg);
 }
 
 static int add_targets(struct sampler *s, const struct sampler_config *cfg)
@@ -250,7 +261,7 @@ static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
-	} else if ((err = configure(s->skel, cfg))) {
+	} else if ((err = configure(s->skel, cfg, s->nr_possible_cpus))) {
 		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
 	} else if ((err = profile_bpf__load(s->skel))) {
 		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
@@ -340,10 +351,16 @@ void sampler_stop(struct sampler *s)
 
 int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out)
 {
-	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
+	struct bpf_map *map = s->skel->maps.stacks;
+	size_t size = bpf_map__value_size(map);	/* a prefix of struct stack_trace */
+	uint32_t room = (uint32_t)((size - offsetof(struct stack_trace, ips)) / sizeof(out->ips[0]));
+
+	if (size > sizeof(*out))
+		return -EOVERFLOW;
+	if (bpf_map__lookup_elem(map, &id, sizeof(id), out, size, 0))
 		return -errno;
-	if (out->nr > BPFPROF_MAX_STACK_DEPTH)
-		out->nr = BPFPROF_MAX_STACK_DEPTH;
+	if (out->nr > room)
+		out->nr = room;
 	return 0;
 }
 

@@ -65,7 +65,11 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 /* Stop sampling: detach and close the perf events (tracepoints stay). */
 void sampler_stop(struct sampler *s);
 
-/* Copy the stack with id @id from the kernel map. 0 or -ENOENT. */
+/*
+ * Copy the stack with id @id from the kernel map into @out: nr and as many
+ * frames as the map has room for (cfg->max_depth of sampler_open()).
+ * 0, -ENOENT, or -EOVERFLOW if the map's values are larger than @out.
+ */
 int sampler_stack(struct sampler *s, uint64_t id, struct stack_trace *out);
 
 /*

@@ -3,11 +3,13 @@
  * settings.c - owns the derivation of every kernel-side setting from the
  * command line: the perf event's frequency and period, the targets, and the
  * size of each BPF map and ring buffer (by sampling rate times CPUs, by
- * mode, by dwarf record size).  user/kernel/sampler.c applies the result.
+ * mode, by dwarf record size, by stack depth).  user/kernel/sampler.c
+ * applies the result.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "bpfprof.h"
 #include "cli/options.h"
 #include "settings.h"
 
@@ -29,14 +31,25 @@ static uint64_t sample_rate(const struct options *o, size_t nr_cpus)
 	return per_cpu * (nr_cpus ? nr_cpus : 1);
 }
 
+/* Default slots of the stack map for @rate samples a second: by rate, and
+ * no more than SETTINGS_STACK_MAP_MAX_BYTES of values @value_size long. */
+static uint32_t stack_slots(uint64_t rate, uint32_t value_size)
+{
+	uint32_t n = pow2_between(4 * rate, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX);
+	uint64_t fit = SETTINGS_STACK_MAP_MAX_BYTES / (value_size + SETTINGS_STACK_SLOT_OVERHEAD);
+
+	if (fit < SETTINGS_STACK_MAP_DEEP_MIN)
+		fit = SETTINGS_STACK_MAP_DEEP_MIN;
+	return n < fit ? n : (uint32_t)fit;
+}
+
 /* The stack and count maps (slots): --stack-map-size / --count-map-size, or
  * two seconds of samples (2 stacks and 1 count entry each) on @nr_cpus. */
 static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_config *cfg)
 {
 	uint64_t rate = sample_rate(o, nr_cpus);
 
-	cfg->stack_map_size = o->stack_map_size ?: pow2_between(4 * rate, SETTINGS_STACK_MAP_MIN,
-								 SETTINGS_STACK_MAP_MAX);
+	cfg->stack_map_size = o->stack_map_size ?: stack_slots(rate, cfg->stack_value_size);
 	cfg->count_map_size = o->count_map_size ?: pow2_between(2 * rate, SETTINGS_COUNT_MAP_MIN,
 								 SETTINGS_COUNT_MAP_MAX);
 }
@@ -83,7 +96,11 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 	cfg->dwarf = o->dwarf;
 	cfg->cfi = o->cfi && !o->dwarf;
 	cfg->user_stack_size = o->dwarf_stack_size;
+	/* dwarf: the program stores kernel stacks only */
 	cfg->max_depth = o->max_stack;
+	if (o->dwarf && cfg->max_depth > BPFPROF_MAX_FP_DEPTH)
+		cfg->max_depth = BPFPROF_MAX_FP_DEPTH;
+	cfg->stack_value_size = BPFPROF_STACK_TRACE_SIZE(cfg->max_depth);
 }
 
 int sampler_config_from_options(const struct options *o, bool stream,
@@ -91,7 +108,8 @@ int sampler_config_from_options(const struct options *o, bool stream,
 				struct sampler_config *cfg)
 {
 	if (o->targets == TARGETS_NONE || (!o->freq && !o->period) ||
-	    (o->targets == TARGETS_COMMAND && !command_pid))
+	    (o->targets == TARGETS_COMMAND && !command_pid) ||
+	    o->max_stack < 1 || o->max_stack > BPFPROF_MAX_STACK_DEPTH)
 		return -EINVAL;
 	memset(cfg, 0, sizeof(*cfg));
 	config_targets(o, command_pid, cfg);

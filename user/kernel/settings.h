@@ -39,7 +39,11 @@ struct sampler_config {
 	uint32_t cfi_process_map_size;	/* auto: slots (processes) of "cfi_procs"; 0: the
 					 * program's own */
 	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
-	uint32_t max_depth;		/* frames per stack, 1..BPFPROF_MAX_STACK_DEPTH */
+	uint32_t max_depth;		/* frames a stack stored by the program has room
+					 * for, 1..BPFPROF_MAX_STACK_DEPTH (bpf_get_stack()
+					 * walks at most BPFPROF_MAX_FP_DEPTH of them) */
+	uint32_t stack_value_size;	/* bytes of a "stacks" (and "scratch") value:
+					 * BPFPROF_STACK_TRACE_SIZE(max_depth) */
 	uint32_t stack_map_size;	/* slots (distinct stacks) of the "stacks" map */
 	uint32_t count_map_size;	/* slots (distinct count keys) of each count map */
 	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
@@ -52,10 +56,20 @@ struct sampler_config {
  * stacks, user and kernel, and one count entry; the collector drains them
  * once a quarter is added, checking every 250 ms), as a power of two
  * between these bounds (slots).  The maps are preallocated: smaller ones
- * are created faster and take less kernel memory (1 KiB per stack slot).
+ * are created faster and take less kernel memory (a stack slot takes its
+ * value, 1 KiB at 127 frames, plus SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
+ * deeper than 127 frames (--max-stack in auto mode) make a slot up to 32
+ * times larger: the stack map then has as many slots as fit in
+ * SETTINGS_STACK_MAP_MAX_BYTES, at least SETTINGS_STACK_MAP_DEEP_MIN
+ * (docs/ARCHITECTURE.md has the measured sizes).
  */
 #define SETTINGS_STACK_MAP_MIN 4096
 #define SETTINGS_STACK_MAP_MAX 16384
+#define SETTINGS_STACK_MAP_MAX_BYTES (32u << 20)
+#define SETTINGS_STACK_MAP_DEEP_MIN 512
+/* Bytes of kernel memory a hash map slot takes beside its value: the
+ * element header (struct htab_elem, 48 bytes on x86-64) and the 8-byte key. */
+#define SETTINGS_STACK_SLOT_OVERHEAD 56u
 #define SETTINGS_COUNT_MAP_MIN 16384
 #define SETTINGS_COUNT_MAP_MAX 65536
 /* Slots of the "targets" map up to this many ids; twice the ids above. */
@@ -77,9 +91,13 @@ struct sampler_config {
  * cfg->ids points at it); @nr_cpus_online, the CPUs the maps are sized for
  * when -C is not given.  Map sizes follow the rate (-F, or 1e9 / -c ns)
  * times the sampled CPUs (see SETTINGS_STACK_MAP_MIN); a dwarf ring buffer
- * grows to SETTINGS_DWARF_MIN_RECORDS records.  cfg->ids and cfg->cpus
+ * grows to SETTINGS_DWARF_MIN_RECORDS records.  Stored stacks have room
+ * for --max-stack frames, but in dwarf mode, where the program stores
+ * kernel stacks only (the collector unwinds the user stacks), for at most
+ * BPFPROF_MAX_FP_DEPTH.  cfg->ids and cfg->cpus
  * point into @o.  Returns 0, or -EINVAL when @o has no target, no
- * frequency or period, or TARGETS_COMMAND comes without @command_pid.
+ * frequency or period, a max_stack outside 1..BPFPROF_MAX_STACK_DEPTH, or
+ * TARGETS_COMMAND comes without @command_pid.
  */
 int sampler_config_from_options(const struct options *o, bool stream,
 				const uint32_t *command_pid, size_t nr_cpus_online,

@@ -27,7 +27,7 @@ void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sam
 /* Index in the profile of the stack with kernel id @id, copied if new. */
 static int intern_stack(struct ingest *in, uint64_t id, uint32_t *index)
 {
-	struct stack_trace st;
+	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
 	int err;
 
 	if (profile_find_stack(in->profile, id, index) == 0)
@@ -94,7 +94,8 @@ static void count_unwind(struct ingest *in, enum unwind_stop why, uint64_t time_
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
 			 uint32_t *user)
 {
-	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];
+	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];	/* 32 KiB */
+	size_t max = in->max_stack < BPFPROF_MAX_STACK_DEPTH ? in->max_stack : BPFPROF_MAX_STACK_DEPTH;
 	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp };
 	enum unwind_stop why = UNWIND_ERROR;
 	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;
@@ -106,7 +107,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 		return 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		n = unwinder_unwind(in->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs,
-				    d->stack, len, ips, in->max_stack, &why);
+				    d->stack, len, ips, max, &why);
 		/* A pc outside the known mappings: a library appeared since we looked. */
 		if (attempt || why != UNWIND_UNMAPPED ||
 		    !tracker_refresh_maps(in->tracker, proc, d->sample.time_ns, true))

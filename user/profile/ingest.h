@@ -37,7 +37,8 @@ struct ingest {
 	struct tracker *tracker;	/* process metadata (borrowed) */
 	const struct record_sink *sink;	/* SAMPLE records (borrowed; may be NULL) */
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL (borrowed) */
-	uint32_t max_stack;		/* frames per unwound stack */
+	uint32_t max_stack;		/* frames per unwound stack (--max-stack,
+					 * at most BPFPROF_MAX_STACK_DEPTH) */
 	uint64_t counts_time_ns;	/* time of a process snapshot made for a
 					 * drained count: 0 while sampling, the
 					 * run's end for the final drain */

@@ -102,10 +102,12 @@ static void test_out_of_range(void **unused)
 {
 	static const char *bad[][3] = {
 		{ "-F", "0" }, { "-F", "1000001" }, { "-c", "9999" }, { "-C", "3-1" },
-		{ "--max-stack", "128" }, { "--stack-map-size", "63" },
+		{ "--stack-map-size", "63" },
 		{ "--ringbuf-size", "5000" }, { "--call-graph", "dwarf,100" },
 		{ "--call-graph", "lbr" }, { "--unwind-memory", "0" },
 		{ "--unwind-memory", "2000000" },
+		{ "--call-graph", "dwarf,65529" }, { "--call-graph", "dwarf,65536" },
+		{ "--call-graph", "dwarf,70000" }, { "--max-stack", "0" }, { "--max-stack", "4097" },
 	};
 	struct options o;
 
@@ -113,6 +115,48 @@ static void test_out_of_range(void **unused)
 		const char *args[] = { "bpfprof", "-a", bad[i][0], bad[i][1] };
 
 		assert_int_equal(options_parse(ARGC(args), (char **)args, &o), -EINVAL);
+		options_free(&o);
+	}
+}
+
+/*
+ * --max-stack up to 4096 with dwarf, whichever option comes first; fp
+ * (the default, -g, --call-graph fp, also after dwarf) keeps 127.  dwarf's
+ * SIZE goes up to 65528, perf's limit.
+ */
+static void test_max_stack_by_mode(void **unused)
+{
+	static const char *ok[][4] = {
+		{ "--call-graph", "dwarf", "--max-stack", "4096" },
+		{ "--max-stack", "4096", "--call-graph", "dwarf,65528" },
+		{ "--max-stack", "127", "-g", "-q" },
+		{ "--call-graph", "fp", "--max-stack", "127" },
+		{ "--max-stack", "4096", "-q", "-q" },		/* auto, the default */
+	};
+	static const char *bad[][4] = {
+		{ "--call-graph", "dwarf", "--max-stack", "4097" },
+		{ "--call-graph", "fp", "--max-stack", "128" },
+		{ "--call-graph", "dwarf", "--max-stack", "4096" },	/* then -g below */
+		{ "--max-stack", "4096", "--call-graph", "fp" },
+	};
+	struct options o;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", ok[i][0], ok[i][1], ok[i][2], ok[i][3] };
+
+		assert_int_equal(options_parse(ARGC(args), (char **)args, &o), 0);
+		assert_int_equal(o.max_stack, i < 2 || i == 4 ? 4096 : 127);
+		if (i == 1)
+			assert_int_equal(o.dwarf_stack_size, 65528);
+		options_free(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", bad[i][0], bad[i][1], bad[i][2], bad[i][3],
+				       "-g" };
+		/* -g last turns the third case back to fp; the others fail anyway */
+		int argc = i == 2 ? ARGC(args) : ARGC(args) - 1;
+
+		assert_int_equal(options_parse(argc, (char **)args, &o), -EINVAL);
 		options_free(&o);
 	}
 }
@@ -125,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_call_graph_modes),
 		cmocka_unit_test(test_unwind_memory_and_verbose),
+		cmocka_unit_test(test_max_stack_by_mode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
  * between SETTINGS_*_MIN and SETTINGS_*_MAX; -c PERIOD gives the rate
  * 1e9 / PERIOD; sizes given on the command line are kept as they are; -C
  * sizes for its CPUs, not the online ones.  Also: the event's period, the
- * targets, and the ring buffer and count maps by mode.
+ * targets, and the ring buffer and count maps by mode; stored stacks sized
+ * by --max-stack, and the stack map's slots bounded by memory for deep ones.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "bpfprof.h"
 #include "cli/options.h"
 #include "kernel/settings.h"
 
@@ -186,6 +188,85 @@ static void test_dwarf(void **unused)
 	assert_int_equal(cfg.max_depth, 127);
 }
 
+/* The largest copy, perf's: 256 records of 65,528 bytes need 32 MiB. */
+static void test_dwarf_largest_copy(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "--call-graph", "dwarf,65528" };
+	struct sampler_config cfg;
+
+	derive(args, ARGC(args), false, 2, &cfg);
+	assert_int_equal(cfg.user_stack_size, BPFPROF_MAX_USER_STACK);
+	assert_int_equal(cfg.ringbuf_size, 32 << 20);	/* >= 256 * (65528 + 256) */
+}
+
+/*
+ * dwarf --max-stack 4096: the collector unwinds the user stacks, the
+ * program stores kernel stacks only, so stored stacks keep 127 frames and
+ * the stack map its size (no 32 KiB slots for nothing).
+ */
+static void test_dwarf_deep_stores_kernel_depth(void **unused)
+{
+	static const char *args[] = { "bpfprof", "-a", "-F", "999", "--call-graph", "dwarf,65528",
+				      "--max-stack", "4096" };
+	struct sampler_config cfg;
+
+	derive(args, ARGC(args), false, 2, &cfg);
+	assert_int_equal(cfg.max_depth, BPFPROF_MAX_FP_DEPTH);
+	assert_int_equal(cfg.stack_value_size, 8 + 8 * BPFPROF_MAX_FP_DEPTH);
+	assert_int_equal(cfg.stack_map_size, 8192);
+}
+
+/* fp --max-stack N: stored stacks have room for N frames, the map its rate size. */
+static void test_value_size_by_depth(void **unused)
+{
+	static const char *d9[] = { "bpfprof", "-a", "-F", "999", "--max-stack", "9" };
+	static const char *dflt[] = { "bpfprof", "-a", "-F", "999" };
+	struct sampler_config cfg;
+
+	derive(d9, ARGC(d9), false, 2, &cfg);
+	assert_int_equal(cfg.max_depth, 9);
+	assert_int_equal(cfg.stack_value_size, 80);
+	assert_int_equal(cfg.stack_map_size, 8192);
+	derive(dflt, ARGC(dflt), false, 2, &cfg);
+	assert_int_equal(cfg.max_depth, 127);
+	assert_int_equal(cfg.stack_value_size, 1024);
+	assert_int_equal(cfg.stack_map_size, 8192);
+}
+
+/*
+ * Stored stacks deeper than 127 frames (auto mode's BPF walker stores user
+ * stacks of up to --max-stack frames; options that reach settings.c as
+ * the walker's mode will): the stack map keeps to
+ * SETTINGS_STACK_MAP_MAX_BYTES, a given --stack-map-size is kept.
+ */
+static void test_deep_stored_stacks_bounded(void **unused)
+{
+	static const uint32_t pid = 1;
+	struct options o = { .targets = TARGETS_ALL, .freq = 999, .max_stack = 4096,
+			     .ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE };
+	struct sampler_config cfg;
+	uint64_t bytes;
+
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
+	assert_int_equal(cfg.max_depth, 4096);
+	assert_int_equal(cfg.stack_value_size, 8 + 8 * 4096);
+	bytes = (uint64_t)cfg.stack_map_size * (cfg.stack_value_size + SETTINGS_STACK_SLOT_OVERHEAD);
+	assert_true(bytes <= SETTINGS_STACK_MAP_MAX_BYTES);
+	assert_int_equal(cfg.stack_map_size,
+			 SETTINGS_STACK_MAP_MAX_BYTES / (8 + 8 * 4096 + SETTINGS_STACK_SLOT_OVERHEAD));
+	o.max_stack = 256;	/* 2 KiB values: the 8,192 slots of 999 Hz fit (17 MB) */
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
+	assert_int_equal(cfg.stack_map_size, 8192);
+	o.max_stack = 4096;
+	o.stack_map_size = 100000;
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
+	assert_int_equal(cfg.stack_map_size, 100000);
+	o.max_stack = 4097;
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), -EINVAL);
+	o.max_stack = 0;
+	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +279,10 @@ int main(void)
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_by_mode),
 		cmocka_unit_test(test_dwarf),
+		cmocka_unit_test(test_dwarf_largest_copy),
+		cmocka_unit_test(test_dwarf_deep_stores_kernel_depth),
+		cmocka_unit_test(test_value_size_by_depth),
+		cmocka_unit_test(test_deep_stored_stacks_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
