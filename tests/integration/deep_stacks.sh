@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # deep_stacks.sh - issue 15, deep recursion: this file owns the check that
-# `--call-graph dwarf,65528 --max-stack 4096` gives whole stacks of a
-# 2,000-deep recursion, in every output format, and that the limits of
-# the options are refused with a message that names them.
+# `--max-stack 4096` gives whole stacks of a 2,000-deep recursion with the
+# default `--call-graph auto` (the BPF walker), in every output format, and
+# with `--call-graph dwarf,65528`, and that the limits of the options are
+# refused with a message that names them.
 #
 # Workload: tests/workloads/nofp_deep.c (no frame pointers): main ->
 # deep_down x 2,000 -> deep_leaf, 32-byte frames, so the stack from the
@@ -14,14 +15,15 @@
 #
 # Checks:
 #   1. refused, exit 2, first line naming the limit: --max-stack 4096 with
-#      fp (the default, -g, --call-graph fp, and -g after dwarf): 127;
+#      fp (-g, --call-graph fp, and -g after dwarf): 127;
 #      --max-stack 4097 with dwarf: 4096; dwarf,65529 / dwarf,65536 /
 #      dwarf,70000: 65528.
 #   2. the workload's frames (deep_down's CFA offset in its CFI, as its
 #      --truth says) need more than 32,768 bytes of copy and fit in
 #      65,528, or the run below proves nothing (the former 32,768-byte
 #      copy unwinds 0 of ~760 samples to main: "stack-copy-too-small").
-#   3. one run per format: folded, perf (read by `perf script --max-stack
+#   3. one run per format with the default auto walk, and one of dwarf
+#      (folded): folded, perf (read by `perf script --max-stack
 #      4096`), pprof (`go tool pprof -traces`), gperftools (`google-pprof
 #      --collapsed`; the legacy format's per-record depth field carries
 #      2,002 pcs), each turned into folded stacks by
@@ -61,8 +63,7 @@ refused_usage() {
 	[ ! -e "$TMP/refused.out" ] || fail "bpfprof $*: wrote an output"
 	ok "bpfprof $* -> $(echo "$out" | head -n 1)"
 }
-FP_LIMIT='--max-stack 4096 is above 127.*frame-pointer.*--call-graph dwarf for up to 4096'
-refused_usage "$FP_LIMIT" -p $$ --max-stack 4096
+FP_LIMIT='--max-stack 4096 is above 127.*frame-pointer.*--call-graph auto or dwarf for up to 4096'
 refused_usage "$FP_LIMIT" -p $$ -g --max-stack 4096
 refused_usage "$FP_LIMIT" -p $$ --max-stack 4096 --call-graph fp
 refused_usage "$FP_LIMIT" -p $$ --call-graph dwarf --max-stack 4096 -g
@@ -96,11 +97,13 @@ LEAF='(^|;)deep_leaf(;|$)'
 ROOTED='(^|;)__libc_start_call_main;main;deep_down(;|$)'
 RECURSION='(^|;)deep_down(;|$)'
 declare -A ext=([folded]=folded [perf]=data [pprof]=pb.gz [gperftools]=prof)
-for fmt in folded perf pprof gperftools; do
+for run in folded perf pprof gperftools folded:dwarf; do
+	fmt=${run%%:*} mode=()
+	[ "$run" = "$fmt" ] || mode=(--call-graph dwarf,65528)
 	out=$TMP/deep.${ext[$fmt]}
-	"$BPFPROF" --call-graph dwarf,65528 --max-stack 4096 -F "$FREQ" --format "$fmt" -o "$out" \
+	"$BPFPROF" "${mode[@]}" --max-stack 4096 -F "$FREQ" --format "$fmt" -o "$out" \
 		-- "$workload" -s "$WORK_SECONDS" 2>"$TMP/$fmt.err" ||
-		fail "bpfprof --format $fmt failed: $(cat "$TMP/$fmt.err")"
+		fail "bpfprof ${mode[*]} --format $fmt failed: $(cat "$TMP/$fmt.err")"
 	cat "$TMP/$fmt.err"
 	case $fmt in
 	folded) cp "$out" "$TMP/$fmt.folded" ;;
@@ -123,6 +126,7 @@ for fmt in folded perf pprof gperftools; do
 		fail "$fmt: $full of $leaf deep_leaf samples have the whole $depth-frame path (< 99%)"
 	[ $((rooted * 100)) -ge $((recursion * 99)) ] ||
 		fail "$fmt: $rooted of $recursion samples of the recursion reach main (< 99%)"
+	fmt="$fmt (${mode[*]:-auto})"
 	ok "$fmt: $full of $leaf deep_leaf samples with all $depth frames," \
 	   "$rooted of $recursion samples of the recursion reach main"
 done
