@@ -115,8 +115,12 @@ enum task_event_type {
 	TASK_EVENT_EXEC = 2,		/* tgid executed a new image; comm is the new name */
 	TASK_EVENT_EXIT = 3,		/* tid exited; group_dead set when the process ended */
 	TASK_EVENT_NEW_STACK = 4,	/* first sample of a new user stack (stack id) of tgid */
-	TASK_EVENT_NEW_THREAD = 5,	/* first sample of a thread: comm */
-	TASK_EVENT_MAPS_NEEDED = 6,	/* --call-graph auto met a pc (stack_id) of tgid
+	TASK_EVENT_NEW_THREAD = 5,	/* first sample of a thread: comm (none after
+					 * a RENAME of it, which stands for it) */
+	TASK_EVENT_RENAME = 6,		/* tid renamed itself or was renamed (prctl
+					 * PR_SET_NAME, /proc/.../comm): comm is the
+					 * new name; exec's own renaming is EXEC's */
+	TASK_EVENT_MAPS_NEEDED = 7,	/* --call-graph auto met a pc (stack_id) of tgid
 					 * outside what the collector loaded */
 };
 

@@ -8,9 +8,10 @@
  * docs/ARCHITECTURE.md for why not BPF_MAP_TYPE_STACK_TRACE), and either
  * counting the sample per (tgid, tid, user stack, kernel stack) in the
  * "counts" map or emitting it with its timestamp to the "samples" ring
- * buffer.  Also follows process lifecycle (fork, exec, exit) for the
- * collector through the "events" ring buffer.  Every sample of a target is
- * counted as seen, and then as kept or as dropped for exactly one reason.
+ * buffer.  Also follows process lifecycle (fork, exec, exit) and renames
+ * of target threads for the collector through the "events" ring buffer.
+ * Every sample of a target is counted as seen, and then as kept or as
+ * dropped for exactly one reason.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -557,6 +558,44 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	e = task_event_new(TASK_EVENT_EXEC, p);
 	if (e)
 		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/*
+ * True while current is inside execve()/execveat() (the x86-64 system call
+ * numbers; the program is x86-64 only): begin_new_exec() renames the task
+ * after the new file, and on_exec announces that.  (A 32-bit process's
+ * exec has other numbers: its new name is then announced twice.)
+ */
+static __always_inline bool in_execve(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	long nr = BPF_CORE_READ(regs, orig_ax);
+
+	return nr == 59 || nr == 322;
+}
+
+/*
+ * A target thread gets a new name: prctl(PR_SET_NAME) or a write to
+ * /proc/PID/task/TID/comm (pthread_setname_np), both __set_task_comm(),
+ * which fires this before it copies the name.  The thread counts as seen
+ * from here on: a sample taken before the copy would otherwise announce
+ * the old name (TASK_EVENT_NEW_THREAD) after this event.
+ */
+SEC("raw_tp/task_rename")
+int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	struct task_event *e;
+
+	if (!is_target(tgid, tid) || in_execve())
+		return 0;
+	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
+	e = task_event_reserve(TASK_EVENT_RENAME, tgid, tid);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

@@ -173,12 +173,17 @@ struct bpfprof_mapping {
 	uint32_t build_id_size;		/* bytes at build_id, 0 if unknown */
 };
 
-/* A thread (task) that was sampled. */
+/*
+ * A thread (task) that was sampled.  A thread may change its name while it
+ * runs (prctl(PR_SET_NAME), pthread_setname_np(), exec): the aggregated
+ * profile keeps its last name; the stream has each change, at its time, as
+ * a BPFPROF_EVENT_COMM or BPFPROF_EVENT_EXEC event.
+ */
 struct bpfprof_thread {
 	uint32_t tid;
 	uint32_t pid;			/* thread group id (tgid) of its process */
 	uint32_t process;		/* index into bpfprof_profile.processes */
-	const char *comm;		/* thread name (task comm) */
+	const char *comm;		/* thread name (task comm), the last one */
 	uint64_t samples;		/* samples kept for this thread */
 };
 
@@ -186,7 +191,7 @@ struct bpfprof_thread {
 struct bpfprof_process {
 	uint32_t pid;			/* tgid */
 	uint32_t ppid;			/* parent tgid, 0 if unknown */
-	const char *comm;		/* process name (comm of the main thread) */
+	const char *comm;		/* process name: the main thread's last name */
 	const char *exe;		/* executable path, "" if unknown (kernel thread) */
 	const char *cmdline;		/* arguments joined by spaces, "" if unknown */
 	const struct bpfprof_mapping *mappings; /* sorted by start, non-overlapping */

@@ -226,17 +226,39 @@ static void on_exit_event(struct tracker *t, const struct task_event *e)
 	record_sink_put(t->sink, &ev);
 }
 
+/*
+ * Thread e->tid is called e->comm from e->time_ns on: if that is news, keep
+ * it as the thread's name (and as its process's, for the main thread) and
+ * record it, so samples after it carry the new name.
+ */
+static void name_thread(struct tracker *t, const struct task_event *e)
+{
+	const char *comm = profile_thread_comm(t->profile, e->tid);
+	struct proc *proc;
+
+	if (comm && !strcmp(comm, e->comm))
+		return;
+	profile_thread(t->profile, e->tgid, e->tid, e->comm);
+	proc = profile_find_proc(t->profile, e->tgid);
+	if (proc && e->tid == e->tgid)
+		proc_set_str(&proc->comm, e->comm);
+	record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
+}
+
 /* First sample of a thread: its process (once) and its name, if new. */
 static void on_new_thread(struct tracker *t, const struct task_event *e)
 {
-	const char *comm;
-
 	tracker_snapshot(t, e->tgid, e->time_ns);
-	comm = profile_thread_comm(t->profile, e->tid);
-	if (!comm || strcmp(comm, e->comm)) {
-		profile_thread(t->profile, e->tgid, e->tid, e->comm);
-		record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
-	}
+	name_thread(t, e);
+}
+
+/* A rename, which also stands for the thread's TASK_EVENT_NEW_THREAD
+ * (bpf/profile.bpf.c).  A process not known yet is left alone: the
+ * snapshot at its first sample reads its threads' names. */
+static void on_rename(struct tracker *t, const struct task_event *e)
+{
+	if (profile_find_proc(t->profile, e->tgid))
+		name_thread(t, e);
 }
 
 /* The BPF stack walk met an address of the process outside the mappings
@@ -265,6 +287,9 @@ void tracker_task_event(struct tracker *t, const struct task_event *e)
 		break;
 	case TASK_EVENT_EXIT:
 		on_exit_event(t, e);
+		break;
+	case TASK_EVENT_RENAME:
+		on_rename(t, e);
 		break;
 	case TASK_EVENT_MAPS_NEEDED:
 		on_maps_needed(t, e);

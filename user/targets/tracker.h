@@ -4,8 +4,9 @@
  * know of every process while it is alive (comm, exe, cmdline, parent,
  * threads and their names, executable mappings with build-ids), from
  * /proc snapshots and the BPF program's lifecycle events (fork, exec,
- * exit, first sample of a thread), and reports what it learns as records
- * (COMM, FORK, EXEC, EXIT, MMAP) to a record sink.
+ * exit, first sample of a thread, rename), and reports what it learns as
+ * records (COMM, FORK, EXEC, EXIT, MMAP) to a record sink.  A thread's
+ * name is its last one, and its process's is its main thread's.
  *
  * The processes and threads themselves are stored in the profile (struct
  * proc, profile_thread()): the tracker decides when to read /proc and what
@@ -45,10 +46,10 @@ void tracker_init(struct tracker *t, struct profile *profile, const struct recor
 struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns);
 
 /* Apply one lifecycle event of the BPF program (fork, exec, exit, new
- * thread, mappings needed by the stack walk: first read or re-read as
- * tracker_refresh_maps() allows).  TASK_EVENT_NEW_STACK is the sample
- * ingest's, not handled here.  maps_changed is called after every read of
- * a process's mappings and after a fork copied the parent's. */
+ * thread, rename, mappings needed by the stack walk: first read or
+ * re-read as tracker_refresh_maps() allows).  TASK_EVENT_NEW_STACK is the
+ * sample ingest's, not handled here.  maps_changed is called after every
+ * read of a process's mappings and after a fork copied the parent's. */
 void tracker_task_event(struct tracker *t, const struct task_event *e);
 
 /*
