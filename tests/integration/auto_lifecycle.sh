@@ -119,7 +119,7 @@ ok "pprof comment: $walks user stack walks for $kept samples, $complete complete
 # warning names the first file left out and how to raise the limit, and
 # the run still writes its profile.
 "$BPFPROF" --unwind-memory 1 -F 499 --format folded -o "$TMP/budget.folded" -- \
-	/usr/bin/python3 -c 'sum(range(3000000))' 2> "$TMP/budget.err" ||
+	/usr/bin/python3 -c 'sum(range(30000000))' 2> "$TMP/budget.err" ||
 	{ cat "$TMP/budget.err"; fail "bpfprof --unwind-memory 1 failed"; }
 warn=$(grep 'unwind tables would exceed' "$TMP/budget.err") ||
 	{ cat "$TMP/budget.err"; fail "no warning when the tables exceed --unwind-memory"; }
