@@ -24,11 +24,25 @@ left is matched as the string "root;...;leaf".
       the stack (the listed frames are the innermost ones, e.g. memcpy)
   folded_stacks.py top FILE [N]
       the N (10) most frequent user stacks, for the log
+  folded_stacks.py self REFERENCE OTHER N POINTS SIGMAS
+      compare the self shares (percent of each file's samples) of the leaf
+      user frames, i.e. the innermost user function (a sample in the
+      kernel counts for the user function that entered it; one with no
+      user frame for "[no user stack]"), for the union of both files' N
+      largest.  Each difference is allowed max(POINTS, SIGMAS * sigma),
+      sigma being the standard deviation, in points, of the difference of
+      two independent estimates of the same share p from N1 and N2
+      samples, sqrt(p (1 - p) (1/N1 + 1/N2)), with p the two estimates'
+      mean weighted by sample count.  Prints one line "REF% OTHER% DIFF
+      ALLOWED NAME" per function, largest first, then "worst |DIFF|
+      ALLOWED NAME" for the one furthest outside (or least inside) its
+      allowance
   folded_stacks.py from-perf-script < PERF_SCRIPT_OUTPUT > FOLDED
       `perf script -F comm,ip,sym,dso` (one header line per sample, then
       one indented line per frame, leaf first; blank line between samples)
       to folded lines, frames in [kernel.kallsyms] suffixed _[k], frames
-      without a symbol named [unknown] like perf itself does
+      without a symbol named "[BASENAME]" after their file, as bpfprof's
+      folded output names them ("[unknown]" when perf knows no file either)
   folded_stacks.py from-pprof-traces < TRACES > FOLDED
       `go tool pprof -sample_index=samples -traces BINARY PROFILE` (one
       block per stack: labels, then "COUNT   LEAF" and one line per caller)
@@ -41,6 +55,7 @@ left is matched as the string "root;...;leaf".
 Exit 0, or 2 on usage or unreadable input.
 """
 import collections
+import math
 import re
 import sys
 
@@ -100,6 +115,37 @@ def cmd_between(path, outer, inner, names_path):
     return 0
 
 
+def leaf_counts(path):
+    """(Counter {innermost user function: samples}, total) of @path."""
+    agg = collections.Counter()
+    for user, c in read_folded(path):
+        agg[user[-1] if user else "[no user stack]"] += c
+    total = sum(agg.values())
+    if not total:
+        raise ValueError("%s: no samples" % path)
+    return agg, total
+
+
+def cmd_self(ref_path, other_path, n, points, sigmas):
+    ref, nr = leaf_counts(ref_path)
+    other, no = leaf_counts(other_path)
+    names = set()
+    for agg in (ref, other):
+        names.update(sorted(agg, key=lambda k: (-agg[k], k))[:n])
+    rows = []
+    for name in names:
+        r, o = 100.0 * ref[name] / nr, 100.0 * other[name] / no
+        p = (ref[name] + other[name]) / float(nr + no)
+        sigma = 100.0 * math.sqrt(p * (1 - p) * (1.0 / nr + 1.0 / no))
+        rows.append((r, o, max(points, sigmas * sigma), name))
+    rows.sort(key=lambda row: (-max(row[0], row[1]), row[3]))
+    for r, o, allowed, name in rows:
+        print("%6.2f %6.2f %+6.2f %5.2f %s" % (r, o, o - r, allowed, name))
+    r, o, allowed, name = max(rows, key=lambda row: abs(row[1] - row[0]) / row[2])
+    print("worst %.2f %.2f %s" % (abs(o - r), allowed, name))
+    return 0
+
+
 def cmd_top(path, n):
     agg = collections.Counter()
     for user, c in read_folded(path):
@@ -136,7 +182,10 @@ def cmd_from_perf_script(inp, out):
             continue
         sym, dso = m.group(2), m.group(3)
         # "name+0x1f" with --symoffs; plain names otherwise
-        sym = re.sub(r"\+0x[0-9a-fA-F]+$", "", sym) or "[unknown]"
+        sym = re.sub(r"\+0x[0-9a-fA-F]+$", "", sym)
+        if not sym or sym == "[unknown]":
+            known = dso and not dso.startswith("[unknown")
+            sym = "[%s]" % dso.rsplit("/", 1)[-1] if known else "[unknown]"
         sym = sym.replace(";", "_")
         if dso == "[kernel.kallsyms]" or dso.startswith("[kernel"):
             sym += "_[k]"
@@ -203,6 +252,8 @@ def main(argv):
             return cmd_count(argv[1], argv[2:])
         if len(argv) == 5 and argv[0] == "between":
             return cmd_between(*argv[1:])
+        if len(argv) == 6 and argv[0] == "self":
+            return cmd_self(argv[1], argv[2], int(argv[3]), float(argv[4]), float(argv[5]))
         if len(argv) in (2, 3) and argv[0] == "top":
             return cmd_top(argv[1], int(argv[2]) if len(argv) == 3 else 10)
         if len(argv) == 1 and argv[0] == "from-perf-script":
