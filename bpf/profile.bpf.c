@@ -592,8 +592,11 @@ int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
 		return 0;
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
 	e = task_event_reserve(TASK_EVENT_RENAME, tgid, tid);
-	if (!e)
+	if (!e) {
+		/* lost: the thread's next sample announces its name instead */
+		bpf_map_delete_elem(&threads_seen, &tid);
 		return 0;
+	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
 	bpf_ringbuf_submit(e, 0);
 	return 0;

@@ -52,7 +52,8 @@ bad=$(grep -Evc '^[^; ]+(;[^;]+)* [0-9]+$' "$F")
 awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); k = 0
        for (i = 2; i <= n; i++) { if (f[i] ~ /_\[k\]$/) k = 1; else if (k) exit 1 } }' "$F" ||
 	fail "a user frame below a kernel frame"
-grep -q '^shares;' "$F" || fail "no line starts with the comm 'shares'"
+# The process's name is its main thread's last: it renamed itself shares-0.
+grep -q '^shares-0;' "$F" || fail "no line starts with the comm 'shares-0'"
 ok "folded lines well-formed, merged, root first, kernel frames last"
 sum=$(awk '{ s += $NF } END { print s }' "$F")
 expect_eq "sum of folded counts" "$sum" "$kept"

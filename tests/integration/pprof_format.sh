@@ -89,7 +89,8 @@ grep -q 'thread_main;run_thread;busy_loop;leaf_c$' "$TMP/paths" || fail "no path
 ok "call paths in -traces"
 grep -Eq "^ +pid: +$wl$" "$TMP/traces" || fail "no pid:$wl label in -traces"
 grep -Eq "^ +tid: +$wl$" "$TMP/traces" || fail "no tid:$wl label in -traces"
-grep -Eq '^ +comm: +shares$' "$TMP/traces" || fail "no comm:shares label in -traces"
+# The process is named after its main thread, which renamed itself shares-0.
+grep -Eq '^ +comm: +shares-0$' "$TMP/traces" || fail "no comm:shares-0 label in -traces"
 grep -Eq '^ +thread: +shares-1$' "$TMP/traces" || fail "no thread:shares-1 label in -traces"
 ok "pid, tid, comm and thread labels in -traces"
 go tool pprof -tags "$TMP/out.pb.gz" >"$TMP/tags" 2>&1 || fail "go tool pprof -tags failed"
