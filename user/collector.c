@@ -20,6 +20,7 @@
 
 #include "collector.h"
 #include "kernel/clock.h"
+#include "kernel/mmap_events.h"
 #include "kernel/sampler.h"
 #include "kernel/settings.h"
 #include "output/run_info.h"
@@ -56,15 +57,31 @@ struct collector {
 	struct tracker tracker;		/* process metadata */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
+	struct mmap_events *mmaps;	/* the kernel's mapping records, NULL if unavailable */
 	struct sampler_stats stats;
 };
 
 /* ---- the sampler's callbacks -------------------------------------------- */
 
+/* Hand the tracker the kernel's mapping records up to @until_ns, so that
+ * a record is applied before the samples and events that follow it. */
+static void apply_mmaps(struct collector *c, uint64_t until_ns)
+{
+	struct mmap_event ev;
+
+	while (mmap_events_next(c->mmaps, until_ns, &ev) > 0) {
+		if (ev.type == MMAP_EVENT_EXEC)
+			tracker_exec_start(&c->tracker, ev.pid, ev.time_ns);
+		else
+			tracker_mmap(&c->tracker, ev.pid, &ev.map, ev.time_ns);
+	}
+}
+
 static int on_task_event(void *ctx, const struct task_event *e)
 {
 	struct collector *c = ctx;
 
+	apply_mmaps(c, e->time_ns);
 	if (e->type == TASK_EVENT_NEW_STACK)
 		ingest_new_stack(&c->ingest, e);
 	else
@@ -78,6 +95,7 @@ static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 {
 	struct collector *c = ctx;
 
+	apply_mmaps(c, e->time_ns);
 	return ingest_sample(&c->ingest, e, size);
 }
 
@@ -181,6 +199,9 @@ static int setup(struct collector *c)
 	c->info.run.sample_freq = sampler_freq_hz(c->sampler);
 	c->info.run.sample_period = sampler_period_ns(c->sampler);
 	c->ingest.sampler = c->sampler;
+	/* Without them, mappings come from /proc alone (as they did before). */
+	if (mmap_events_open(&c->mmaps))
+		c->mmaps = NULL;
 	return 0;
 }
 
@@ -237,6 +258,8 @@ static int sample_until_done(struct collector *c)
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
 		}
+		/* Every record stamped before @now was read: later ones may come. */
+		apply_mmaps(c, now);
 		if (monotonic_ns() >= next_drain) {
 			if ((n = drain_if_filling(c)))
 				return n;
@@ -254,6 +277,7 @@ static int drain(struct collector *c)
 	sampler_stop(c->sampler);
 	while ((n = sampler_poll(c->sampler, 0)) > 0)
 		;
+	apply_mmaps(c, UINT64_MAX);
 	c->info.run.end_ns = monotonic_ns();
 	c->ingest.counts_time_ns = c->info.run.end_ns;
 	if (!c->session.stream && (n = sampler_drain_counts(c->sampler, true, on_count, c)))
@@ -322,6 +346,10 @@ static int write_and_summarise(struct collector *c)
 			summary_print_unwind(stderr, &c->ingest.unwind);
 		if (c->cfi)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
+		if (mmap_events_lost(c->mmaps))
+			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "
+				"mappings come from /proc alone\n",
+				(unsigned long long)mmap_events_lost(c->mmaps));
 	}
 	summary_outputs_free(&outs);
 	return err;
@@ -332,6 +360,7 @@ static void cleanup(struct collector *c)
 	session_fini(&c->session);
 	command_fini(&c->command);
 	sampler_close(c->sampler);
+	mmap_events_close(c->mmaps);
 	symbolizer_free(c->symbolizer);
 	unwinder_free(c->unwinder);
 	cfi_loader_free(c->cfi);

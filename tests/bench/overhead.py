@@ -14,7 +14,10 @@
 # the no-profiler baseline twice; the slowdown of a run is its wall time
 # over the mean baseline of the same repetition, and tables show the median
 # over repetitions with min..max.  Long runs (--all, both CPUs busy) check
-# drops and collector RSS.  Writes Markdown on stdout and JSON next to it.
+# drops and collector RSS.  Short-lived children (build/workloads/forker:
+# children exec'd one after the other, followed from -p on their parent)
+# give the collector's CPU per new process.  Writes Markdown on stdout and
+# JSON next to it.
 import argparse
 import json
 import os
@@ -352,6 +355,80 @@ class Bench:
         return out
 
 
+    # --- short-lived exec'd children -------------------------------------------
+    def children_one(self, tool, cg, n):
+        """One forker run of n exec'd children under tool (bpfprof or perf), cg fp or dwarf."""
+        forker = os.path.join(self.build, "workloads", "forker")
+        d = tempfile.mkdtemp(prefix="children.", dir=self.tmp)
+        wl = subprocess.Popen([forker, "--wait", "-n", str(n), "-m", "exec"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        r = {"variant": children_label(tool, cg), "children": n}
+        try:
+            m = re.match(r"ready (\d+)", wl.stdout.readline())
+            if not m:
+                raise RuntimeError("forker did not start")
+            g = ["-g"] if cg == "fp" else ["--call-graph", "dwarf"]
+            if tool == "perf":
+                cmd = [self.perf, "record", "-e", "cpu-clock", "-F", "999"] + g + \
+                      ["-p", m.group(1), "-o", os.path.join(d, "perf.data")]
+            else:
+                cmd = [self.bpfprof, "-F", "999"] + g + ["-p", m.group(1), "--format", "folded",
+                                                       "-o", os.path.join(d, "out")]
+            errf = open(os.path.join(d, "stderr"), "w+")
+            prof = subprocess.Popen(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=errf)
+            if not wait_attached(prof):
+                prof.kill()
+                raise RuntimeError("profiler did not attach: %s" % r["variant"])
+            cpu0 = task_cpu_ns(prof.pid)
+            t0 = time.monotonic()
+            wl.send_signal(signal.SIGUSR1)
+            _, ferr = wl.communicate()
+            r["seconds"] = time.monotonic() - t0
+            cpu1 = task_cpu_ns(prof.pid)
+            _, st, ru = os.wait4(prof.pid, 0)
+            errf.seek(0)
+            err = errf.read()
+            errf.close()
+            if os.waitstatus_to_exitcode(st) != 0:
+                raise RuntimeError("%s exited %d: %s" % (r["variant"], os.waitstatus_to_exitcode(st),
+                                                         err[-800:]))
+            fm = re.search(r"children=(\d+) mode=exec failed=(\d+) child_cpu_seconds=([\d.]+)", ferr)
+            if not fm or int(fm.group(2)):
+                raise RuntimeError("forker failed: %r" % ferr[-300:])
+            r["expected"] = float(fm.group(3)) * 999
+            r["prof_cpu_run"] = (cpu1 - cpu0) / 1e9 if cpu0 is not None and cpu1 is not None else None
+            r["prof_cpu_total"] = ru.ru_utime + ru.ru_stime
+            # everything after the release: the children, the backlog, the output
+            r["prof_cpu_after"] = r["prof_cpu_total"] - cpu0 / 1e9 if cpu0 is not None else None
+            r.update(parse_perf(err, os.path.join(d, "perf.data"), self.perf) if tool == "perf"
+                     else parse_bpfprof(err))
+        except (RuntimeError, OSError) as e:
+            log("error:", e)
+            r["error"] = str(e)
+        finally:
+            if wl.poll() is None:
+                wl.kill()
+                wl.wait()
+            shutil.rmtree(d, ignore_errors=True)
+        return r
+
+    def children_runs(self):
+        a = self.a
+        out = []
+        for rep in range(a.children_reps):
+            for tool, cg in (("bpfprof", "fp"), ("bpfprof", "dwarf"), ("perf", "fp")):
+                log("children: %s %s, %d exec'd children, rep %d" % (tool, cg, a.children, rep))
+                r = self.children_one(tool, cg, a.children)
+                r["rep"] = rep
+                out.append(r)
+        return out
+
+
+def children_label(tool, cg):
+    g = "-g" if cg == "fp" else "--call-graph dwarf"
+    return ("perf record %s -p" if tool == "perf" else "bpfprof %s -p") % g
+
+
 def label(v):
     tool, fmt, target = v
     if tool == "none":
@@ -516,7 +593,50 @@ def markdown_long(long):
     return "\n".join(lines)
 
 
-def markdown_targets(summ, long):
+def summarize_children(runs):
+    cells = {}
+    for r in runs:
+        cells.setdefault(r["variant"], []).append(r)
+    out = []
+    for variant, rs in cells.items():
+        ok = [r for r in rs if "error" not in r]
+        per = [1e3 * r["prof_cpu_after"] / r["children"] for r in ok
+               if r.get("prof_cpu_after") is not None]
+        s = {"variant": variant, "n": len(ok), "errors": len(rs) - len(ok),
+             "children": rs[0]["children"], "per_child_ms": med(per),
+             "per_child_min": min(per) if per else None, "per_child_max": max(per) if per else None}
+        for k in ("seconds", "prof_cpu_run", "prof_cpu_after", "prof_cpu_total", "expected",
+                  "captured", "dropped"):
+            s[k] = med([r.get(k) for r in ok])
+        out.append(s)
+    return out
+
+
+def markdown_children(summ):
+    lines = ["| profiler | children | seconds | CPU ms during the children | CPU ms after "
+             "release | CPU ms per child, median (min..max) | CPU ms total | samples "
+             "expected / captured / dropped |",
+             "|---|---:|---:|---:|---:|---|---:|---|"]
+    for s in summ:
+        lines.append("| %s%s | %d | %s | %s | %s | %s | %s | %s / %s / %s |" % (
+            s["variant"], " [%d failed]" % s["errors"] if s["errors"] else "", s["children"],
+            fmt_num(s["seconds"], "%.1f"),
+            fmt_num(None if s["prof_cpu_run"] is None else 1e3 * s["prof_cpu_run"], "%.0f"),
+            fmt_num(None if s["prof_cpu_after"] is None else 1e3 * s["prof_cpu_after"], "%.0f"),
+            "–" if s["per_child_ms"] is None else "%.2f (%.2f..%.2f)" % (
+                s["per_child_ms"], s["per_child_min"], s["per_child_max"]),
+            fmt_num(None if s["prof_cpu_total"] is None else 1e3 * s["prof_cpu_total"], "%.0f"),
+            fmt_num(s["expected"], "%.0f"), fmt_num(s["captured"], "%.0f"),
+            fmt_num(s["dropped"], "%.0f")))
+    lines.append("")
+    lines.append("CPU ms after release: the profiler's user+sys time from releasing forker to "
+                 "its own exit (the children, the backlog, writing the output); per child: that "
+                 "over the children. Expected samples: the children's CPU time (getrusage) x "
+                 "999 Hz; captured counts the parent's few samples too.")
+    return "\n".join(lines)
+
+
+def markdown_targets(summ, long, children=()):
     """The issue's targets that these measurements decide."""
     out = ["| target | measured | verdict |", "|---|---|---|"]
 
@@ -584,6 +704,12 @@ def markdown_targets(summ, long):
                    "(%s processes) | %s |" % (r["seconds"], r["freq"], fmt, rss,
                                               fmt_num(r.get("processes"), "%d"),
                                               "met" if rss < 64 else "NOT met"))
+    for s in children:
+        if not s["variant"].startswith("bpfprof") or s["per_child_ms"] is None:
+            continue
+        out.append("| (issue 15) collector CPU per exec'd child < 1 ms, %s | %.2f ms (%d children "
+                   "of ~20 ms) | %s |" % (s["variant"], s["per_child_ms"], s["children"],
+                                          "met" if s["per_child_ms"] < 1 else "NOT met"))
     return "\n".join(out)
 
 
@@ -609,6 +735,10 @@ def main():
     ap.add_argument("--long-formats")
     ap.add_argument("--no-overhead", action="store_true")
     ap.add_argument("--no-long", action="store_true")
+    ap.add_argument("--children", type=int,
+                    help="exec'd children per short-lived-children run (default 300; 50 with --quick)")
+    ap.add_argument("--children-reps", type=int, help="default 3; 1 with --quick")
+    ap.add_argument("--no-children", action="store_true")
     ap.add_argument("--json", help="write raw results here")
     ap.add_argument("--tmpdir", default="/var/tmp")
     a = ap.parse_args()
@@ -626,6 +756,8 @@ def main():
                                        "gperftools,perf,hpctoolkit")).split(",")
     a.long_sec = a.long_sec or (2 if q else 60)
     a.long_formats = (a.long_formats or "gperftools,perf").split(",")
+    a.children = a.children or (50 if q else 300)
+    a.children_reps = a.children_reps or (1 if q else 3)
 
     b = Bench(a)
     data = {"args": {k: v for k, v in vars(a).items()}, "ncpu": NCPU}
@@ -649,8 +781,17 @@ def main():
             md.append("\n### --all for %d s at %d Hz, %d busy threads (one per CPU)\n" %
                       (a.long_sec, a.long_freq, NCPU))
             md.append(markdown_long(long))
+        if not a.no_children:
+            data["children_runs"] = b.children_runs()
+            kids = summarize_children(data["children_runs"])
+            data["children"] = kids
+            md.append("\n### Short-lived exec'd children: %d of ~20 ms CPU each, one after the "
+                      "other, -p on their parent, 999 Hz (median of %d)\n" %
+                      (a.children, a.children_reps))
+            md.append(markdown_children(kids))
         md.append("\n### Targets decided by these runs\n")
-        md.append(markdown_targets(data.get("overhead", []), data.get("long", [])))
+        md.append(markdown_targets(data.get("overhead", []), data.get("long", []),
+                                   data.get("children", [])))
         print("\n".join(md))
     finally:
         b.cleanup()

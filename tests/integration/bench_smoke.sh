@@ -4,9 +4,10 @@
 # frequency, one thread, two repetitions, small synthetic profile) must
 # produce a complete report: a row for perf record and for every built-in
 # format of bpfprof with -p and --all, each with a slowdown, CPU time, RSS,
-# output size and sample counts; the long --all runs; one row per plugin in
-# the writers table and the symbolizer table.  No timing is asserted: the
-# numbers of a smoke run on a shared machine mean nothing.
+# output size and sample counts; the long --all runs; the collector's CPU
+# per short-lived exec'd child; one row per plugin in the writers table and
+# the symbolizer table.  No timing is asserted: the numbers of a smoke run
+# on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v perf >/dev/null || fail "perf is not installed (linux-perf)"
@@ -15,7 +16,8 @@ bash "$BPFPROF_SRC/tests/bench/run" "$BPFPROF_BUILD" --quick > "$TMP/report.md" 
 	{ cat "$TMP/log"; fail "tests/bench/run --quick failed"; }
 cat "$TMP/report.md"
 R=$TMP/report.md
-for s in "### Overhead" "### --all for" "### Writers" "### Symbolizer"; do
+for s in "### Overhead" "### --all for" "### Short-lived exec'd children" "### Writers" \
+	 "### Symbolizer"; do
 	grep -q "^$s" "$R" || fail "section '$s' missing"
 done
 ok "every section present"
@@ -39,6 +41,14 @@ for v in "bpfprof gperftools -a" "bpfprof perf -a" "perf record -g -a"; do
 	grep -A6 "^### --all for" "$R" | grep -qF "| $v | 999 |" || fail "long run row $v missing"
 done
 ok "long-run table complete"
+for v in "bpfprof -g -p" "bpfprof --call-graph dwarf -p" "perf record -g -p"; do
+	row=$(grep -A8 "^### Short-lived exec'd children" "$R" | grep -F "| $v | 50 |" | head -1)
+	[ -n "$row" ] || fail "short-lived children row $v missing"
+	# seconds, CPU after release, per child and total must be numbers
+	echo "$row" | awk -F'|' '{ if ($4 !~ /[0-9]/ || $6 !~ /[0-9]/ || $7 !~ /[0-9]/ ||
+		$8 !~ /[0-9]/) exit 1 }' || fail "incomplete row: $row"
+done
+ok "short-lived children table complete"
 for so in "$BPFPROF_BUILD"/plugins/*.so; do
 	p=$(basename "$so" .so)
 	grep -A12 "^### Writers" "$R" | grep -qE "^\| $p \| [0-9]+ \|" || fail "writers row $p missing"

@@ -30,6 +30,8 @@ struct proc {
 	bool maps_read;			/* maps were read at least once */
 	uint64_t maps_time_ns;		/* CLOCK_MONOTONIC of the last maps read */
 	uint32_t exec_rereads;		/* immediate re-reads allowed after an exec */
+	bool exec_started;		/* the kernel's records told an exec whose EXEC
+					 * event has not come yet (targets/tracker.c) */
 	uint64_t samples;
 };
 

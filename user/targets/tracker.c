@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * targets/tracker.c - the process tracker (see tracker.h): /proc snapshots
- * of processes and threads, the lifecycle events of the BPF program, and
- * the re-reads of /proc/PID/maps, each turned into records for the sink.
+ * of processes and threads, the lifecycle events of the BPF program, the
+ * kernel's own mapping records, and the re-reads of /proc/PID/maps, each
+ * turned into records for the sink.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/clock.h"
@@ -37,6 +39,17 @@ static bool same_mapping(const struct bpfprof_mapping *a, const struct bpfprof_m
 	       !strcmp(a->path, b->path);
 }
 
+/* The MMAP record of mapping @m of @proc. */
+static void record_mapping(struct tracker *t, const struct proc *proc,
+			   const struct bpfprof_mapping *m, uint64_t time_ns)
+{
+	struct bpfprof_event ev = { .type = BPFPROF_EVENT_MMAP, .cpu = UINT32_MAX,
+				    .time_ns = time_ns, .pid = proc->pid, .tid = proc->pid,
+				    .mapping = m };
+
+	record_sink_put(t->sink, &ev);
+}
+
 /* MMAP records for the executable mappings of @proc not in @old. */
 static void record_new_mappings(struct tracker *t, const struct proc *proc,
 				const struct bpfprof_mapping *old, size_t nr_old, uint64_t time_ns)
@@ -44,23 +57,31 @@ static void record_new_mappings(struct tracker *t, const struct proc *proc,
 	for (size_t i = 0; i < proc->nr_maps; i++) {
 		const struct bpfprof_mapping *m = &proc->maps[i];
 		bool known = false;
-		struct bpfprof_event ev = { .type = BPFPROF_EVENT_MMAP, .cpu = UINT32_MAX,
-					    .time_ns = time_ns, .pid = proc->pid, .tid = proc->pid,
-					    .mapping = m };
 
 		if (!(m->prot & BPFPROF_PROT_EXEC))
 			continue;
 		for (size_t j = 0; j < nr_old && !known; j++)
 			known = same_mapping(m, &old[j]);
 		if (!known)
-			record_sink_put(t->sink, &ev);
+			record_mapping(t, proc, m, time_ns);
 	}
 }
 
 /* ---- mappings ----------------------------------------------------------- */
 
-/* Read (or re-read) /proc/PID/maps into the process, with build-ids. */
-static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
+/* Tell the owner of per-process state derived from the mappings. */
+static void maps_changed(struct tracker *t, const struct proc *proc)
+{
+	if (t->maps_changed)
+		t->maps_changed(t->maps_changed_ctx, proc->pid);
+}
+
+/*
+ * Read (or re-read) /proc/PID/maps into the process, with build-ids, and
+ * record the executable mappings that are new; with @announce_all, every
+ * executable mapping the process has, also when it is gone.
+ */
+static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns, bool announce_all)
 {
 	struct procmaps pm = { 0 };
 	struct bpfprof_mapping *old;
@@ -68,8 +89,11 @@ static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
 	int err;
 
 	err = procmaps_read(proc->pid, &pm);
-	if (err)
+	if (err) {
+		if (announce_all)
+			record_new_mappings(t, proc, NULL, 0, time_ns);
 		return err;
+	}
 	procmaps_add_build_ids(&pm, proc->pid);
 	/* Keep the old list alive to diff it for the records. */
 	old = proc->maps;
@@ -79,13 +103,13 @@ static int read_maps(struct tracker *t, struct proc *proc, uint64_t time_ns)
 	err = proc_merge_maps(proc, old, nr_old);
 	err = err ?: proc_merge_maps(proc, pm.maps, pm.nr);
 	if (!err)
-		record_new_mappings(t, proc, old, nr_old, time_ns);
+		record_new_mappings(t, proc, announce_all ? NULL : old, announce_all ? 0 : nr_old,
+				    time_ns);
 	mappings_free(old, nr_old);
 	procmaps_free(&pm);
 	proc->maps_time_ns = monotonic_ns();
 	t->maps_reads++;
-	if (t->maps_changed)
-		t->maps_changed(t->maps_changed_ctx, proc->pid);
+	maps_changed(t, proc);
 	return err;
 }
 
@@ -99,7 +123,7 @@ bool tracker_refresh_maps(struct tracker *t, struct proc *proc, uint64_t time_ns
 		proc->exec_rereads--;
 	else if (monotonic_ns() - proc->maps_time_ns < interval)
 		return false;
-	return read_maps(t, proc, time_ns) == 0;
+	return read_maps(t, proc, time_ns, false) == 0;
 }
 
 /* ---- snapshots ---------------------------------------------------------- */
@@ -146,7 +170,7 @@ struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns)
 	if (proc->comm)
 		record_comm(t, BPFPROF_EVENT_COMM, pid, pid, proc->comm, time_ns, UINT32_MAX);
 	if (!kthread)
-		read_maps(t, proc, time_ns);
+		read_maps(t, proc, time_ns, false);
 	procfs_for_each_thread(pid, note_thread, &walk);
 	return proc;
 }
@@ -206,10 +230,14 @@ static void on_exec(struct tracker *t, const struct task_event *e)
 		proc_set_str(&proc->cmdline, buf);
 	profile_thread(t->profile, e->tgid, e->tid, e->comm);
 	record_comm(t, BPFPROF_EVENT_EXEC, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
-	/* The old image is gone: its mappings must not shadow the new ones. */
-	proc_clear_maps(proc);
+	/* The old image is gone: its mappings must not shadow the new ones.
+	 * The kernel's records (tracker_exec_start()) may have dropped them
+	 * already and told the new image's first mappings: keep those. */
+	if (!proc->exec_started)
+		proc_clear_maps(proc);
 	proc->maps_read = true;
-	read_maps(t, proc, e->time_ns);
+	read_maps(t, proc, e->time_ns, proc->exec_started);
+	proc->exec_started = false;
 	proc->exec_rereads = TRACKER_EXEC_REREADS;
 }
 
@@ -295,4 +323,41 @@ void tracker_task_event(struct tracker *t, const struct task_event *e)
 		on_maps_needed(t, e);
 		break;
 	}
+}
+
+/* ---- the kernel's mapping records ------------------------------------------ */
+
+void tracker_exec_start(struct tracker *t, uint32_t pid, uint64_t time_ns)
+{
+	struct proc *proc = profile_find_proc(t->profile, pid);
+
+	if (!proc || !proc->maps_read)
+		return;
+	proc_clear_maps(proc);
+	proc->exec_started = true;
+	maps_changed(t, proc);
+}
+
+void tracker_mmap(struct tracker *t, uint32_t pid, const struct bpfprof_mapping *m,
+		  uint64_t time_ns)
+{
+	struct proc *proc = profile_find_proc(t->profile, pid);
+	struct bpfprof_mapping copy = *m;
+	struct procmaps pm = { .maps = &copy, .nr = 1 };
+	const struct bpfprof_mapping *known;
+
+	/* Not snapshotted yet: the snapshot reads /proc (comm, exe, ...) */
+	if (!proc || !proc->maps_read)
+		return;
+	known = proc_find_map(proc, m->start);
+	if (known && same_mapping(known, m))
+		return;
+	t->mmap_records++;
+	procmaps_add_build_ids(&pm, pid);
+	/* During an exec the EXEC record comes first, then all mappings. */
+	if (proc_merge_maps(proc, &copy, 1) == 0 && !proc->exec_started &&
+	    (known = proc_find_map(proc, m->start)))
+		record_mapping(t, proc, known, time_ns);
+	free(pm.build_ids);
+	maps_changed(t, proc);
 }

@@ -3,10 +3,11 @@
  * targets/tracker.h - the process tracker: keeps what the profile needs to
  * know of every process while it is alive (comm, exe, cmdline, parent,
  * threads and their names, executable mappings with build-ids), from
- * /proc snapshots and the BPF program's lifecycle events (fork, exec,
- * exit, first sample of a thread, rename), and reports what it learns as
- * records (COMM, FORK, EXEC, EXIT, MMAP) to a record sink.  A thread's
- * name is its last one, and its process's is its main thread's.
+ * /proc snapshots, the BPF program's lifecycle events (fork, exec, exit,
+ * first sample of a thread, rename) and the kernel's mapping records
+ * (mmap, exec), and reports what it learns as records (COMM, FORK, EXEC,
+ * EXIT, MMAP) to a record sink.  A thread's name is its last one, and its
+ * process's is its main thread's.
  *
  * The processes and threads themselves are stored in the profile (struct
  * proc, profile_thread()): the tracker decides when to read /proc and what
@@ -32,6 +33,7 @@ struct tracker {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC start of the run: time of the
 					 * COMM records of threads found by a snapshot */
 	uint64_t maps_reads;		/* /proc/PID/maps reads so far */
+	uint64_t mmap_records;		/* mappings learned from tracker_mmap() */
 };
 
 /* Set up @t; the caller fills maps_changed if it wants it. */
@@ -65,6 +67,25 @@ void tracker_task_event(struct tracker *t, const struct task_event *e);
  * can resolve when it is garbage from code built without frame pointers.
  */
 bool tracker_refresh_maps(struct tracker *t, struct proc *proc, uint64_t time_ns, bool sure);
+
+/*
+ * The kernel's records of what process @pid maps, in time order with the
+ * lifecycle events (kernel/mmap_events.h: perf's COMM-exec and MMAP2):
+ * they arrive also for processes that are gone by the time the collector
+ * reads them, so a short-lived child's libraries are known even if its
+ * /proc/PID/maps never could be read.  Records of processes not tracked
+ * (or not snapshotted yet) are ignored.
+ *
+ * tracker_exec_start(): @pid began executing a new image at @time_ns: its
+ * mappings are dropped now; the EXEC event that follows keeps the ones
+ * recorded since, and announces them all after its EXEC record.
+ * tracker_mmap(): @pid mapped @m (an executable mapping, without
+ * build-id: it is read here) at @time_ns; merged like a /proc re-read,
+ * with an MMAP record unless an exec is under way.
+ */
+void tracker_exec_start(struct tracker *t, uint32_t pid, uint64_t time_ns);
+void tracker_mmap(struct tracker *t, uint32_t pid, const struct bpfprof_mapping *m,
+		  uint64_t time_ns);
 
 #define TRACKER_REFRESH_NS 20000000ull		/* 20 ms */
 #define TRACKER_CALLER_REFRESH_NS 1000000000ull	/* 1 s */

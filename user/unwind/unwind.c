@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * unwind.c - the userspace DWARF unwinder of `--call-graph dwarf`: per
- * process elfutils Dwfl (modules at their load biases, CFI cached by
- * libdw), thread callbacks that serve the sample's registers and its
- * stack copy, the frame walk with its stop reasons, and the [vdso]
- * module, made from our own vDSO image (vdso.h) when the process's is the
- * same.
+ * process elfutils Dwfl (modules at their load biases, their ELF files
+ * shared between processes by unwind_files.c), thread callbacks that
+ * serve the sample's registers and its stack copy, the frame walk with
+ * its stop reasons, and the [vdso] module, made from our own vDSO image
+ * (vdso.h) when the process's is the same.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,11 +17,10 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
-#include "symbols/debuginfo.h"
-#include "symbols/elf_segments.h"
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
 #include "unwind.h"
+#include "unwind_files.h"
 
 /* DWARF register numbers of x86_64 (System V psABI). */
 #define DWARF_RBP 6
@@ -77,8 +75,9 @@ struct unwinder {
 	uint64_t clock;			/* use counter for LRU eviction */
 	Elf *arch_elf;			/* an x86_64 ELF header: selects the backend */
 	unsigned char arch_ehdr[sizeof(Elf64_Ehdr)];
+	struct unwind_files *files;	/* the mapped ELF files, shared by the procs */
 	struct vdso_image *vdso;	/* our own vDSO image, NULL if none */
-	int vdso_fd;			/* memfd holding it, -1 if none */
+	struct unwind_file *vdso_file;	/* its ELF file (a memfd), NULL if none */
 	bool vdso_tried;
 	struct unwind_stats stats;
 };
@@ -96,13 +95,6 @@ const char *unwind_stop_name(enum unwind_stop why)
 {
 	return (unsigned)why < UNWIND_STOP_NR ? stop_names[why] : "?";
 }
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = debuginfo_find,	/* .debug_frame */
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = NULL,
-};
 
 /* ---- thread callbacks ---------------------------------------------------- */
 
@@ -173,52 +165,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- modules --------------------------------------------------------------- */
 
-/* The load bias of @elf mapped at @start from file offset @pgoff (see
- * elf_segments_bias()).  0 or -EINVAL, -ENOMEM. */
-static int load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
-{
-	struct elf_segments segs;
-	int err = elf_segments_read(elf, &segs);
-
-	err = err ?: elf_segments_bias(&segs, start, pgoff, bias);
-	elf_segments_free(&segs);
-	return err;
-}
-/*
- * Report the ELF file open as @fd (consumed) mapped at @start from file
- * offset @pgoff.  Its ABI is stored in *@abi (if not NULL) once its ELF
- * header is read, even if reporting fails later.  0 or -errno.
- */
-static int report_fd(Dwfl *dwfl, const char *name, int fd, uint64_t start, uint64_t pgoff,
-		     struct elf_abi *abi)
-{
-	uint64_t bias = 0;
-	Elf *elf;
-	int err;
-
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		close(fd);
-		return -EINVAL;
-	}
-	if (abi)
-		elf_abi_read(elf, abi);
-	err = load_bias(elf, start, pgoff, &bias);
-	elf_end(elf);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	/* ET_DYN with add_p_vaddr: base is the bias; ET_EXEC: base ignored */
-	if (!dwfl_report_elf(dwfl, name, name, fd, bias, true)) {
-		close(fd);	/* only consumed on success */
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Our own vDSO image and a memfd holding it, made on first use. */
+/* Our own vDSO image and its ELF file (a memfd), made on first use. */
 static void load_vdso(struct unwinder *u)
 {
 	int fd;
@@ -227,12 +174,10 @@ static void load_vdso(struct unwinder *u)
 	if (vdso_image_own(&u->vdso))
 		return;
 	fd = vdso_image_memfd(u->vdso);
-	if (fd < 0) {
+	if (fd < 0 || unwind_file_from_fd(fd, VDSO_PATH, &u->vdso_file)) {
 		vdso_image_free(u->vdso);
 		u->vdso = NULL;
-		return;
 	}
-	u->vdso_fd = fd;
 }
 
 /*
@@ -243,44 +188,44 @@ static void load_vdso(struct unwinder *u)
 static void report_vdso(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *m,
 			const struct elf_abi *abi)
 {
-	int fd;
-
 	if (!u->vdso_tried)
 		load_vdso(u);
-	if (u->vdso_fd < 0 || !vdso_image_matches(u->vdso, m, abi))
+	if (!u->vdso_file || !vdso_image_matches(u->vdso, m, abi))
 		return;
-	fd = dup(u->vdso_fd);
-	if (fd < 0 || report_fd(p->dwfl, VDSO_PATH, fd, m->start, 0, NULL))
+	if (unwind_file_report(u->vdso_file, p->dwfl, VDSO_PATH, m->start, 0))
 		u->stats.module_errors++;
 	else
 		p->nr_modules++;
 }
 
 /*
- * Report the file mapping @m of @p; the ABI of the file goes to *@abi (if
- * not NULL).  Returns 0 (also when the file could not be reported: counted
- * in module_errors) or -ENOMEM.
+ * Report the file mapping @m of @p, its file from the shared cache; the
+ * ABI of the file goes to *@abi (if not NULL).  Returns 0 (also when the
+ * file could not be reported: counted in module_errors) or -ENOMEM.
  */
 static int report_file(struct unwinder *u, struct proc *p, const struct bpfprof_mapping *m,
 		       struct elf_abi *abi)
 {
+	struct unwind_file *f;
 	size_t plen;
 	char *name;
-	int fd;
+	int err;
 
-	fd = procmaps_open_file(p->pid, m);
-	if (fd < 0) {
+	err = unwind_files_get(u->files, p->pid, m, &f);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
 		u->stats.module_errors++;
 		return 0;
 	}
+	if (abi)
+		*abi = *unwind_file_abi(f);
 	/* the path without " (deleted)" is where debug files are looked for */
 	procmaps_path_deleted(m->path, &plen);
 	name = strndup(m->path, plen);
-	if (!name) {
-		close(fd);
+	if (!name)
 		return -ENOMEM;
-	}
-	if (report_fd(p->dwfl, name, fd, m->start, m->pgoff, abi))
+	if (unwind_file_report(f, p->dwfl, name, m->start, m->pgoff))
 		u->stats.module_errors++;
 	else
 		p->nr_modules++;
@@ -349,7 +294,7 @@ static int proc_build(struct unwinder *u, struct proc *p, const struct bpfprof_m
 
 	proc_drop_dwfl(u, p);
 	u->stats.dwfl_builds++;
-	p->dwfl = dwfl_begin(&dwfl_callbacks);
+	p->dwfl = dwfl_begin(&unwind_files_callbacks);
 	if (!p->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(p->dwfl);
@@ -435,8 +380,12 @@ struct unwinder *unwinder_new(void)
 
 	if (!u)
 		return NULL;
-	u->vdso_fd = -1;
 	elf_version(EV_CURRENT);
+	u->files = unwind_files_new(0);
+	if (!u->files) {
+		free(u);
+		return NULL;
+	}
 	/* a bare header is all ebl_openbackend() needs to pick x86_64 */
 	memset(&eh, 0, sizeof(eh));
 	memcpy(eh.e_ident, ident, EI_NIDENT);
@@ -447,6 +396,7 @@ struct unwinder *unwinder_new(void)
 	memcpy(u->arch_ehdr, &eh, sizeof(eh));
 	u->arch_elf = elf_memory((char *)u->arch_ehdr, sizeof(u->arch_ehdr));
 	if (!u->arch_elf) {
+		unwind_files_free(u->files);
 		free(u);
 		return NULL;
 	}
@@ -462,8 +412,8 @@ void unwinder_free(struct unwinder *u)
 	HASH_ITER(hh, u->procs, p, tmp)
 		proc_free(u, p);
 	elf_end(u->arch_elf);
-	if (u->vdso_fd >= 0)
-		close(u->vdso_fd);
+	unwind_file_free(u->vdso_file);
+	unwind_files_free(u->files);
 	vdso_image_free(u->vdso);
 	free(u);
 }
@@ -481,8 +431,13 @@ void unwinder_forget(struct unwinder *u, uint32_t pid)
 
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
 {
-	if (u && st)
-		*st = u->stats;
+	struct unwind_files_stats fs;
+
+	if (!u || !st)
+		return;
+	*st = u->stats;
+	unwind_files_stats(u->files, &fs);
+	st->files_opened = fs.opened;
 }
 
 /* ---- the walk --------------------------------------------------------------- */

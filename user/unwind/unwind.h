@@ -21,7 +21,10 @@
  * executable file that reads, the build-id where known.  The Dwfl is
  * attached with our own thread callbacks whose memory reads are served
  * from the copied stack only.  Dwfl, modules and CFI are cached per
- * process and rebuilt when the executable mappings passed in change.
+ * process and rebuilt when the executable mappings passed in change; the
+ * ELF files behind the modules are opened once per file and shared by
+ * all processes (unwind_files.h), so a new process costs a Dwfl of
+ * modules pointing at files already open, not opening them again.
  * When a frame's pc has no CFI, elfutils falls back to one frame-pointer
  * step (rbp chain); such steps are counted (struct unwind_stats.fp_steps).
  *
@@ -38,7 +41,7 @@
 
 /*
  * Processes whose Dwfl is kept at once, and modules (mapped ELF files,
- * each holding a file descriptor and a mapping of the file) over all of
+ * each with its own CFI state over a shared ELF handle) over all of
  * them; beyond either, least recently used processes are forgotten.
  */
 #define UNWIND_MAX_PROCS 64
@@ -75,6 +78,7 @@ struct unwind_stats {
 	uint64_t stops[UNWIND_STOP_NR];	/* samples by enum unwind_stop */
 	uint64_t dwfl_builds;		/* per-process Dwfl (re)builds */
 	uint64_t module_errors;		/* mapped files that could not be reported */
+	uint64_t files_opened;		/* ELF files opened (each once, then shared) */
 };
 
 /*

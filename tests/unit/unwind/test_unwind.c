@@ -5,7 +5,8 @@
  * registers and 8 KiB of stack the way the BPF program does, and the
  * unwound pcs must symbolize to the real call path (own functions, and
  * through libc's qsort back into the caller); short copies, garbage
- * registers and a throughput measurement.
+ * registers, files shared between processes, and a throughput
+ * measurement.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -587,6 +588,45 @@ static void test_forget(void **state)
 	}
 }
 
+/*
+ * Many processes mapping the same files (as exec'd children of one parent
+ * do): each gets its own Dwfl, but every ELF file is opened once and
+ * shared, and the stacks are the same as with a file of its own.
+ */
+static void test_files_shared(void **state)
+{
+	struct ctx *c = *state;
+	struct unwinder *u = unwinder_new();
+	uint64_t ips1[MAX_FRAMES], ips2[MAX_FRAMES];
+	enum unwind_stop why1, why2;
+	struct unwind_stats st;
+	uint64_t files = 0;
+	int n1, n2, i;
+
+	assert_non_null(u);
+	assert_true(unwtest_a(7) > 0);
+	/* the executable file mappings (one per file here) */
+	for (size_t k = 0; k < c->maps.nr; k++)
+		files += (c->maps.maps[k].prot & BPFPROF_PROT_EXEC) && c->maps.maps[k].path[0] == '/';
+	n1 = unwind(c, &cap_abc, cap_abc.size, ips1, &why1);
+	for (i = 0; i < 20; i++) {
+		n2 = unwinder_unwind(u, 0x3fffff00u - (uint32_t)i, c->maps.maps, c->maps.nr,
+				     &cap_abc.regs, cap_abc.stack, cap_abc.size, ips2, MAX_FRAMES,
+				     &why2);
+		assert_int_equal(n1, n2);
+		assert_int_equal(why1, why2);
+		assert_memory_equal(ips1, ips2, (size_t)n1 * sizeof(ips1[0]));
+	}
+	unwinder_stats(u, &st);
+	printf("# 20 processes: %" PRIu64 " Dwfl builds, %" PRIu64 " files opened (%" PRIu64
+	       " executable file mappings), %" PRIu64 " module errors\n", st.dwfl_builds,
+	       st.files_opened, files, st.module_errors);
+	assert_int_equal(st.dwfl_builds, 20);
+	assert_true(st.files_opened >= 1);
+	assert_true(st.files_opened <= files);
+	unwinder_free(u);
+}
+
 /* CPU time of this thread: the machine may be loaded by other work. */
 static double now_s(void)
 {
@@ -651,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_files_shared),
 		cmocka_unit_test(test_throughput),
 	};
 
