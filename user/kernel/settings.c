@@ -38,9 +38,7 @@ static uint32_t stack_slots(uint64_t rate, uint32_t value_size)
 	uint32_t n = pow2_between(4 * rate, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX);
 	uint64_t fit = SETTINGS_STACK_MAP_MAX_BYTES / (value_size + SETTINGS_STACK_SLOT_OVERHEAD);
 
-	if (fit < SETTINGS_STACK_MAP_DEEP_MIN)
-		fit = SETTINGS_STACK_MAP_DEEP_MIN;
-	return n < fit ? n : (uint32_t)fit;
+	return n < fit ? n : (uint32_t)fit;	/* 4,096 frames: 1,022 */
 }
 
 /* The stack and count maps (slots): --stack-map-size / --count-map-size, or

@@ -60,13 +60,12 @@ struct sampler_config {
  * value, 1 KiB at 127 frames, plus SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
  * deeper than 127 frames (--max-stack in auto mode) make a slot up to 32
  * times larger: the stack map then has as many slots as fit in
- * SETTINGS_STACK_MAP_MAX_BYTES, at least SETTINGS_STACK_MAP_DEEP_MIN
- * (docs/ARCHITECTURE.md has the measured sizes).
+ * SETTINGS_STACK_MAP_MAX_BYTES (1,022 at 4,096 frames; docs/ARCHITECTURE.md
+ * has the measured sizes).
  */
 #define SETTINGS_STACK_MAP_MIN 4096
 #define SETTINGS_STACK_MAP_MAX 16384
 #define SETTINGS_STACK_MAP_MAX_BYTES (32u << 20)
-#define SETTINGS_STACK_MAP_DEEP_MIN 512
 /* Bytes of kernel memory a hash map slot takes beside its value: the
  * element header (struct htab_elem, 48 bytes on x86-64) and the 8-byte key. */
 #define SETTINGS_STACK_SLOT_OVERHEAD 56u
