@@ -314,4 +314,15 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	return (long)w.n * sizeof(__u64);
 }
 
+/*
+ * @tgid exec()ed: its mappings are the old image's, and a walk over them
+ * would look the new image's addresses up in the wrong files.  Until the
+ * collector writes the new ones, walks stop at once (no-process) and ask.
+ */
+static __always_inline void cfi_forget_process(__u32 tgid)
+{
+	bpf_map_delete_elem(&cfi_procs, &tgid);
+	bpf_map_delete_elem(&cfi_requests, &tgid);
+}
+
 #endif /* BPFPROF_CFI_WALK_BPF_H */

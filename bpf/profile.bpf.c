@@ -551,10 +551,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 {
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct task_event *e;
 
-	if (!is_target(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid)))
+	if (!is_target(tgid, BPF_CORE_READ(p, pid)))
 		return 0;
+	if (cfi_mode)
+		cfi_forget_process(tgid);	/* the old image's mappings are gone */
 	e = task_event_new(TASK_EVENT_EXEC, p);
 	if (e)
 		bpf_ringbuf_submit(e, 0);
