@@ -78,26 +78,72 @@ struct cfi_walk {
 	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
 };
 
+/*
+ * The binary searches run as bpf_loop() callbacks too: the verifier checks
+ * one step once, where an unrolled or bounded loop costs it a pass per
+ * possible iteration (tens of ms of start-up CPU, docs/PERFORMANCE.md).
+ */
+struct cfi_map_search {
+	const struct cfi_process *p;
+	__u64 addr;
+	__u32 lo, hi;		/* the answer is in [lo, hi) */
+};
+
+static long cfi_map_search_step(__u32 i, void *data)
+{
+	struct cfi_map_search *s = data;
+	__u32 mid;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	if (s->p->maps[mid & (CFI_MAX_MAPPINGS - 1)].start <= s->addr)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
+}
+
 /* The mapping of @p holding @addr: the last one with start <= addr. */
 static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct cfi_process *p,
 								  __u64 addr)
 {
-	__u32 lo = 0, hi = p->nr, mid;
+	struct cfi_map_search s = { .p = p, .addr = addr, .hi = p->nr };
 	const struct cfi_mapping *m;
 
-	if (hi == 0 || hi > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
+	if (s.hi == 0 || s.hi > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
 		return NULL;
-	for (int i = 0; i < CFI_MAPPING_SEARCH_STEPS; i++) {
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		if (p->maps[mid & (CFI_MAX_MAPPINGS - 1)].start <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	m = &p->maps[lo & (CFI_MAX_MAPPINGS - 1)];
+	bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
+	m = &p->maps[s.lo & (CFI_MAX_MAPPINGS - 1)];
 	return addr < m->end ? m : NULL;
+}
+
+struct cfi_row_search {
+	void *rows;		/* the chunk (an inner map) */
+	__u64 vaddr;
+	__u32 lo, hi;		/* the answer is in [lo, hi) */
+	__u32 failed;		/* a lookup failed */
+};
+
+static long cfi_row_search_step(__u32 i, void *data)
+{
+	struct cfi_row_search *s = data;
+	const struct cfi_row *r;
+	__u32 mid;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	r = bpf_map_lookup_elem(s->rows, &mid);
+	if (!r) {
+		s->failed = 1;
+		return 1;
+	}
+	if (r->pc <= s->vaddr)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
 }
 
 /* The row of the table at rows [@first, @first + @nr) of chunk @rows for
@@ -106,27 +152,16 @@ static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct c
 static __always_inline const struct cfi_row *cfi_find_row(void *rows, __u32 first, __u32 nr,
 							  __u64 vaddr)
 {
-	__u32 lo = first, hi = first + nr, mid;
+	struct cfi_row_search s = { .rows = rows, .vaddr = vaddr, .lo = first, .hi = first + nr };
 	const struct cfi_row *r;
 
-	if (!nr || hi < lo || vaddr > 0xffffffffull)
+	if (!nr || s.hi < s.lo || vaddr > 0xffffffffull)
 		return NULL;
-	r = bpf_map_lookup_elem(rows, &lo);
+	r = bpf_map_lookup_elem(rows, &s.lo);
 	if (!r || vaddr < r->pc)
 		return NULL;
-	for (int i = 0; i < CFI_SEARCH_STEPS; i++) {
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(rows, &mid);
-		if (!r)
-			return NULL;
-		if (r->pc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return bpf_map_lookup_elem(rows, &lo);
+	bpf_loop(CFI_SEARCH_STEPS, cfi_row_search_step, &s, 0);
+	return s.failed ? NULL : bpf_map_lookup_elem(rows, &s.lo);
 }
 
 /* The row for the walk's current frame, or NULL with w->stop set. */
