@@ -63,9 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!o.freq == !o.period)
 			abort();	/* exactly one of -F and -c */
-		if (o.max_stack < 1 || o.max_stack > (o.dwarf ? BPFPROF_MAX_STACK_DEPTH
-							       : BPFPROF_MAX_FP_DEPTH))
+		if (o.max_stack < 1 || o.max_stack > (o.dwarf || o.cfi ? BPFPROF_MAX_STACK_DEPTH
+								       : BPFPROF_MAX_FP_DEPTH))
 			abort();	/* 127 frames with frame pointers */
+		if (o.dwarf && o.cfi)
+			abort();	/* one call-graph mode */
 		if (o.dwarf && (o.dwarf_stack_size < 64 || o.dwarf_stack_size > BPFPROF_MAX_USER_STACK ||
 				o.dwarf_stack_size % 8))
 			abort();
