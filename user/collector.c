@@ -53,7 +53,6 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
-	bool cfi_wanted;		/* auto: make cfi before sampling starts */
 	struct tracker tracker;		/* process metadata */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
@@ -138,7 +137,7 @@ static int before_sampling(void *ctx, struct sampler *s)
 	struct collector *c = ctx;
 	const struct options *o = c->opts;
 
-	if (!c->cfi_wanted)
+	if (o->call_graph != CALL_GRAPH_AUTO)
 		return 0;
 	c->cfi = cfi_loader_new(sampler_cfi_tables_fd(s), sampler_cfi_procs_fd(s),
 				sampler_cfi_requests_fd(s), o->unwind_memory);
@@ -163,7 +162,7 @@ static int make_steps(struct collector *c)
 		return -ENOMEM;
 	if (c->session.plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
 		symbolizer_set_lines(c->symbolizer, false);
-	if (o->dwarf && !(c->unwinder = unwinder_new()))
+	if (o->call_graph == CALL_GRAPH_DWARF && !(c->unwinder = unwinder_new()))
 		return -ENOMEM;
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
@@ -192,7 +191,6 @@ static int setup(struct collector *c)
 	command_pid = (uint32_t)c->command.pid;
 	err = sampler_config_from_options(o, c->session.stream, &command_pid,
 					  c->info.run.nr_cpus_online, &cfg);
-	c->cfi_wanted = cfg.cfi;
 	if (err || (err = sampler_open(&cfg, &cb, &c->sampler)))
 		return err;
 	/* The settings' one home is the sampler: the metadata reads them there. */

@@ -63,12 +63,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!o.freq == !o.period)
 			abort();	/* exactly one of -F and -c */
-		if (o.max_stack < 1 || o.max_stack > (o.dwarf || o.cfi ? BPFPROF_MAX_STACK_DEPTH
-								       : BPFPROF_MAX_FP_DEPTH))
+		if (o.call_graph != CALL_GRAPH_FP && o.call_graph != CALL_GRAPH_AUTO &&
+		    o.call_graph != CALL_GRAPH_DWARF)
+			abort();	/* one of the three modes */
+		if (o.max_stack < 1 || o.max_stack > (o.call_graph != CALL_GRAPH_FP
+						      ? BPFPROF_MAX_STACK_DEPTH : BPFPROF_MAX_FP_DEPTH))
 			abort();	/* 127 frames with frame pointers */
-		if (o.dwarf && o.cfi)
-			abort();	/* one call-graph mode */
-		if (o.dwarf && (o.dwarf_stack_size < 64 || o.dwarf_stack_size > BPFPROF_MAX_USER_STACK ||
+		if (o.call_graph == CALL_GRAPH_DWARF && (o.dwarf_stack_size < 64 || o.dwarf_stack_size > BPFPROF_MAX_USER_STACK ||
 				o.dwarf_stack_size % 8))
 			abort();
 		for (size_t i = 1; i < o.nr_cpus; i++)

@@ -179,16 +179,14 @@ static int parse_call_graph(struct options *o, const char *arg)
 	uint64_t size = OPT_DEFAULT_DWARF_STACK;
 
 	if (!strcmp(arg, "fp") || !strcmp(arg, "auto")) {
-		o->dwarf = false;
-		o->cfi = !strcmp(arg, "auto");
+		o->call_graph = !strcmp(arg, "auto") ? CALL_GRAPH_AUTO : CALL_GRAPH_FP;
 		return 0;
 	}
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',') ||
 	    (arg[5] == ',' && (parse_u64(arg + 6, 64, BPFPROF_MAX_USER_STACK, &size) || size % 8)))
 		return usage_error("invalid --call-graph '%s': expected auto, fp or dwarf[,SIZE] with SIZE "
 				   "a multiple of 8 from 64 to %d bytes", arg, BPFPROF_MAX_USER_STACK);
-	o->dwarf = true;
-	o->cfi = false;
+	o->call_graph = CALL_GRAPH_DWARF;
 	o->dwarf_stack_size = (uint32_t)size;
 	return 0;
 }
@@ -335,8 +333,7 @@ static int parse_one(struct options *o, int c, const char *arg)
 		o->plugin_path = arg;
 		return 0;
 	case 'g':
-		o->dwarf = false;
-		o->cfi = false;
+		o->call_graph = CALL_GRAPH_FP;
 		return 0;
 	case OPT_CALL_GRAPH:
 		return parse_call_graph(o, arg);
@@ -352,7 +349,7 @@ static int parse_one(struct options *o, int c, const char *arg)
  */
 static int check_max_stack(const struct options *o)
 {
-	if (o->dwarf || o->cfi || o->max_stack <= BPFPROF_MAX_FP_DEPTH)
+	if (o->call_graph != CALL_GRAPH_FP || o->max_stack <= BPFPROF_MAX_FP_DEPTH)
 		return 0;
 	return usage_error("--max-stack %u is above %d, the most frames of frame-pointer stacks "
 			   "(-g, --call-graph fp); use --call-graph auto or dwarf for up to %d",
@@ -367,7 +364,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->freq = OPT_DEFAULT_FREQ;
 	o->format = OPT_DEFAULT_FORMAT;
 	o->max_stack = OPT_DEFAULT_MAX_STACK;
-	o->cfi = true;
+	o->call_graph = CALL_GRAPH_AUTO;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
 	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
 	o->argc = argc;

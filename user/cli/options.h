@@ -21,6 +21,14 @@ enum target_kind {
 	TARGETS_COMMAND,	/* -- COMMAND ARGS: a command we start */
 };
 
+/* How user stacks are taken (--call-graph).  0 is fp, so that a zeroed
+ * struct options keeps frame pointers; options_parse() defaults to auto. */
+enum call_graph {
+	CALL_GRAPH_FP = 0,	/* fp, -g: frame pointers (bpf_get_stack) */
+	CALL_GRAPH_AUTO,	/* auto: the BPF program walks user stacks with unwind tables */
+	CALL_GRAPH_DWARF,	/* dwarf[,SIZE]: userspace unwinds a copy of the stack */
+};
+
 /* What the user asked for.  Arrays are owned by the struct (options_free). */
 struct options {
 	enum target_kind targets;
@@ -48,9 +56,7 @@ struct options {
 	uint32_t stack_map_size;	/* --stack-map-size: distinct stacks (slots); 0: sized by rate */
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs; 0: by rate */
 	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer, power of 2 */
-	bool dwarf;			/* --call-graph dwarf: unwind user stacks from CFI */
-	bool cfi;			/* --call-graph auto (the default): the BPF program walks
-					 * user stacks with unwind tables; -g, fp, dwarf clear it */
+	enum call_graph call_graph;	/* --call-graph, -g (options_parse(): CALL_GRAPH_AUTO) */
 	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied,
 					 * 64..BPFPROF_MAX_USER_STACK */
 	int argc;			/* the whole command line, for the output's metadata */

@@ -60,7 +60,7 @@ static uint32_t ringbuf_bytes(const struct options *o, bool stream)
 
 	if (!stream)
 		return SETTINGS_UNUSED_RINGBUF;
-	while (o->dwarf && rb < want && rb < (1u << 30))
+	while (o->call_graph == CALL_GRAPH_DWARF && rb < want && rb < (1u << 30))
 		rb *= 2;
 	return rb;
 }
@@ -91,12 +91,12 @@ static void config_event(const struct options *o, struct sampler_config *cfg)
 
 static void config_stacks(const struct options *o, struct sampler_config *cfg)
 {
-	cfg->dwarf = o->dwarf;
-	cfg->cfi = o->cfi && !o->dwarf;
+	cfg->dwarf = o->call_graph == CALL_GRAPH_DWARF;
+	cfg->cfi = o->call_graph == CALL_GRAPH_AUTO;
 	cfg->user_stack_size = o->dwarf_stack_size;
 	/* dwarf: the program stores kernel stacks only */
 	cfg->max_depth = o->max_stack;
-	if (o->dwarf && cfg->max_depth > BPFPROF_MAX_FP_DEPTH)
+	if (cfg->dwarf && cfg->max_depth > BPFPROF_MAX_FP_DEPTH)
 		cfg->max_depth = BPFPROF_MAX_FP_DEPTH;
 	cfg->stack_value_size = BPFPROF_STACK_TRACE_SIZE(cfg->max_depth);
 }
@@ -113,7 +113,7 @@ int sampler_config_from_options(const struct options *o, bool stream,
 	config_targets(o, command_pid, cfg);
 	config_event(o, cfg);
 	config_stacks(o, cfg);
-	cfg->stream = stream || o->dwarf;
+	cfg->stream = stream || cfg->dwarf;
 	map_sizes(o, o->nr_cpus ? o->nr_cpus : nr_cpus_online, cfg);
 	if (cfg->stream)	/* only one of the count maps and the ring buffer is used */
 		cfg->count_map_size = SETTINGS_UNUSED_COUNT_MAP;

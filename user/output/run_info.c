@@ -40,5 +40,6 @@ void run_info_fill(struct run_info *ri, const struct options *o)
 	run->argv = (const char *const *)o->argv;
 	run->target = ri->target_desc;
 	run->max_stack_depth = o->max_stack;
-	run->call_graph = o->dwarf ? "dwarf" : o->cfi ? "auto" : "fp";
+	run->call_graph = o->call_graph == CALL_GRAPH_DWARF ? "dwarf"
+			: o->call_graph == CALL_GRAPH_AUTO ? "auto" : "fp";
 }

@@ -31,8 +31,7 @@ static void test_defaults(void **unused)
 	assert_int_equal(o.count_map_size, 0);
 	assert_int_equal(o.ringbuf_size, OPT_DEFAULT_RINGBUF_SIZE);
 	assert_int_equal(o.dwarf_stack_size, OPT_DEFAULT_DWARF_STACK);
-	assert_false(o.dwarf);
-	assert_true(o.cfi);			/* --call-graph auto */
+	assert_int_equal(o.call_graph, CALL_GRAPH_AUTO);
 	assert_int_equal(o.unwind_memory, 0);	/* the loader's default */
 	assert_false(o.verbose);
 	assert_null(o.cpus);
@@ -42,13 +41,13 @@ static void test_defaults(void **unused)
 /* auto is the default; -g, fp and dwarf replace it, the last one wins. */
 static void test_call_graph_modes(void **unused)
 {
-	static const struct { const char *a, *b; bool cfi, dwarf; } cases[] = {
-		{ "-g", NULL, false, false },
-		{ "--call-graph", "fp", false, false },
-		{ "--call-graph", "dwarf", false, true },
-		{ "--call-graph", "auto", true, false },
-		{ "-g", "--call-graph=auto", true, false },
-		{ "--call-graph=dwarf", "-g", false, false },
+	static const struct { const char *a, *b; enum call_graph mode; } cases[] = {
+		{ "-g", NULL, CALL_GRAPH_FP },
+		{ "--call-graph", "fp", CALL_GRAPH_FP },
+		{ "--call-graph", "dwarf", CALL_GRAPH_DWARF },
+		{ "--call-graph", "auto", CALL_GRAPH_AUTO },
+		{ "-g", "--call-graph=auto", CALL_GRAPH_AUTO },
+		{ "--call-graph=dwarf", "-g", CALL_GRAPH_FP },
 	};
 	struct options o;
 
@@ -57,8 +56,7 @@ static void test_call_graph_modes(void **unused)
 		int argc = cases[i].b ? 4 : 3;
 
 		assert_int_equal(options_parse(argc, (char **)args, &o), 0);
-		assert_int_equal(o.cfi, cases[i].cfi);
-		assert_int_equal(o.dwarf, cases[i].dwarf);
+		assert_int_equal(o.call_graph, cases[i].mode);
 		options_free(&o);
 	}
 }
@@ -93,7 +91,7 @@ static void test_typed_values_stored(void **unused)
 	assert_int_equal(o.max_stack, 9);
 	assert_int_equal(o.stack_map_size, 100);
 	assert_int_equal(o.ringbuf_size, 65536);
-	assert_true(o.dwarf);
+	assert_int_equal(o.call_graph, CALL_GRAPH_DWARF);
 	assert_int_equal(o.dwarf_stack_size, 1024);
 	options_free(&o);
 }

@@ -220,7 +220,8 @@ static void test_deep_stored_stacks(void **unused)
 
 static void test_dwarf_largest(void **unused)
 {
-	struct options o = { .max_stack = BPFPROF_MAX_STACK_DEPTH, .dwarf = true,
+	struct options o = { .max_stack = BPFPROF_MAX_STACK_DEPTH,
+			     .call_graph = CALL_GRAPH_DWARF,
 			     .dwarf_stack_size = BPFPROF_MAX_USER_STACK };
 
 	if (geteuid() != 0)
