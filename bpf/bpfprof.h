@@ -30,8 +30,6 @@
  * only.
  */
 #define BPFPROF_MAX_STACK_DEPTH 4096
-/* Frames the BPF walker of --call-graph auto writes at most (user stacks). */
-#define BPFPROF_MAX_WALK_DEPTH BPFPROF_MAX_STACK_DEPTH
 #define BPFPROF_TASK_COMM_LEN 16
 
 /* Why a sample was lost; values equal enum bpfprof_drop_reason (plugin.h). */

@@ -274,7 +274,7 @@ static long cfi_walk_frame(__u32 i, void *data)
 	const struct cfi_row *row;
 	__u32 n = w->n;
 
-	if (n >= max_depth || n >= BPFPROF_MAX_WALK_DEPTH) {
+	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH) {
 		w->stop = CFI_WALK_MAX_DEPTH;
 		return 1;
 	}

@@ -45,7 +45,7 @@ struct cfi_loader_stats {
 	uint64_t files_without_table;	/* files whose table could not be built (no CFI,
 					 * not x86-64 ELF, unreadable, ...) */
 	uint64_t files_over_budget;	/* files left without a table by the budget or
-					 * by the CFI_MAX_TABLES slots */
+					 * by the CFI_MAX_CHUNKS slots */
 	uint64_t process_updates;	/* struct cfi_process values written */
 	uint64_t process_update_errors;	/* ... that the kernel refused (map full) */
 	uint64_t mappings_dropped;	/* executable mappings beyond CFI_MAX_MAPPINGS */
