@@ -293,8 +293,6 @@ static void finish_run_stats(struct collector *c)
 		c->stats.drops[r] += extra[r];
 		run->drops[r] = c->stats.drops[r];
 	}
-	_Static_assert((int)BPFPROF_UNWIND_STOP_NR == (int)CFI_WALK_STOP_NR,
-		       "enum bpfprof_unwind_stop follows enum cfi_walk_stop");
 	if (c->cfi)
 		for (int r = 0; r < CFI_WALK_STOP_NR; r++)
 			run->unwind_stops[r] = c->stats.walk_stops[r];

@@ -280,7 +280,7 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 	fprintf(out, "bpfprof: user stack walks: %llu;", (unsigned long long)walks);
 	for (int i = 0; i < CFI_WALK_STOP_NR; i++)
 		if (stats->walk_stops[i])
-			fprintf(out, " %s %llu", i == CFI_WALK_END ? "complete" : cfi_walk_stop_name(i),
+			fprintf(out, " %s %llu", cfi_walk_stop_name(i),
 				(unsigned long long)stats->walk_stops[i]);
 	fputc('\n', out);
 	if (!verbose)

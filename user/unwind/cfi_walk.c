@@ -8,24 +8,22 @@
 #include <errno.h>
 #include <string.h>
 
+#include <bpfprof/plugin.h>
+
 #include "unwind/cfi_walk.h"
 
-static const char *const stop_names[CFI_WALK_STOP_NR] = {
-	[CFI_WALK_END] = "end",
-	[CFI_WALK_MAX_DEPTH] = "max-depth",
-	[CFI_WALK_UNMAPPED] = "unmapped",
-	[CFI_WALK_NO_TABLE] = "no-table",
-	[CFI_WALK_NO_ROW] = "no-row",
-	[CFI_WALK_UNSUPPORTED] = "unsupported",
-	[CFI_WALK_READ_FAULT] = "read-fault",
-	[CFI_WALK_RBP_UNKNOWN] = "rbp-unknown",
-	[CFI_WALK_BAD_STEP] = "bad-step",
-	[CFI_WALK_NO_PROCESS] = "no-process",
-};
+/* The walk's stops are the plugin ABI's, under the same numbers. */
+#define SAME_STOP(a, b) ((int)BPFPROF_UNWIND_##a == (int)CFI_WALK_##b)
+_Static_assert(SAME_STOP(COMPLETE, END) && SAME_STOP(MAX_DEPTH, MAX_DEPTH) &&
+	       SAME_STOP(UNMAPPED, UNMAPPED) && SAME_STOP(NO_TABLE, NO_TABLE) &&
+	       SAME_STOP(NO_ROW, NO_ROW) && SAME_STOP(UNSUPPORTED, UNSUPPORTED) &&
+	       SAME_STOP(READ_FAULT, READ_FAULT) && SAME_STOP(RBP_UNKNOWN, RBP_UNKNOWN) &&
+	       SAME_STOP(BAD_STEP, BAD_STEP) && SAME_STOP(NO_PROCESS, NO_PROCESS) &&
+	       SAME_STOP(STOP_NR, STOP_NR), "enum bpfprof_unwind_stop follows enum cfi_walk_stop");
 
 const char *cfi_walk_stop_name(unsigned int stop)
 {
-	return stop < CFI_WALK_STOP_NR ? stop_names[stop] : "?";
+	return bpfprof_unwind_stop_name(stop);
 }
 
 int cfi_walk_read_stack(void *arg, uint64_t addr, uint64_t *val)

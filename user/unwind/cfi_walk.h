@@ -95,7 +95,8 @@ int cfi_walk_read_stack(void *arg, uint64_t addr, uint64_t *val);
 const struct cfi_mapping *cfi_walk_find_mapping(const struct cfi_walk_process *p,
 						uint64_t addr);
 
-/* A short name of @stop ("end", "max-depth", ...), "?" if out of range. */
+/* A short name of @stop ("complete", "max-depth", ...; those of
+ * bpfprof_unwind_stop_name(), plugin.h), "?" if out of range. */
 const char *cfi_walk_stop_name(unsigned int stop);
 
 #endif /* BPFPROF_UNWIND_CFI_WALK_H */
