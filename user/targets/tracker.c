@@ -212,8 +212,8 @@ static void on_fork(struct tracker *t, const struct task_event *e)
 	record_comm(t, BPFPROF_EVENT_COMM, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
 	if (child && parent)
 		record_new_mappings(t, child, NULL, 0, e->time_ns);
-	if (child && t->maps_changed)
-		t->maps_changed(t->maps_changed_ctx, child->pid);
+	if (child)
+		maps_changed(t, child);
 }
 
 static void on_exec(struct tracker *t, const struct task_event *e)
