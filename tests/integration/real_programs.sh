@@ -76,6 +76,18 @@
 # are 64 KiB each, 128 MB/s; it gets a 64 MB ring buffer, and each
 # perf.data file is deleted once read.
 #
+# The three samplers run at three nearby frequencies (perf at FREQ,
+# bpfprof at FREQ + 4 and -g at FREQ - 6: 1999, 2003 and 1993 Hz), not at
+# one: at one period their timers can stay phase-locked, each firing at a
+# fixed delay after perf's, whose 64 KiB copy leaves the program slower
+# for a while after every one of its samples (cold caches), so a locked
+# sampler measured where the program is that long after perf's sample
+# rather than where it spends its time.  Seen in full-suite runs: both
+# bpfprof instances, auto and -g alike, 2.5-5.8 points off perf on one
+# hot function, and 2.5 points off each other on the same execution.
+# With the periods apart by 1-2 us, the phases sweep a whole period every
+# few hundred samples.
+#
 # Environment: BPFPROF_BUILD, FREQ (1999), PROGRAMS (the names of the
 # programs to run, separated by spaces; all by default).
 # Exit: 0 pass, 77 skip (no root/BPF), 1 fail.
@@ -205,10 +217,10 @@ profile() {
 	perf record -N -D -1 --control "fifo:$d.ctl,$d.ack" -e cpu-clock -F "$FREQ" -m 64M \
 		--call-graph dwarf,65528 -p "$wl" -o "$d.perf.data" >"$d.perf.out" 2>"$d.perf.err" & pp=$!
 	CHILD_PIDS+=("$pp")
-	"$BPFPROF" -p "$wl" -F "$FREQ" -d 120 --format perf -o "$d.default.data" \
+	"$BPFPROF" -p "$wl" -F $((FREQ + 4)) -d 120 --format perf -o "$d.default.data" \
 		2>"$d.default.err" & bp=$!
 	CHILD_PIDS+=("$bp")
-	"$BPFPROF" -p "$wl" -F "$FREQ" -d 120 -g --format perf -o "$d.fp.data" \
+	"$BPFPROF" -p "$wl" -F $((FREQ - 6)) -d 120 -g --format perf -o "$d.fp.data" \
 		2>"$d.fp.err" & fp=$!
 	CHILD_PIDS+=("$fp")
 	python3 "$lib/procwait.py" attached "$bp" "$fp" --timeout 30 ||
