@@ -14,7 +14,7 @@
 #   workloads/NAME                              test workloads (tests/workloads)
 #   tests/unit/COMPONENT/test_*                 cmocka unit tests
 
-VERSION   := 0.1.0
+VERSION   := 0.2.0
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 LIBDIR    ?= $(PREFIX)/lib

@@ -222,6 +222,30 @@ struct bpfprof_count {
 };
 
 /*
+ * Where a thread ran and which part of a parallel job it belongs to
+ * (appended in ABI 1, bpfprof 0.2): one per thread, parallel to
+ * bpfprof_profile.threads.  A live profile has one node, the run's host;
+ * a profile made by `bpfprof merge` may have many.  HPCToolkit's identity
+ * tuples (NODE, RANK, THREAD) are built from these.
+ */
+struct bpfprof_thread_identity {
+	const char *host;		/* host name of the node it ran on */
+	uint32_t node;			/* logical node: index of host among the profile's
+					 * hosts in host name order, 0 .. nr_nodes - 1 */
+	uint32_t host_id;		/* physical node id: gethostid() on that node */
+	int32_t rank;			/* MPI rank of its process, read from the process's
+					 * environment when first seen (OMPI_COMM_WORLD_RANK,
+					 * PMIX_RANK, PMI_RANK or SLURM_PROCID); -1 if none */
+	uint32_t thread;		/* logical thread index within its process, as
+					 * hpcrun numbers them: 0 for the main thread, then
+					 * the other sampled threads by tid */
+	uint32_t host_pid;		/* its tgid on that node */
+	uint32_t host_tid;		/* its tid on that node (bpfprof_thread.pid and .tid
+					 * equal these unless a merge renumbered threads whose
+					 * ids collided across nodes) */
+};
+
+/*
  * The aggregated profile handed to write().  Threads are grouped by
  * process (see bpfprof_process.first_thread); counts are sorted by thread
  * and each (thread, user_stack, kernel_stack) appears once.  stacks[0] is
@@ -237,6 +261,11 @@ struct bpfprof_profile {
 	size_t nr_stacks;
 	const struct bpfprof_count *counts;
 	size_t nr_counts;
+	/* Appended (ABI 1, bpfprof 0.2); hosts before 0.2 leave them out, so
+	 * a plugin that may meet such a host must not read them. */
+	const struct bpfprof_thread_identity *thread_ids; /* nr_threads entries,
+					 * parallel to threads */
+	size_t nr_nodes;		/* distinct hosts among thread_ids, >= 1 */
 };
 
 /* Kinds of struct bpfprof_event. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uthash.h>
 
 #include "profile.h"
@@ -83,6 +84,7 @@ struct profile {
 	struct bpfprof_process *v_procs;
 	struct bpfprof_thread *v_threads;
 	struct bpfprof_count *v_counts;
+	struct bpfprof_thread_identity *v_ids;
 };
 
 struct profile *profile_new(void)
@@ -115,6 +117,8 @@ static void free_view(struct profile *p)
 	free(p->v_procs);
 	free(p->v_threads);
 	free(p->v_counts);
+	free(p->v_ids);
+	p->v_ids = NULL;
 	p->v_procs = NULL;
 	p->v_threads = NULL;
 	p->v_counts = NULL;
@@ -176,6 +180,7 @@ struct proc *profile_proc(struct profile *p, uint32_t pid)
 	if (!pe)
 		return NULL;
 	pe->proc.pid = pid;
+	pe->proc.rank = -1;
 	HASH_ADD(hh, p->procs, proc.pid, sizeof(pid), pe);
 	return &pe->proc;
 }
@@ -563,6 +568,32 @@ static int build_view_counts(struct profile *p, size_t nr_threads, size_t *nr)
 	return 0;
 }
 
+/* One identity per view thread: this host, node 0, the process's rank, and
+ * the thread's index within its process (main thread first, then by tid). */
+static int build_view_ids(struct profile *p, const struct bpfprof_run *run, size_t nr_threads)
+{
+	const char *host = run && run->hostname ? run->hostname : "";
+	uint32_t host_id = (uint32_t)gethostid();
+
+	p->v_ids = calloc(nr_threads + 1, sizeof(*p->v_ids));
+	if (!p->v_ids)
+		return -ENOMEM;
+	for (size_t i = 0, next = 1; i < nr_threads; i++) {
+		const struct bpfprof_thread *t = &p->v_threads[i];
+		const struct proc *proc = profile_find_proc(p, t->pid);
+
+		if (i == p->v_procs[t->process].first_thread)
+			next = 1;
+		p->v_ids[i] = (struct bpfprof_thread_identity){
+			.host = host, .node = 0, .host_id = host_id,
+			.rank = proc ? proc->rank : -1,
+			.thread = t->tid == t->pid ? 0 : (uint32_t)next++,
+			.host_pid = t->pid, .host_tid = t->tid,
+		};
+	}
+	return 0;
+}
+
 int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfprof_profile *view)
 {
 	int err;
@@ -573,6 +604,7 @@ int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfpro
 	err = build_view_procs(p, &view->nr_processes);
 	err = err ?: build_view_threads(p, view->nr_processes, &view->nr_threads);
 	err = err ?: build_view_counts(p, view->nr_threads, &view->nr_counts);
+	err = err ?: build_view_ids(p, run, view->nr_threads);
 	if (err) {
 		free_view(p);
 		return err;
@@ -582,6 +614,8 @@ int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfpro
 	view->counts = p->v_counts;
 	view->stacks = p->stacks;
 	view->nr_stacks = p->nr_stacks;
+	view->thread_ids = p->v_ids;
+	view->nr_nodes = 1;
 	return 0;
 }
 
@@ -615,6 +649,7 @@ int profile_view_process(const struct bpfprof_profile *all, size_t index,
 	view->processes = NULL;
 	view->threads = NULL;
 	view->counts = NULL;
+	view->thread_ids = NULL;
 	if (!pr)
 		return 0;
 	slice->threads = calloc(nr_threads + 1, sizeof(*slice->threads));
@@ -639,6 +674,7 @@ int profile_view_process(const struct bpfprof_profile *all, size_t index,
 	view->nr_threads = nr_threads;
 	view->counts = slice->counts;
 	view->nr_counts = c1 - c0;
+	view->thread_ids = all->thread_ids ? all->thread_ids + first : NULL;
 	return 0;
 }
 

@@ -27,6 +27,8 @@ struct proc {
 	struct bpfprof_mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	bool exited;
+	int32_t rank;			/* MPI rank from its environment, -1 if none
+					 * (bpfprof_thread_identity.rank) */
 	bool maps_read;			/* maps were read at least once */
 	uint64_t maps_time_ns;		/* CLOCK_MONOTONIC of the last maps read */
 	uint32_t exec_rereads;		/* immediate re-reads allowed after an exec */

@@ -8,7 +8,8 @@
  * a run without samples; stack ids that share a slot of the id cache; and
  * per-thread and per-process totals kept with the counts (repeated adds,
  * a thread id reused by another process, many more keys than the count
- * cache has slots).
+ * cache has slots); and each thread's identity (host, rank, logical
+ * thread index).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -254,6 +255,44 @@ static void test_many_counts(void **unused)
 	profile_free(p);
 }
 
+/* Each thread's identity: this host, node 0, its process's rank (-1
+ * unless set), its ids, and hpcrun's logical thread index: 0 for the
+ * main thread, then 1.. by tid; the per-process view keeps them. */
+static void test_thread_identities(void **unused)
+{
+	static const struct bpfprof_run host_run = { .event = "cpu-clock", .hostname = "node7" };
+	struct profile *p = build();
+	struct bpfprof_profile all, one;
+	struct profile_slice slice;
+
+	(void)unused;
+	profile_find_proc(p, 45)->rank = 3;
+	assert_int_equal(profile_view(p, &host_run, &all), 0);
+	assert_non_null(all.thread_ids);
+	assert_int_equal(all.nr_nodes, 1);
+	for (size_t i = 0; i < all.nr_threads; i++) {
+		const struct bpfprof_thread *t = &all.threads[i];
+		const struct bpfprof_thread_identity *id = &all.thread_ids[i];
+		uint32_t want = (t->tid - t->pid) / 3;	/* build(): tid = pid + 3 * t */
+
+		assert_string_equal(id->host, "node7");
+		assert_int_equal(id->node, 0);
+		assert_int_equal(id->rank, t->pid == 45 ? 3 : -1);
+		assert_int_equal(id->thread, want);
+		assert_int_equal(id->host_pid, t->pid);
+		assert_int_equal(id->host_tid, t->tid);
+	}
+	for (size_t i = 0; i < all.nr_processes; i++) {
+		const struct bpfprof_process *pr = &all.processes[i];
+
+		assert_int_equal(profile_view_process(&all, i, &slice, &one), 0);
+		for (uint32_t t = 0; t < pr->nr_threads; t++)
+			assert_ptr_equal(&one.thread_ids[t], &all.thread_ids[pr->first_thread + t]);
+		profile_slice_free(&slice);
+	}
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_stack_id_cache),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_many_counts),
+		cmocka_unit_test(test_thread_identities),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
