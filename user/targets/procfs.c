@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * procfs.c - reads per-process facts from /proc, whole /proc files, and
- * the hex numbers /proc text files print (see procfs.h).
+ * procfs.c - reads per-process facts from /proc (among them the MPI rank
+ * in a process's environment), whole /proc files, and the hex numbers
+ * /proc text files print (see procfs.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -132,6 +133,74 @@ int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), voi
 	}
 	closedir(dir);
 	return err;
+}
+
+/* The variables that hold a process's MPI rank, in the order they count. */
+static const char *const rank_vars[] = {
+	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID",
+};
+
+/* The value of the first entry @name=... of @env (@len bytes) and its
+ * length in *@n, or NULL if @name is not set. */
+static const char *env_value(const char *env, size_t len, const char *name, size_t *n)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = env, *end = env + len; p < end;) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		const char *e = nul ? nul : end;
+
+		if ((size_t)(e - p) > nl && p[nl] == '=' && !memcmp(p, name, nl)) {
+			*n = (size_t)(e - p) - nl - 1;
+			return p + nl + 1;
+		}
+		p = e + 1;
+	}
+	return NULL;
+}
+
+/* @s (@n bytes) as a decimal integer 0 .. INT32_MAX, or -1. */
+static int32_t parse_rank(const char *s, size_t n)
+{
+	int64_t v = 0;
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+		if (v > INT32_MAX)
+			return -1;
+	}
+	return (int32_t)v;
+}
+
+int32_t procfs_env_rank(const char *env, size_t len)
+{
+	for (size_t i = 0; env && i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+		size_t n;
+		const char *v = env_value(env, len, rank_vars[i], &n);
+		int32_t rank = v ? parse_rank(v, n) : -1;
+
+		if (rank >= 0)
+			return rank;
+	}
+	return -1;
+}
+
+int32_t procfs_rank(uint32_t pid)
+{
+	char path[64], *env;
+	size_t len;
+	int32_t rank;
+
+	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+	if (procfs_read_file(path, &env, &len))
+		return -1;
+	rank = procfs_env_rank(env, len);
+	free(env);
+	return rank;
 }
 
 bool procfs_alive(uint32_t pid)

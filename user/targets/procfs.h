@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * procfs.h - small readers of /proc/PID: comm, exe, cmdline, parent,
- * kernel-thread flag and the thread list.  Mappings are in procmaps.h.
+ * kernel-thread flag, the thread list and the MPI rank in the
+ * environment.  Mappings are in procmaps.h.
  */
 #ifndef BPFPROF_PROCFS_H
 #define BPFPROF_PROCFS_H
@@ -29,6 +30,24 @@ int procfs_tgid(uint32_t tid, uint32_t *tgid);
 
 /* Call fn(ctx, tid) for every thread of @pid. 0 or -errno. */
 int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), void *ctx);
+
+/*
+ * The MPI rank in the environment block @env of @len bytes, laid out as
+ * /proc/PID/environ holds it ("NAME=VALUE" entries, each ended by a NUL;
+ * the last one may lack it, and @env need not be NUL-terminated).  The
+ * value of the first of OMPI_COMM_WORLD_RANK (Open MPI), PMIX_RANK (PMIx),
+ * PMI_RANK (MPICH, Intel MPI) and SLURM_PROCID (srun) that is set and is
+ * a non-negative decimal integer no larger than INT32_MAX (digits only:
+ * no sign, no space); a variable set to anything else is passed over.
+ * Where a name is set twice, its first entry counts, as for getenv().
+ * Returns the rank, or -1 if none.
+ */
+int32_t procfs_env_rank(const char *env, size_t len);
+
+/* The MPI rank of process @pid: procfs_env_rank() of /proc/PID/environ,
+ * the environment its current image started with.  -1 if none, or if
+ * the file cannot be read (gone, kernel thread, no permission). */
+int32_t procfs_rank(uint32_t pid);
 
 /* True if process @pid exists and is not a zombie. */
 bool procfs_alive(uint32_t pid);

@@ -167,6 +167,7 @@ struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns)
 		proc_set_str(&proc->cmdline, buf);
 	if (procfs_stat(pid, &ppid, &kthread) == 0)
 		proc->ppid = ppid;
+	proc->rank = procfs_rank(pid);
 	if (proc->comm)
 		record_comm(t, BPFPROF_EVENT_COMM, pid, pid, proc->comm, time_ns, UINT32_MAX);
 	if (!kthread)
@@ -177,7 +178,8 @@ struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns)
 
 /* ---- lifecycle events --------------------------------------------------- */
 
-/* A new process starts as a copy of its parent: name, exe and mappings. */
+/* A new process starts as a copy of its parent: name, exe, mappings and
+ * rank (its environment is the parent's; read it if the parent's was not). */
 static struct proc *copy_parent(struct tracker *t, const struct task_event *e,
 				struct proc **parent)
 {
@@ -192,6 +194,7 @@ static struct proc *copy_parent(struct tracker *t, const struct task_event *e,
 		proc_set_str(&child->exe, (*parent)->exe);
 	if (*parent)
 		proc_merge_maps(child, (*parent)->maps, (*parent)->nr_maps);
+	child->rank = *parent && (*parent)->maps_read ? (*parent)->rank : procfs_rank(e->tgid);
 	child->maps_read = true;
 	child->maps_time_ns = 0;
 	return child;
@@ -228,6 +231,7 @@ static void on_exec(struct tracker *t, const struct task_event *e)
 		proc_set_str(&proc->exe, buf);
 	if (procfs_cmdline(e->tgid, buf, sizeof(buf)) == 0)
 		proc_set_str(&proc->cmdline, buf);
+	proc->rank = procfs_rank(e->tgid);	/* the new image's environment */
 	profile_thread(t->profile, e->tgid, e->tid, e->comm);
 	record_comm(t, BPFPROF_EVENT_EXEC, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
 	/* The old image is gone: its mappings must not shadow the new ones.
