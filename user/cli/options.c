@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfprof.h"
 #include "kernel/cpus.h"
 #include "kernel/settings.h"
 #include "options.h"
+#include "output_pattern.h"
 
 enum long_only {
 	OPT_FORMAT = 256,
@@ -98,7 +100,8 @@ void options_usage(void)
 	       "      --unwind-memory MIB kernel memory for auto's unwind tables (default 256)\n"
 	       "\n"
 	       "Output:\n"
-	       "  -o, --output PATH       where to write (default: the format's own name)\n"
+	       "  -o, --output PATH       where to write (default: the format's own name); %%h in\n"
+	       "                          PATH is the host name, %%p bpfprof's pid, %%%% a %%\n"
 	       "      --format NAME       output format (default %s); see --list-formats\n"
 	       "      --plugin PATH.so    load an output plugin from a file\n"
 	       "      --list-formats      list the output formats and exit\n"
@@ -305,6 +308,32 @@ static int parse_size(struct options *o, int c, const char *arg)
 	return 0;
 }
 
+/* -o PATH: its %h (host name), %p (our pid) and %% expanded. */
+static int parse_output(struct options *o, const char *arg)
+{
+	char host[256] = "";
+	const char *bad;
+	int err;
+
+	if (!*arg)
+		return usage_error("empty output path: give -o a file name");
+	if (gethostname(host, sizeof(host) - 1))
+		host[0] = '\0';
+	free(o->output_buf);
+	o->output = NULL;
+	err = output_pattern_expand(arg, host, (uint32_t)getpid(), &o->output_buf, &bad);
+	if (err == -EINVAL && !bad[1])
+		return usage_error("invalid -o '%s': a '%%' at its end (use %%h for the host name, "
+				   "%%p for bpfprof's pid, %%%% for a %%)", arg);
+	if (err == -EINVAL)
+		return usage_error("invalid -o '%s': unknown '%%%c' (use %%h for the host name, "
+				   "%%p for bpfprof's pid, %%%% for a %%)", arg, bad[1]);
+	if (err)
+		return usage_error("out of memory");
+	o->output = o->output_buf;
+	return 0;
+}
+
 static int parse_one(struct options *o, int c, const char *arg)
 {
 	bool *flag = flag_of(o, c);
@@ -322,10 +351,7 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case OPT_UNWIND_MEMORY:
 		return parse_size(o, c, arg);
 	case 'o':
-		if (!*arg)
-			return usage_error("empty output path: give -o a file name");
-		o->output = arg;
-		return 0;
+		return parse_output(o, arg);
 	case OPT_FORMAT:
 		o->format = arg;
 		return 0;
@@ -402,6 +428,9 @@ void options_free(struct options *o)
 {
 	free(o->ids);
 	free(o->cpus);
+	free(o->output_buf);
 	o->ids = NULL;
 	o->cpus = NULL;
+	o->output_buf = NULL;
+	o->output = NULL;
 }

@@ -40,7 +40,9 @@ struct options {
 	uint64_t freq;			/* -F: Hz; 0 when -c is given */
 	uint64_t period;		/* -c: ns of cpu-clock per sample; 0 with -F */
 	double duration;		/* -d: seconds, 0 = until stopped */
-	const char *output;		/* -o: NULL = the format's default */
+	const char *output;		/* -o with its %h, %p, %% expanded (output_buf);
+					 * NULL = the format's default */
+	char *output_buf;		/* owned: the expanded -o */
 	const char *format;		/* --format NAME */
 	const char *plugin_path;	/* --plugin PATH.so */
 	bool list_formats;

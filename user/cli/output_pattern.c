@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * output_pattern.c - expands the %h, %p and %% of `-o PATH` (see
+ * output_pattern.h); user/cli/options.c calls it with this host's name
+ * and the collector's pid before anything checks or creates the output.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output_pattern.h"
+
+/* Append @s to @f with '/' turned into '_'. */
+static void put_component(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == '/' ? '_' : *s, f);
+}
+
+int output_pattern_expand(const char *pattern, const char *host, uint32_t pid, char **out,
+			  const char **bad)
+{
+	size_t len;
+	FILE *f = open_memstream(out, &len);
+
+	*bad = NULL;
+	if (!f)
+		return -ENOMEM;
+	for (const char *p = pattern; *p && !*bad; p++) {
+		if (*p != '%') {
+			fputc(*p, f);
+			continue;
+		}
+		switch (p[1]) {
+		case 'h':
+			put_component(f, host);
+			break;
+		case 'p':
+			fprintf(f, "%u", pid);
+			break;
+		case '%':
+			fputc('%', f);
+			break;
+		default:
+			*bad = p;
+		}
+		p++;
+	}
+	if (fclose(f) || *bad) {
+		free(*out);
+		*out = NULL;
+		return *bad ? -EINVAL : -ENOMEM;
+	}
+	return 0;
+}
