@@ -4,7 +4,10 @@
  * (thread, user stack, kernel stack).  Its locations are the kernel frames
  * (leaf first) then the user frames, its values [samples, samples *
  * period ns], its labels pid and tid (numeric), comm (process name) and
- * thread (thread name).
+ * thread (thread name), and from the thread's identity (thread_ids) node
+ * (host name) and, when its process has one, rank (numeric, with the
+ * unit "rank": go tool pprof drops a numeric label that is 0 and has no
+ * unit, and rank 0 must stay).
  *
  * Samples are written grouped by user stack, then kernel stack, threads
  * in order within (the host's order is by thread; pprof does not care).
@@ -33,6 +36,7 @@
 #include "pprof.h"
 
 #define NO_STACK UINT32_MAX
+#define NR_KEYS 6
 #define ANY_PROCESS SIZE_MAX
 
 /* An encoded list of location ids in an arena, once it is known. */
@@ -81,7 +85,8 @@ struct sample_writer {
 
 	struct buf labels;		/* arena of label_spans */
 	struct span *label_spans;	/* by thread index */
-	int64_t label_keys[4];		/* "pid", "tid", "comm", "thread" */
+	int64_t label_keys[NR_KEYS];	/* "pid", "tid", "comm", "thread", "node", "rank" */
+	int64_t rank_unit;		/* "rank" */
 };
 
 /* Process index of a thread; nr_processes if it has none. */
@@ -294,7 +299,7 @@ static int user_ids(struct sample_writer *s, uint32_t index, size_t p, struct pp
 
 static int init_samples(struct sample_writer *s)
 {
-	static const char *const keys[] = { "pid", "tid", "comm", "thread" };
+	static const char *const keys[NR_KEYS] = { "pid", "tid", "comm", "thread", "node", "rank" };
 	const struct bpfprof_profile *prof = s->prof;
 	size_t nr_procs = prof->nr_processes + 1;
 
@@ -312,13 +317,30 @@ static int init_samples(struct sample_writer *s)
 		return -ENOMEM;
 	for (size_t p = 0; p < nr_procs; p++)
 		s->proc_memo[p].user_stack = s->space_memo[p].user_stack = NO_STACK;
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < NR_KEYS; i++)
 		if ((s->label_keys[i] = pprof_string(s->tables, keys[i])) < 0)
 			return -ENOMEM;
+	s->rank_unit = s->label_keys[5];
 	return 0;
 }
 
 /* --- labels and samples ---------------------------------------------------- */
+
+/* The labels of thread @index's identity: node, and rank if known. */
+static int identity_labels(struct sample_writer *s, uint32_t index)
+{
+	const struct bpfprof_thread_identity *id = &s->prof->thread_ids[index];
+	const int64_t *k = s->label_keys;
+	int64_t node = pprof_string(s->tables, id->host ? id->host : "");
+
+	if (node < 0)
+		return -ENOMEM;
+	write_sample_label(&s->labels, &(struct pprof_label){ .key = k[4], .str = node });
+	if (id->rank >= 0)
+		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[5], .num = id->rank,
+								      .num_unit = s->rank_unit });
+	return 0;
+}
 
 /* The encoded labels of thread @index, made on first use. */
 static int thread_labels(struct sample_writer *s, uint32_t index, struct pprof_sample *out)
@@ -340,6 +362,8 @@ static int thread_labels(struct sample_writer *s, uint32_t index, struct pprof_s
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[1], .num = t->tid });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[2], .str = comm });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[3], .str = tcomm });
+		if (s->prof->thread_ids && identity_labels(s, index))
+			return -ENOMEM;
 		if (s->labels.err)
 			return -ENOMEM;
 		*sp = (struct span){ .off = off, .len = (uint32_t)(s->labels.len - off),

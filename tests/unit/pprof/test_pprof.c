@@ -149,7 +149,7 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct field *f)
 
 #define MAX 256
 
-struct d_label { int64_t key, str, num; };
+struct d_label { int64_t key, str, num, unit; };
 struct d_sample {
 	uint64_t locs[MAX]; size_t nr_locs;
 	int64_t values[4]; size_t nr_values;
@@ -213,6 +213,7 @@ static void decode_sample(const struct field *f, struct d_sample *s)
 				if (h.num == 1) l->key = h.v;
 				if (h.num == 2) l->str = h.v;
 				if (h.num == 3) l->num = h.v;
+				if (h.num == 4) l->unit = h.v;
 			}
 		}
 	}
@@ -930,6 +931,89 @@ static void test_empty_profile(void **unused)
 	unlink(path);
 }
 
+/* The label @key of @s, or NULL. */
+static const struct d_label *find_label(const struct decoded *d, const struct d_sample *s,
+					const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(str(d, s->labels[i].key), key))
+			return &s->labels[i];
+	return NULL;
+}
+
+/*
+ * The threads' identities become labels: node (the host name, a string)
+ * on every sample, rank (numeric, unit "rank") only where it is known,
+ * rank 0 included (go tool pprof keeps a 0 only with its unit).  Without
+ * thread_ids (a host before 0.2) neither label is written.
+ */
+static void test_identity_labels(void **unused)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	static const struct bpfprof_thread_identity ids[] = {
+		{ .host = "node-a", .rank = 0, .host_pid = 42, .host_tid = 42 },
+		{ .host = "node-a", .rank = -1, .thread = 1, .host_pid = 42, .host_tid = 43 },
+	};
+	struct bpfprof_profile p = profile;
+	static struct decoded d;
+	const struct d_label *l;
+	uint8_t *data;
+	size_t len;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	p.thread_ids = ids;
+	host_init(app_symbolize);
+	assert_int_equal(run_plugin(&p, path), 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+	const struct d_sample *s0 = find_sample(&d, 42, 5), *s2 = find_sample(&d, 43, 3);
+	assert_string_equal(label_str(&d, s0, "node"), "node-a");
+	assert_string_equal(label_str(&d, s2, "node"), "node-a");
+	assert_non_null(l = find_label(&d, s0, "rank"));
+	assert_int_equal(l->num, 0);
+	assert_int_equal(l->str, 0);
+	assert_string_equal(str(&d, l->unit), "rank");
+	assert_null(find_label(&d, s2, "rank"));
+	assert_int_equal(label_num(&d, s2, "tid"), 43);	/* the others are still there */
+	if (system("command -v go >/dev/null 2>&1") == 0) {
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "go tool pprof -sample_index=samples -tags %s 2>/dev/null | "
+			 "grep -A1 -E '^ *rank: Total 7(\\.0)?$' | grep -Eq ' 7(\\.0)? \\(.*\\): 0$'", path);
+		assert_int_equal(system(cmd), 0);
+		snprintf(cmd, sizeof(cmd), "go tool pprof -sample_index=samples -tags %s 2>/dev/null | "
+			 "grep -A1 -E '^ *node: Total 10(\\.0)?$' | grep -Eq ' 10(\\.0)? \\(.*\\): node-a$'", path);
+		assert_int_equal(system(cmd), 0);
+	}
+	free_decoded(&d);
+	free(data);
+
+	/* rank 7 on both threads; no thread_ids: no node, no rank */
+	struct bpfprof_thread_identity seven[2] = { ids[0], ids[1] };
+	seven[0].rank = seven[1].rank = 7;
+	p.thread_ids = seven;
+	assert_int_equal(run_plugin(&p, path), 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+	for (size_t i = 0; i < d.nr_samples; i++)
+		assert_int_equal(label_num(&d, &d.samples[i], "rank"), 7);
+	free_decoded(&d);
+	free(data);
+	p.thread_ids = NULL;
+	assert_int_equal(run_plugin(&p, path), 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+	for (size_t i = 0; i < d.nr_samples; i++) {
+		assert_null(find_label(&d, &d.samples[i], "rank"));
+		assert_null(find_label(&d, &d.samples[i], "node"));
+	}
+	free_decoded(&d);
+	free(data);
+	unlink(path);
+}
+
 /* A count naming a missing stack is an error with a message. */
 static void test_bad_stack(void **unused)
 {
@@ -959,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_shared_stacks),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_bad_stack),
+		cmocka_unit_test(test_identity_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
