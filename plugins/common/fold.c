@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,18 @@ static int fold_frame_name(struct fold *f, struct fold_frame *fr, uint32_t *id)
 	return hashtab_added(&f->syms);
 }
 
+/* The id of the name @s of @n bytes. */
+static int fold_intern_text(struct fold *f, const char *s, size_t n, uint32_t *id)
+{
+	size_t len = 1;
+
+	if (fold_text_room(f, n + 2))
+		return -ENOMEM;
+	f->text[f->text_len] = ';';
+	fold_text_put(f, &len, s, n);
+	return fold_intern_name(f, n, id);
+}
+
 /* The comm name of thread @t: its process's comm, else its own, else "[unknown]". */
 static int fold_comm_name(struct fold *f, uint32_t t, uint32_t *id)
 {
@@ -233,7 +246,6 @@ static int fold_comm_name(struct fold *f, uint32_t t, uint32_t *id)
 	const struct bpfprof_thread *th = &prof->threads[t];
 	const struct bpfprof_process *proc;
 	const char *comm;
-	size_t len = 1, n;
 
 	if (f->thread_comm[t] != UINT32_MAX) {
 		*id = f->thread_comm[t];
@@ -242,14 +254,33 @@ static int fold_comm_name(struct fold *f, uint32_t t, uint32_t *id)
 	proc = th->process < prof->nr_processes ? &prof->processes[th->process] : NULL;
 	comm = proc && proc->comm && *proc->comm ? proc->comm :
 	       th->comm && *th->comm ? th->comm : "[unknown]";
-	n = strlen(comm);
-	if (fold_text_room(f, n + 2))
-		return -ENOMEM;
-	f->text[f->text_len] = ';';
-	fold_text_put(f, &len, comm, n);
-	if (fold_intern_name(f, n, id))
+	if (fold_intern_text(f, comm, strlen(comm), id))
 		return -ENOMEM;
 	f->thread_comm[t] = *id;
+	return 0;
+}
+
+/* f->mpi_rank: the name "rank N" of each thread with an MPI rank, if any has one. */
+static int fold_mpi_ranks(struct fold *f)
+{
+	const struct bpfprof_thread_identity *ids = f->prof->thread_ids;
+	size_t i, n = f->prof->nr_threads;
+	char s[32];
+
+	for (i = 0; ids && i < n && ids[i].rank < 0; i++)
+		;
+	if (!ids || i == n)
+		return 0;
+	f->mpi_rank = malloc(n * sizeof(*f->mpi_rank));
+	if (!f->mpi_rank)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int len = snprintf(s, sizeof(s), "rank %d", (int)ids[i].rank);
+
+		f->mpi_rank[i] = UINT32_MAX;
+		if (ids[i].rank >= 0 && fold_intern_text(f, s, (size_t)len, &f->mpi_rank[i]))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -482,6 +513,27 @@ static int fold_add(struct fold *f, uint32_t comm, uint32_t user, uint32_t kerne
 	return hashtab_added(&f->line_map);
 }
 
+/* Line @b of a thread whose MPI rank is named @rank: that name becomes its
+ * root, its comm the first name of its user sequence (interned once each). */
+static int fold_mpi_line(struct fold *f, uint32_t rank, struct fold_line *b)
+{
+	uint64_t a = (uint64_t)b->comm << 32 | b->user;
+	uint32_t seq = hashtab_get(&f->mpi_seqs, a, 0), n = f->seqs[b->user].len;
+
+	if (seq == HASHTAB_NONE) {
+		if (grow_array(&f->pool, &f->pool_cap, f->pool_len + n + 1, sizeof(*f->pool)))
+			return -ENOMEM;
+		f->pool[f->pool_len] = b->comm;
+		memcpy(f->pool + f->pool_len + 1, f->pool + f->seqs[b->user].off,
+		       n * sizeof(*f->pool));
+		if (fold_intern_seq(f, n + 1, &seq) || hashtab_put(&f->mpi_seqs, a, 0, seq))
+			return -ENOMEM;
+	}
+	b->comm = rank;
+	b->user = seq;
+	return 0;
+}
+
 /* Add the @n <= FOLD_BATCH counts from @first to their lines (prefetched as above). */
 static int fold_sum_batch(struct fold *f, size_t first, size_t n)
 {
@@ -496,6 +548,9 @@ static int fold_sum_batch(struct fold *f, size_t first, size_t n)
 		b[j] = (struct fold_line){ .comm = f->thread_comm[c->thread],
 			.user = f->memo[memo[2 * j]].seq, .kernel = f->memo[memo[2 * j + 1]].seq,
 			.samples = c->samples };
+		if (f->mpi_rank && f->mpi_rank[c->thread] != UINT32_MAX &&
+		    fold_mpi_line(f, f->mpi_rank[c->thread], &b[j]))
+			return -ENOMEM;
 		h[j] = hashtab_hash((uint64_t)b[j].comm << 32 | b[j].user, b[j].kernel);
 		hashtab_prefetch(&f->line_map, h[j]);
 	}
@@ -606,6 +661,9 @@ static void fold_free_build(struct fold *f)
 	hashtab_free(&f->memos);
 	hashtab_free(&f->groups);
 	hashtab_free(&f->line_map);
+	hashtab_free(&f->mpi_seqs);
+	free(f->mpi_rank);
+	f->mpi_rank = NULL;
 	free(f->frames);
 	free(f->memo);
 	free(f->count_memo);
@@ -654,7 +712,7 @@ static int fold_init(struct fold *f)
 		return -ENOMEM;
 	memset(f->thread_comm, 0xff, prof->nr_threads * sizeof(uint32_t));
 	f->memo[f->nr_memo++] = (struct fold_memo){ .seq = 0 };	/* memo 0: no frames */
-	return fold_intern_seq(f, 0, &empty);			/* seq 0: no frames */
+	return fold_intern_seq(f, 0, &empty) ?: fold_mpi_ranks(f);	/* seq 0: no frames */
 }
 
 /*

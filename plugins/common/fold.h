@@ -15,6 +15,12 @@
  * line stays parseable.  The samples of all threads with the same line
  * are summed; the lines are sorted by byte value.
  *
+ * Parallel jobs: when the profile knows the MPI rank of any thread
+ * (bpfprof_profile.thread_ids), the lines of each thread with a rank
+ * start with one more root frame, "rank N;comm;...", so that a flame
+ * graph groups the processes of each rank; the lines of threads without
+ * one stay "comm;...", and a profile without ranks folds as before.
+ *
  * How, for a million counts over deep stacks, without building any line
  * as text (fold_profile()):
  *  1. fold_collect_batch(): each count's (pid, user stack) and (pid,
@@ -84,6 +90,9 @@ struct fold {
 	struct hashtab groups;		/* (pid, kernel) -> group */
 	uint32_t *count_memo;		/* user and kernel memo of each count */
 	uint32_t *thread_comm;		/* comm name of each thread, UINT32_MAX unknown yet */
+	uint32_t *mpi_rank;		/* "rank N" name of each thread, UINT32_MAX if it
+					 * has none; NULL if no thread has one */
+	struct hashtab mpi_seqs;	/* (comm << 32 | user seq) -> seq of comm and user */
 	struct fold_line *lines;
 	size_t nr_lines;
 	struct hashtab line_map;	/* (comm << 32 | user, kernel) -> line */

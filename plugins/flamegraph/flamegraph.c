@@ -3,8 +3,8 @@
  * flamegraph.c - the "flamegraph" output plugin: one self-contained,
  * interactive HTML page (inline SVG drawn by an inline script, no network
  * access), default output bpfprof.html.  The stacks are the folded stacks
- * of the folded plugin (common/fold.h: comm, user frames, kernel frames
- * with _[k]); this file writes the page around them, the stylesheet and
+ * of the folded plugin (common/fold.h: the MPI rank if known, comm, user
+ * frames, kernel frames with _[k]); this file writes the page around them, the stylesheet and
  * script are in assets.c.  The page is written by write_page_head(),
  * write_page_data() and write_page_tail(), through a write-through
  * buffer (common/buf.h).

@@ -2,7 +2,8 @@
 /*
  * folded.c - the "folded" output plugin: folded stacks, one line
  * "comm;root;...;leaf COUNT" per distinct stack (see common/fold.h for
- * how a line is made), sorted, default output bpfprof.folded.  The format
+ * how a line is made; a thread with an MPI rank gets "rank N;comm;..."),
+ * sorted, default output bpfprof.folded.  The format
  * FlameGraph's flamegraph.pl, speedscope, inferno and others import.
  * COUNT is a number of samples (each stands for run->sample_period ns of
  * CPU time); the counts add up to the samples in the profile.

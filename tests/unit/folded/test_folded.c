@@ -54,6 +54,7 @@ struct test_profile {
 	struct bpfprof_stack stacks[MAX_STACKS];
 	uint64_t ips[MAX_STACKS][MAX_FRAMES];
 	struct bpfprof_count counts[MAX_COUNTS];
+	struct bpfprof_thread_identity ids[MAX_THREADS];
 	struct bpfprof_profile prof;
 };
 
@@ -128,6 +129,21 @@ static void tp_count(struct test_profile *tp, uint32_t thread, uint32_t ustack, 
 	tp->counts[tp->prof.nr_counts++] = (struct bpfprof_count){
 		.thread = thread, .user_stack = ustack, .kernel_stack = kstack,
 		.samples = samples };
+}
+
+/* Give the threads of process @p (all of them: -1) MPI rank @rank
+ * (-1: none), through thread_ids. */
+static void tp_rank(struct test_profile *tp, int p, int32_t rank)
+{
+	for (size_t t = 0; t < tp->prof.nr_threads; t++) {
+		if (!tp->prof.thread_ids)
+			tp->ids[t] = (struct bpfprof_thread_identity){ .host = "node", .rank = -1,
+				.host_pid = tp->threads[t].pid, .host_tid = tp->threads[t].tid };
+		if (p < 0 || tp->threads[t].process == (uint32_t)p)
+			tp->ids[t].rank = rank;
+	}
+	tp->prof.thread_ids = tp->ids;
+	tp->prof.nr_nodes = 1;
 }
 
 /* --- running plugins -------------------------------------------------------- */
@@ -252,6 +268,56 @@ static void test_threads_and_processes_merge(void **state)
 		      "proc0;main;work 1\n"
 		      "proc0;main;work;leaf 17\n"
 		      "proc1;main;work;leaf 5\n");
+}
+
+/*
+ * Threads with an MPI rank: their lines start with "rank N", those
+ * without one keep their comm first; processes of the same rank and
+ * comm merge; kernel-only and frameless counts get the root too.
+ */
+static void test_mpi_rank_roots(void **state)
+{
+	struct test_profile *tp = tp_test(state, 4);
+	uint32_t s;
+
+	fake_func(&tp->fh, 0x1000, "main");
+	fake_func(&tp->fh, 0x2000, "work");
+	fake_func(&tp->fh, 0x3000, "leaf");
+	fake_kfunc(&tp->fh, 0xffff2000, "vfs_read");
+	s = STACK(tp, 0, 0x1000, 0x2000, 0x3000);
+	tp_rank(tp, 0, 1);
+	tp_rank(tp, 1, 0);
+	tp_rank(tp, 3, 1);
+	tp->procs[3].comm = "proc0";		/* rank 1 twice, one name */
+	tp_count(tp, 0, s, 0, 3);		/* proc0, rank 1 */
+	tp_count(tp, 1, s, 0, 4);
+	tp_count(tp, 6, s, 0, 10);		/* proc3 "proc0", rank 1: same line */
+	tp_count(tp, 1, 0, STACK(tp, 1, 0xffff2000), 6);
+	tp_count(tp, 0, 0, 0, 2);
+	tp_count(tp, 2, s, 0, 4);		/* proc1, rank 0 */
+	tp_count(tp, 4, s, 0, 5);		/* proc2, no rank */
+	assert_folded(tp,
+		      "proc2;main;work;leaf 5\n"
+		      "rank 0;proc1;main;work;leaf 4\n"
+		      "rank 1;proc0 2\n"
+		      "rank 1;proc0;main;work;leaf 17\n"
+		      "rank 1;proc0;vfs_read_[k] 6\n");
+}
+
+/* Identities without any rank (or none at all): the lines of before. */
+static void test_no_mpi_rank_unchanged(void **state)
+{
+	struct test_profile *tp = tp_test(state, 1);
+	char *plain, *ided;
+
+	kernel_profile(tp);
+	plain = fold_text(tp);
+	tp_rank(tp, -1, -1);
+	ided = fold_text(tp);
+	assert_string_equal(ided, plain);
+	assert_non_null(strstr(plain, "proc0;main;read_file 4\n"));
+	free(plain);
+	free(ided);
 }
 
 static void test_kernel_frames_below_user(void **state)
@@ -721,6 +787,20 @@ static void test_flamegraph_data(void **state)
 			 "[7,0],\n[4,0,1,2],\n[3,0,1,2,3,4],\n[6,0,4]]}\n</script>\n");
 }
 
+/* The flame graph of ranked threads has the rank as its root frame. */
+static void test_flamegraph_mpi_rank(void **state)
+{
+	struct test_profile *tp = tp_test(state, 1);
+
+	kernel_profile(tp);
+	tp_rank(tp, 0, 3);
+	assert_page_data(tp,
+			 "<title>bpfprof: test &lt;target&gt;, 20 samples</title>",
+			 "{\"names\": [\"rank 3\",\"proc0\",\"main\",\"read_file\","
+			 "\"entry_SYSCALL_64_[k]\",\"vfs_read_[k]\"],\n\"stacks\": [\n"
+			 "[7,0,1],\n[4,0,1,2,3],\n[3,0,1,2,3,4,5],\n[6,0,1,5]]}\n</script>\n");
+}
+
 static void test_flamegraph_json_escapes(void **state)
 {
 	struct test_profile *tp = tp_test(state, 1);
@@ -755,6 +835,8 @@ int main(void)
 	const struct CMUnitTest lines[] = {
 		cmocka_unit_test(test_entry_checks_abi),
 		TEST(test_threads_and_processes_merge),
+		TEST(test_mpi_rank_roots),
+		TEST(test_no_mpi_rank_unchanged),
 		TEST(test_kernel_frames_below_user),
 		TEST(test_callers_at_return_address_minus_one),
 		TEST(test_names_cleaned),
@@ -774,6 +856,7 @@ int main(void)
 	};
 	const struct CMUnitTest page[] = {
 		TEST(test_flamegraph_data),
+		TEST(test_flamegraph_mpi_rank),
 		TEST(test_flamegraph_json_escapes),
 		TEST(test_flamegraph_empty),
 		TEST(test_flamegraph_write_error),
