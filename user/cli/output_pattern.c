@@ -22,30 +22,29 @@ int output_pattern_expand(const char *pattern, const char *host, uint32_t pid, c
 			  const char **bad)
 {
 	size_t len;
-	FILE *f = open_memstream(out, &len);
+	FILE *f;
 
+	*out = NULL;
 	*bad = NULL;
+	f = open_memstream(out, &len);
 	if (!f)
 		return -ENOMEM;
-	for (const char *p = pattern; *p && !*bad; p++) {
+	for (const char *p = pattern; *p; p++) {
 		if (*p != '%') {
 			fputc(*p, f);
 			continue;
 		}
-		switch (p[1]) {
-		case 'h':
+		if (p[1] == 'h')
 			put_component(f, host);
-			break;
-		case 'p':
+		else if (p[1] == 'p')
 			fprintf(f, "%u", pid);
-			break;
-		case '%':
+		else if (p[1] == '%')
 			fputc('%', f);
+		else {
+			*bad = p;	/* also a '%' at the end: p[1] is its NUL */
 			break;
-		default:
-			*bad = p;
 		}
-		p++;
+		p++;		/* past the letter */
 	}
 	if (fclose(f) || *bad) {
 		free(*out);

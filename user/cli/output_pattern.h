@@ -15,7 +15,7 @@
  * one path component), "%p" the decimal @pid, "%%" one '%'; every other
  * byte is copied.  Returns 0; -EINVAL if a '%' is followed by anything
  * else or by nothing, with *@bad pointing at that '%' in @pattern (and
- * *@out NULL); -ENOMEM.
+ * *@out NULL); -ENOMEM (*@out NULL).
  */
 int output_pattern_expand(const char *pattern, const char *host, uint32_t pid, char **out,
 			  const char **bad);
