@@ -12,9 +12,10 @@
  * kernel frames below the user frames with _[k]; ';' and line breaks in
  * names; module and unknown frames; comm fallbacks; lines of the same
  * text from different stacks; byte order where names are prefixes of one
- * another; errors.  A randomized test compares the plugin with a plain
+ * another; errors; "rank N" roots of threads with an MPI rank, none
+ * without.  Randomized tests compare the plugin with a plain
  * text-folding reference (the previous implementation's method) on
- * profiles with many prefix-related names.  The flamegraph tests dlopen()
+ * profiles with many prefix-related names, with and without ranks.  The flamegraph tests dlopen()
  * BUILD/plugins/flamegraph.so (found beside this test in the build tree;
  * skipped when missing) and check the JSON names and stacks exactly.
  */
@@ -583,6 +584,12 @@ static char *ref_fold(struct test_profile *tp)
 		struct str b = { 0 };
 
 		str_put(&b, "", 0);
+		if (prof->thread_ids && prof->thread_ids[c->thread].rank >= 0) {
+			char root[32];
+
+			snprintf(root, sizeof(root), "rank %d;", (int)prof->thread_ids[c->thread].rank);
+			str_put(&b, root, strlen(root));
+		}
 		str_put_clean(&b, p && p->comm && *p->comm ? p->comm :
 				  t->comm && *t->comm ? t->comm : "[unknown]");
 		for (uint32_t j = us->nr; j-- > 0;)
@@ -666,6 +673,36 @@ static void test_random_against_reference(void **unused)
 
 		rnd_state = seed;
 		tp = rnd_profile();
+		want = ref_fold(tp);
+		got = fold_text(tp);
+		if (strcmp(got, want))
+			fail_msg("seed %" PRIu64 ": folded output:\n%s\nreference:\n%s", seed, got,
+				 want);
+		free(got);
+		free(want);
+		free(tp);
+	}
+}
+
+/*
+ * The same with MPI ranks: random ranks for the processes (none, and
+ * ranks whose names are prefixes of one another), and a process whose
+ * own name looks like a rank root.
+ */
+static void test_random_ranks_against_reference(void **unused)
+{
+	static const int32_t ranks[] = { -1, 0, 1, 10, 11 };
+
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		struct test_profile *tp;
+		char *got, *want;
+
+		rnd_state = seed;
+		tp = rnd_profile();
+		for (int p = 0; p < 3; p++)
+			tp_rank(tp, p, ranks[rnd(5)]);
+		if (seed % 3 == 0)
+			tp->procs[1].comm = "rank 1";
 		want = ref_fold(tp);
 		got = fold_text(tp);
 		if (strcmp(got, want))
@@ -852,6 +889,7 @@ int main(void)
 
 	const struct CMUnitTest reference[] = {
 		cmocka_unit_test(test_random_against_reference),
+		cmocka_unit_test(test_random_ranks_against_reference),
 		TEST(test_long_lines_against_reference),
 	};
 	const struct CMUnitTest page[] = {
