@@ -43,6 +43,8 @@ struct options {
 	const char *output;		/* -o: NULL = the format's default */
 	const char *format;		/* --format NAME */
 	const char *plugin_path;	/* --plugin PATH.so */
+	const char *cgroup;		/* --cgroup PATH: only this cgroup and below (with --all,
+					 * which it implies); NULL = none */
 	bool list_formats;
 	bool help;
 	bool version;
