@@ -161,6 +161,11 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
  * cgroup/v1 plugin puts job steps in freezer, cpuset, memory, ...).
  * The kernel's subsystem ids are its enum's values, read through CO-RE.
  */
+/* The kernel's id of cgroup subsystem @name, -1 if it has none by that name. */
+#define SUBSYS_ID(name)								\
+	(bpf_core_enum_value_exists(enum cgroup_subsys_id, name)		\
+	 ? (int)bpf_core_enum_value(enum cgroup_subsys_id, name) : -1)
+
 static __always_inline struct cgroup *task_cgroup(struct task_struct *t)
 {
 	int ssid;
@@ -168,31 +173,17 @@ static __always_inline struct cgroup *task_cgroup(struct task_struct *t)
 	switch (cgroup_v1) {
 	case BPFPROF_CGROUP_V2:
 		return BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	case BPFPROF_CGROUP_V1_FREEZER:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, freezer_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_CPUSET:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpuset_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_CPU:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_CPUACCT:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_MEMORY:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_DEVICES:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, devices_cgrp_id);
-		break;
-	case BPFPROF_CGROUP_V1_PIDS:
-		ssid = bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id);
-		break;
-	default:
-		return NULL;
+	case BPFPROF_CGROUP_V1_FREEZER: ssid = SUBSYS_ID(freezer_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPUSET: ssid = SUBSYS_ID(cpuset_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPU: ssid = SUBSYS_ID(cpu_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPUACCT: ssid = SUBSYS_ID(cpuacct_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_MEMORY: ssid = SUBSYS_ID(memory_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_DEVICES: ssid = SUBSYS_ID(devices_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_PIDS: ssid = SUBSYS_ID(pids_cgrp_id); break;
+	default: return NULL;
 	}
-	if (ssid < 0 || ssid >= CGROUP_SUBSYS_COUNT)
+	/* the running kernel's count, not this build's */
+	if (ssid < 0 || ssid >= SUBSYS_ID(CGROUP_SUBSYS_COUNT))
 		return NULL;
 	return BPF_CORE_READ(t, cgroups, subsys[ssid], cgroup);
 }

@@ -6,7 +6,7 @@
 # A` (A relative to the cgroup2 mount) must show A's processes only: the
 # one running when it started, one started later inside A, and the one
 # in A/sub (descendants count); none of B's or the parent's.  Its samples
-# times the period must be within 15% of the CPU time A's cpu.stat counted
+# times the period must be within 10% of the CPU time A's cpu.stat counted
 # over the run.  The same with the form /proc/PID/cgroup shows ("/X/A"),
 # and, where the cgroup v1 freezer hierarchy is mounted (hybrid systems,
 # where Slurm's cgroup/v1 plugin puts jobs), with a freezer path.  A path
@@ -94,7 +94,7 @@ for n in spin_in_a spin_late spin_sub; do
 	[[ " $got " == *" $n "* ]] || fail "$n (in A or below) is missing from the profile of A"
 done
 for n in $got; do
-	case $n in spin_in_a|spin_late|spin_sub|bash) ;;
+	case $n in spin_in_a|spin_late|spin_sub|bash|sleep) ;;	# all of them ran in A
 	*) fail "$n is in the profile of A but did not run in A" ;;
 	esac
 done
@@ -113,7 +113,7 @@ n, u0, u1 = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 expected = (u1 - u0) / 1e6 * 499
 print("A: %d samples; cpu.stat: %.3f s of CPU, %.0f samples expected at 499 Hz (%.1f%% off)"
       % (n, (u1 - u0) / 1e6, expected, 100.0 * (n - expected) / expected))
-sys.exit(0 if expected > 200 and abs(n - expected) <= 0.15 * expected else 1)
+sys.exit(0 if expected > 200 and abs(n - expected) <= 0.10 * expected else 1)
 EOF
 ok "A's sample count matches the CPU time A used"
 
