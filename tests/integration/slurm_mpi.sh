@@ -81,12 +81,21 @@ for node in nodes:
     others = {pid for r, (pid, h) in ranks.items() if h != node}
     check(not (pids & others), "%s's profile has no rank of the other node" % node)
     check("outside_job" not in comms, "%s's profile has nothing of the process outside the job" % node)
-    # Known work by rank: the main thread's rankR_work, the helper's helper_work.
-    work, main_ok, helper_ok = {}, {}, {}
+    # Known work by rank: samples taken in the workload's own code (leaf
+    # frame), under the main thread's rankR_work or the helper's
+    # helper_work.  Interrupts the kernel handles while a rank runs (softirqs
+    # of a busy shared machine) are charged to whoever runs: they are not
+    # the rank's work, so samples with kernel frames on top do not count.
+    own = {"run_units", "sink", "helper_leaf", "helper_work"}
+    own |= {"rank%d_%s" % (k, w) for k in range(4) for w in ("leaf", "work")}
+    work, main_ok, helper_ok, interrupted = {}, {}, {}, 0
     for r, pid in mine.items():
         fn = "rank%d_work" % (r % 4)
         for s in samples:
             if s.labels.get("pid") != pid:
+                continue
+            if not s.frames or s.frames[0] not in own:
+                interrupted += s.values[0] if (fn in s.frames or "helper_work" in s.frames) else 0
                 continue
             if fn in s.frames:
                 work[r] = work.get(r, 0) + s.values[0]
@@ -96,6 +105,8 @@ for node in nodes:
                 helper_ok[r] = helper_ok.get(r, True) and s.labels.get("thread") == "helper"
         check(main_ok.get(r) is True, "rank %d: %s on its main thread" % (r, fn))
         check(helper_ok.get(r) is True, "rank %d: helper_work on its thread named helper" % r)
+    print("%s: %d samples of the work had kernel frames on top (interrupts), not counted"
+          % (node, interrupted))
     total = sum(work.values())
     design = sum(sum(units[r]) for r in mine)
     for r in sorted(mine):
