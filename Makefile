@@ -71,9 +71,14 @@ PLUGIN_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard plugins/common/*.c))
 # tests/workloads/*_lib.c are shared libraries workloads load, built into
 # $(B)/workloads/*_lib.so next to them.
 WL_LIB_SRC := $(wildcard tests/workloads/*_lib.c)
-WL_SRC    := $(filter-out $(WL_LIB_SRC),$(wildcard tests/workloads/*.c))
+# tests/workloads/mpi_*.c are MPI programs, built with mpicc where it is
+# installed (Open MPI: libopenmpi-dev) and skipped elsewhere.
+MPICC     ?= $(shell command -v mpicc 2>/dev/null)
+WL_MPI_SRC := $(wildcard tests/workloads/mpi_*.c)
+WL_SRC    := $(filter-out $(WL_LIB_SRC) $(WL_MPI_SRC),$(wildcard tests/workloads/*.c))
 WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC)) \
-	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC))
+	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC)) \
+	     $(if $(MPICC),$(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_MPI_SRC)))
 # Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
 WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	     -fno-optimize-sibling-calls -pthread
@@ -162,6 +167,10 @@ $(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 $(B)/workloads/%: tests/workloads/%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/mpi_%: tests/workloads/mpi_%.c tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(MPICC) $(WL_CFLAGS) $< -o $@ -lm
 
 $(B)/workloads/%_lib.so: tests/workloads/%_lib.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)

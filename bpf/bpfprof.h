@@ -32,6 +32,25 @@
 #define BPFPROF_MAX_STACK_DEPTH 4096
 #define BPFPROF_TASK_COMM_LEN 16
 
+/*
+ * --cgroup's hierarchy: the cgroup v2 one, or the v1 hierarchy of one of
+ * these controllers (the BPF program maps each to the kernel's subsystem
+ * id, which depends on the kernel's configuration, through CO-RE).
+ */
+enum bpfprof_cgroup_v1 {
+	BPFPROF_CGROUP_V2 = 0,
+	BPFPROF_CGROUP_V1_FREEZER,
+	BPFPROF_CGROUP_V1_CPUSET,
+	BPFPROF_CGROUP_V1_CPU,
+	BPFPROF_CGROUP_V1_CPUACCT,
+	BPFPROF_CGROUP_V1_MEMORY,
+	BPFPROF_CGROUP_V1_DEVICES,
+	BPFPROF_CGROUP_V1_PIDS,
+};
+/* Deepest --cgroup below its hierarchy's root (the kernel has no limit;
+ * real ones are a handful of levels deep). */
+#define BPFPROF_CGROUP_MAX_LEVEL 64
+
 /* Why a sample was lost; values equal enum bpfprof_drop_reason (plugin.h). */
 enum drop_reason {
 	DROP_USER_STACK = 0,

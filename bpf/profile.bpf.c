@@ -11,7 +11,8 @@
  * buffer.  Also follows process lifecycle (fork, exec, exit) and renames
  * of target threads for the collector through the "events" ring buffer.
  * Every sample of a target is counted as seen, and then as kept or as
- * dropped for exactly one reason.
+ * dropped for exactly one reason.  --cgroup narrows every target to the
+ * tasks of one cgroup and its descendants (task_in_cgroup()).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -43,6 +44,11 @@ const volatile __u32 max_depth = BPFPROF_MAX_FP_DEPTH;
 const volatile __u64 wakeup_bytes = 256 * 1024;	/* wake the collector past this backlog */
 const volatile bool dwarf_mode = false;		/* --call-graph dwarf: copy regs + user stack */
 const volatile __u32 user_stack_size = 8192;	/* bytes copied, <= BPFPROF_MAX_USER_STACK */
+/* --cgroup: only tasks in this cgroup or below it (task_in_cgroup()). */
+const volatile bool cgroup_filter = false;
+const volatile __u32 cgroup_v1 = BPFPROF_CGROUP_V2;	/* hierarchy: enum bpfprof_cgroup_v1 */
+const volatile __u32 cgroup_level = 0;		/* depth below the hierarchy's root */
+const volatile __u64 cgroup_id = 0;		/* its kernfs id (the directory's inode) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -147,6 +153,61 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 	if (target_mode == TARGET_TIDS)
 		return bpf_map_lookup_elem(&targets, &tid) != NULL;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/*
+ * The cgroup of @t in the --cgroup hierarchy: the default (v2) one, or
+ * the v1 hierarchy of one controller (hybrid systems, where Slurm's
+ * cgroup/v1 plugin puts job steps in freezer, cpuset, memory, ...).
+ * The kernel's subsystem ids are its enum's values, read through CO-RE.
+ */
+/* The kernel's id of cgroup subsystem @name, -1 if it has none by that name. */
+#define SUBSYS_ID(name)								\
+	(bpf_core_enum_value_exists(enum cgroup_subsys_id, name)		\
+	 ? (int)bpf_core_enum_value(enum cgroup_subsys_id, name) : -1)
+
+static __always_inline struct cgroup *task_cgroup(struct task_struct *t)
+{
+	int ssid;
+
+	switch (cgroup_v1) {
+	case BPFPROF_CGROUP_V2:
+		return BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	case BPFPROF_CGROUP_V1_FREEZER: ssid = SUBSYS_ID(freezer_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPUSET: ssid = SUBSYS_ID(cpuset_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPU: ssid = SUBSYS_ID(cpu_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_CPUACCT: ssid = SUBSYS_ID(cpuacct_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_MEMORY: ssid = SUBSYS_ID(memory_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_DEVICES: ssid = SUBSYS_ID(devices_cgrp_id); break;
+	case BPFPROF_CGROUP_V1_PIDS: ssid = SUBSYS_ID(pids_cgrp_id); break;
+	default: return NULL;
+	}
+	/* the running kernel's count, not this build's */
+	if (ssid < 0 || ssid >= SUBSYS_ID(CGROUP_SUBSYS_COUNT))
+		return NULL;
+	return BPF_CORE_READ(t, cgroups, subsys[ssid], cgroup);
+}
+
+/*
+ * --cgroup: true when @t is in the cgroup or one of its descendants, i.e.
+ * when the cgroup's ancestor at cgroup_level is that cgroup (the kernel's
+ * cgroup_is_descendant(), read through CO-RE: it works on any task, the
+ * renamed one of on_rename too, and on v1 hierarchies, which
+ * bpf_current_task_under_cgroup() does not take).  Always true without it.
+ */
+static __always_inline bool task_in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg, *anc = NULL;
+	__u32 level = cgroup_level;
+
+	if (!cgroup_filter)
+		return true;
+	cg = task_cgroup(t);
+	if (!cg || level >= BPFPROF_CGROUP_MAX_LEVEL || BPF_CORE_READ(cg, level) < (int)level)
+		return false;
+	if (bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]) || !anc)
+		return false;
+	return BPF_CORE_READ(anc, kn, id) == cgroup_id;
 }
 
 struct hash_state {
@@ -497,7 +558,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		.tid = (__u32)pid_tgid,
 	};
 
-	if (!is_target(key.tgid, key.tid))
+	if (!is_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
 		return 0;
 	stat_inc(STAT_SEEN);
 	if (want_kernel_stack && !in_user_mode(ctx) &&
@@ -532,7 +593,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct task_event *e;
 
-	if (!is_target(ptgid, ptid))
+	if (!is_target(ptgid, ptid) || !task_in_cgroup(parent))
 		return 0;
 	if (target_mode == TARGET_TGIDS && follow_forks && ctgid != ptgid) {
 		__u8 one = 1;
@@ -554,7 +615,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct task_event *e;
 
-	if (!is_target(tgid, BPF_CORE_READ(p, pid)))
+	if (!is_target(tgid, BPF_CORE_READ(p, pid)) || !task_in_cgroup(p))
 		return 0;
 	if (cfi_mode)
 		cfi_forget_process(tgid);	/* the old image's mappings are gone */
@@ -591,7 +652,7 @@ int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 	struct task_event *e;
 
-	if (!is_target(tgid, tid) || in_execve())
+	if (!is_target(tgid, tid) || in_execve() || !task_in_cgroup(p))
 		return 0;
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
 	e = task_event_reserve(TASK_EVENT_RENAME, tgid, tid);
@@ -612,7 +673,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	struct task_event *e;
 	bool group_dead;
 
-	if (!is_target(tgid, tid))
+	if (!is_target(tgid, tid) || !task_in_cgroup(p))
 		return 0;
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	e = task_event_new(TASK_EVENT_EXIT, p);

@@ -30,6 +30,7 @@
 #include "profile/profile.h"
 #include "signals.h"
 #include "symbols/symbolize.h"
+#include "targets/cgroup.h"
 #include "targets/command.h"
 #include "targets/targets.h"
 #include "targets/tracker.h"
@@ -58,6 +59,7 @@ struct collector {
 	struct sampler *sampler;
 	struct mmap_events *mmaps;	/* the kernel's mapping records, NULL if unavailable */
 	struct sampler_stats stats;
+	struct cgroup_target cgroup;	/* --cgroup, resolved */
 };
 
 /* ---- the sampler's callbacks -------------------------------------------- */
@@ -183,6 +185,7 @@ static int setup(struct collector *c)
 	int err;
 
 	if ((err = session_load(&c->session, o)) || (err = targets_check(o)) ||
+	    (o->cgroup && (err = cgroup_target_resolve(o->cgroup, NULL, &c->cgroup))) ||
 	    (err = make_steps(c)))
 		return err;
 	run_info_fill(&c->info, o);
@@ -191,6 +194,12 @@ static int setup(struct collector *c)
 	command_pid = (uint32_t)c->command.pid;
 	err = sampler_config_from_options(o, c->session.stream, &command_pid,
 					  c->info.run.nr_cpus_online, &cfg);
+	if (o->cgroup) {
+		cfg.cgroup_filter = true;
+		cfg.cgroup_hierarchy = c->cgroup.hierarchy;
+		cfg.cgroup_level = c->cgroup.level;
+		cfg.cgroup_id = c->cgroup.id;
+	}
 	if (err || (err = sampler_open(&cfg, &cb, &c->sampler)))
 		return err;
 	/* The settings' one home is the sampler: the metadata reads them there. */

@@ -61,6 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (o.targets == TARGETS_COMMAND && (!o.command || !o.command[0]))
 			abort();
+		if (o.cgroup && (o.targets != TARGETS_ALL || !o.cgroup[0]))
+			abort();	/* --cgroup: with --all only, never empty */
 		if (!o.freq == !o.period)
 			abort();	/* exactly one of -F and -c */
 		if (o.call_graph != CALL_GRAPH_FP && o.call_graph != CALL_GRAPH_AUTO &&

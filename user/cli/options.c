@@ -35,6 +35,7 @@ enum long_only {
 	OPT_ALLOW_UNTRUSTED,
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
+	OPT_CGROUP,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{ "allow-untrusted-plugin", no_argument, NULL, OPT_ALLOW_UNTRUSTED },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -77,6 +79,9 @@ void options_usage(void)
 	       "  -a, --all               profile every process on every CPU\n"
 	       "  -C, --cpu LIST          sample only on these CPUs (e.g. 0-3,6)\n"
 	       "      --idle              with --all, keep samples of the idle task\n"
+	       "      --cgroup PATH       only tasks in this cgroup and its descendants (implies\n"
+	       "                          --all): a cgroup v2 directory, absolute or relative to\n"
+	       "                          the cgroup2 mount (or a v1 one of freezer, cpuset, ...)\n"
 	       "  -- COMMAND [ARGS]       run COMMAND, profile it and its children until it exits\n"
 	       "\n"
 	       "Sampling:\n"
@@ -358,6 +363,12 @@ static int parse_one(struct options *o, int c, const char *arg)
 	case OPT_PLUGIN:
 		o->plugin_path = arg;
 		return 0;
+	case OPT_CGROUP:
+		if (!*arg)
+			return usage_error("empty --cgroup: give a cgroup directory, e.g. "
+					   "--cgroup system.slice/slurmstepd.scope/job_5");
+		o->cgroup = arg;
+		return 0;
 	case 'g':
 		o->call_graph = CALL_GRAPH_FP;
 		return 0;
@@ -417,6 +428,11 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (o->help || o->version || o->list_formats)
 		return 0;
+	if (o->cgroup && o->targets == TARGETS_NONE)
+		o->targets = TARGETS_ALL;
+	if (o->cgroup && o->targets != TARGETS_ALL)
+		return usage_error("--cgroup goes with --all (every task of the cgroup), not with "
+				   "-p, -t or -- COMMAND");
 	if (o->targets == TARGETS_NONE)
 		return usage_error("no target: give -p PID, -t TID, --all, or -- COMMAND");
 	if (o->idle && o->targets != TARGETS_ALL)

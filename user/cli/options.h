@@ -45,6 +45,8 @@ struct options {
 	char *output_buf;		/* owned: the expanded -o */
 	const char *format;		/* --format NAME */
 	const char *plugin_path;	/* --plugin PATH.so */
+	const char *cgroup;		/* --cgroup PATH: only this cgroup and below (with --all,
+					 * which it implies); NULL = none */
 	bool list_formats;
 	bool help;
 	bool version;

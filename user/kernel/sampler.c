@@ -98,6 +98,10 @@ static void set_rodata(struct profile_bpf *skel, const struct sampler_config *cf
 	skel->rodata->cfi_mode = cfg->cfi;
 	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
+	skel->rodata->cgroup_filter = cfg->cgroup_filter;
+	skel->rodata->cgroup_v1 = cfg->cgroup_hierarchy;
+	skel->rodata->cgroup_level = cfg->cgroup_level;
+	skel->rodata->cgroup_id = cfg->cgroup_id;
 	/* Wake the collector once a batch is worth a read: a quarter of the
 	 * ring, or 64 of the large dwarf records. */
 	skel->rodata->wakeup_bytes = cfg->ringbuf_size / 4;

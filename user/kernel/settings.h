@@ -48,6 +48,12 @@ struct sampler_config {
 	uint32_t count_map_size;	/* slots (distinct count keys) of each count map */
 	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
 	uint32_t target_map_size;	/* slots of the "targets" map; 0: the program's own */
+	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
+	 * sampler_config_from_options() leaves cgroup_filter false) */
+	bool cgroup_filter;		/* sample only tasks in this cgroup and below */
+	uint32_t cgroup_hierarchy;	/* enum bpfprof_cgroup_v1 */
+	uint32_t cgroup_level;		/* its depth below the hierarchy's root */
+	uint64_t cgroup_id;		/* its kernfs id */
 };
 
 /*

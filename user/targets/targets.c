@@ -66,7 +66,8 @@ void targets_describe(const struct options *o, const char *hostname, char *buf, 
 	buf[0] = '\0';
 	switch (o->targets) {
 	case TARGETS_ALL:
-		snprintf(buf, size, "system-wide on %s", hostname);
+		snprintf(buf, size, "system-wide on %s%s%s", hostname,
+			 o->cgroup ? ", cgroup " : "", o->cgroup ? o->cgroup : "");
 		return;
 	case TARGETS_COMMAND:
 		for (char **a = o->command; *a && len < size - 1; a++)

@@ -32,7 +32,8 @@ bool targets_alive(const struct options *o, const struct profile *profile,
 
 /*
  * A one-line description of the targets for the run's metadata ("pid
- * 12,13", "tid 5", "system-wide on HOST", the command line), written to
+ * 12,13", "tid 5", "system-wide on HOST" (", cgroup PATH" with --cgroup),
+ * the command line), written to
  * @buf of @size bytes (truncated, always terminated).
  */
 void targets_describe(const struct options *o, const char *hostname, char *buf, size_t size);

@@ -159,6 +159,36 @@ static void test_max_stack_by_mode(void **unused)
 	}
 }
 
+/* --cgroup implies --all, goes with -a, and with nothing else. */
+static void test_cgroup(void **unused)
+{
+	static const char *alone[] = { "bpfprof", "--cgroup", "job_5" };
+	static const char *with_all[] = { "bpfprof", "-a", "--cgroup", "/sys/fs/cgroup/x" };
+	static const char *with_pid[] = { "bpfprof", "--cgroup", "x", "-p", "1" };
+	static const char *with_cmd[] = { "bpfprof", "--cgroup", "x", "--", "true" };
+	static const char *empty[] = { "bpfprof", "--cgroup", "" };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(alone), (char **)alone, &o), 0);
+	assert_int_equal(o.targets, TARGETS_ALL);
+	assert_string_equal(o.cgroup, "job_5");
+	options_free(&o);
+	assert_int_equal(options_parse(ARGC(with_all), (char **)with_all, &o), 0);
+	assert_int_equal(o.targets, TARGETS_ALL);
+	assert_string_equal(o.cgroup, "/sys/fs/cgroup/x");
+	options_free(&o);
+	assert_int_equal(options_parse(ARGC(with_pid), (char **)with_pid, &o), -EINVAL);
+	options_free(&o);
+	assert_int_equal(options_parse(ARGC(with_cmd), (char **)with_cmd, &o), -EINVAL);
+	options_free(&o);
+	assert_int_equal(options_parse(ARGC(empty), (char **)empty, &o), -EINVAL);
+	options_free(&o);
+	static const char *none[] = { "bpfprof", "-a" };
+	assert_int_equal(options_parse(ARGC(none), (char **)none, &o), 0);
+	assert_null(o.cgroup);
+	options_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_call_graph_modes),
 		cmocka_unit_test(test_unwind_memory_and_verbose),
 		cmocka_unit_test(test_max_stack_by_mode),
+		cmocka_unit_test(test_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
