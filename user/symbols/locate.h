@@ -58,7 +58,13 @@ struct locate_opts {
 	const char *const *debug_dirs;	/* --debug-dir DIRs, searched in this order */
 	size_t nr_debug_dirs;		/* entries at debug_dirs */
 	const char *sysroot;		/* --sysroot: prefix of recorded paths; NULL or "" for none */
-	bool debuginfod;		/* may ask debuginfod (still only with DEBUGINFOD_URLS set) */
+	/*
+	 * Whether steps 4 and 5 may ask debuginfod (still only with
+	 * DEBUGINFOD_URLS set).  The separate debug file of a file found is
+	 * asked of debuginfod by debuginfo.h whenever DEBUGINFOD_URLS is set,
+	 * whatever this says.
+	 */
+	bool debuginfod;
 };
 
 /* A locator (opaque): its options and cached results. */
