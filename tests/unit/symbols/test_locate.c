@@ -10,12 +10,14 @@
  * directory (also after the original moved away, from DIR/PATH,
  * DIR/BASENAME, a separate debug file only, a stripped file plus its
  * debug file), under a sysroot, and through a real local debuginfod
- * server; always the same names and lines as recorded, and none at all
- * from a file with another build-id.
+ * server; also a PIE program run as another process, recorded from its
+ * /proc/PID/maps and moved after it ended.  Always the same names and
+ * lines as recorded, and none at all from a file with another build-id.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +55,7 @@ struct fixtures {
 	bool have_tools;		/* cc and objcopy work */
 	char dir[64];			/* every file lives here */
 	pid_t server;			/* a debuginfod server running, 0 if none */
+	pid_t child;			/* a test program running, 0 if none */
 };
 
 /* What was recorded of one loaded library, and what it was named live. */
@@ -137,6 +141,10 @@ static int teardown(void **state)
 	struct fixtures *fx = *state;
 
 	stop_server(fx);
+	if (fx->child > 0) {
+		kill(fx->child, SIGKILL);
+		waitpid(fx->child, NULL, 0);
+	}
 	if (fx->dir[0] && strchr(fx->dir, '\'') == NULL)
 		run("rm -rf '%s'", fx->dir);
 	free(fx);
@@ -554,6 +562,153 @@ static void test_locate_cache_and_opts(void **state)
 	rec_free(&r);
 }
 
+/* A program that writes the addresses of its two functions, then spins. */
+static const char prog_src[] =
+	"#include <stdio.h>\n"
+	"#include <unistd.h>\n"
+	"__attribute__((noinline)) static int prog_spin(volatile int *x) { return *x + 1; }\n"
+	"__attribute__((noinline)) int prog_work(volatile int *x) { return prog_spin(x) * 2; }\n"
+	"int main(void) {\n"
+	"	volatile int x = 0;\n"
+	"	printf(\"%p %p\\n\", (void *)prog_work, (void *)prog_spin);\n"
+	"	fflush(stdout);\n"
+	"	for (;;) { x = prog_work(&x) & 7; pause(); }\n"
+	"}\n";
+
+/*
+ * Run @prog with its standard output into *@out (the caller closes it);
+ * it dies with us (PR_SET_PDEATHSIG) and is killed by stop_prog() or the
+ * teardown.  Its pid.
+ */
+static pid_t start_prog(struct fixtures *fx, const char *prog, FILE **out)
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], 1);
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	fx->child = pid;
+	*out = fdopen(fds[0], "r");
+	assert_non_null(*out);
+	return pid;
+}
+
+static void stop_prog(struct fixtures *fx)
+{
+	if (fx->child > 0) {
+		kill(fx->child, SIGKILL);
+		waitpid(fx->child, NULL, 0);
+		fx->child = 0;
+	}
+}
+
+/*
+ * Another process's executable (a PIE) and its libc: recorded live from
+ * /proc/PID/maps, named there, then the process ended and the program
+ * moved into a debug directory's build-id tree: with pid 0 the same names
+ * and lines, libc's too (still at its path).
+ */
+static void test_other_process_executable(void **state)
+{
+	struct fixtures *fx = fixtures(state);
+	const char *dirs[1];
+	char dir[128], prog[128], src[128], hex[128] = "", line[128];
+	struct locate_opts o;
+	struct procmaps pm;
+	struct symbolizer *live;
+	struct bpfprof_symbol sym;
+	struct offline got = { 0 };
+	struct rec r;
+	uintptr_t ip[3] = { 0 };
+	FILE *f, *out;
+	pid_t pid;
+	size_t i;
+
+	snprintf(src, sizeof(src), "%s/prog.c", fx->dir);
+	snprintf(prog, sizeof(prog), "%s/prog", fx->dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(prog_src, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(run("cc -g -O1 -fPIE -pie -Wl,--build-id=sha1 -o '%s' '%s'", prog, src), 0);
+	pid = start_prog(fx, prog, &out);
+	assert_non_null(fgets(line, sizeof(line), out));
+	fclose(out);
+	assert_int_equal(sscanf(line, "%" SCNxPTR " %" SCNxPTR, &ip[0], &ip[1]), 2);
+	assert_int_equal(procmaps_read((uint32_t)pid, &pm), 0);
+	assert_int_equal(procmaps_add_build_ids(&pm, (uint32_t)pid), 0);
+	/* a libc function: the one holding printf's address in the child's libc */
+	for (i = 0; i < pm.nr && !ip[2]; i++)
+		if (strstr(pm.maps[i].path, "/libc.so") && (pm.maps[i].prot & BPFPROF_PROT_EXEC))
+			ip[2] = pm.maps[i].start + (pm.maps[i].end - pm.maps[i].start) / 2;
+	assert_true(ip[2] != 0);
+
+	/* live names, as the recording machine gives them */
+	memset(&r, 0, sizeof(r));
+	live = symbolizer_new();
+	assert_non_null(live);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(symbolizer_user(live, (uint32_t)pid, pm.maps, pm.nr, ip[i], &sym),
+				 0);
+		assert_non_null(sym.function);
+		if (i < NR_FN) {
+			copy_str(r.fn[i], sizeof(r.fn[i]), sym.function);
+			copy_str(r.file[i], sizeof(r.file[i]), sym.file);
+			r.line[i] = sym.line;
+		} else {
+			copy_str(line, sizeof(line), sym.function);
+		}
+		if (i == 0 && sym.mapping->build_id_size > 1) {
+			size_t k;
+
+			for (k = 0; k < sym.mapping->build_id_size; k++)
+				sprintf(hex + strlen(hex), k == 1 ? "/%02x" : "%02x",
+					sym.mapping->build_id[k]);
+		}
+		print_message("live: %s at %s:%u\n", sym.function, sym.file ? sym.file : "",
+			      sym.line);
+	}
+	symbolizer_free(live);
+	assert_string_equal(r.fn[0], "prog_work");
+	assert_string_equal(r.fn[1], "prog_spin");
+	assert_true(hex[0] != '\0');
+	stop_prog(fx);
+
+	/* the program moved away, its process gone */
+	snprintf(dir, sizeof(dir), "%s/dbg-prog", fx->dir);
+	assert_int_equal(run("mkdir -p '%s/.build-id/%.2s' && mv '%s' '%s/.build-id/%s'", dir, hex,
+			     prog, dir, hex), 0);
+	o = opts_dir(dirs, dir);
+	live = symbolizer_new();
+	assert_non_null(live);
+	assert_int_equal(symbolizer_set_locator(live, &o), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(symbolizer_user(live, 0, pm.maps, pm.nr, ip[i], &sym), 0);
+		print_message("offline: %s at %s:%u\n", sym.function ? sym.function : "",
+			      sym.file ? sym.file : "", sym.line);
+		if (i < NR_FN) {
+			copy_str(got.fn[i], sizeof(got.fn[i]), sym.function);
+			copy_str(got.file[i], sizeof(got.file[i]), sym.file);
+			got.line[i] = sym.line;
+		} else {
+			assert_non_null(sym.function);
+			assert_string_equal(sym.function, line);
+		}
+	}
+	assert_int_equal(symbolizer_set_locator(live, &o), -EBUSY);
+	symbolizer_free(live);
+	assert_same(&r, &got, true);
+	procmaps_free(&pm);
+}
+
 /* ---- debuginfod ---------------------------------------------------------- */
 
 /* A TCP port on 127.0.0.1 that was free a moment ago, or 0. */
@@ -706,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_and_debug_file),
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_locate_cache_and_opts),
+		cmocka_unit_test(test_other_process_executable),
 		cmocka_unit_test(test_debuginfod),
 	};
 
