@@ -119,7 +119,6 @@ static int debug_only_segments(struct elf_file *f, Elf *elf, size_t phnum,
 	GElf_Phdr mem, *ph, code = { 0 };
 	size_t i, nx = 0;
 
-	f->debug_only = true;
 	for (i = 0; i < phnum; i++) {
 		ph = gelf_getphdr(elf, (int)i, &mem);
 		if (ph && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && nx++ == 0)

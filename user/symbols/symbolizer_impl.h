@@ -76,7 +76,6 @@ struct elf_file {
 	struct elf_abi abi;		/* EI_CLASS and e_machine */
 	struct seg *segs;
 	size_t nsegs;
-	bool debug_only;		/* a separate debug file stands in for it (locate.h) */
 	struct fsym *syms;		/* names point into the Dwfl */
 	size_t nsyms;
 	bool syms_loaded;
