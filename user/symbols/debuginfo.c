@@ -3,7 +3,7 @@
  * debuginfo.c - the find_debuginfo callback of our libdwfl sessions
  * (see debuginfo.h): separate debug files by build-id and .gnu_debuglink
  * on the local file system, debuginfod only when DEBUGINFOD_URLS asks
- * for it.
+ * for it; first the places of a locator (locate.h) for the files it found.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "debuginfo.h"
+#include "locate.h"
 
 /* Bytes read at a time to compute a file's CRC. */
 #define CRC_CHUNK (16 * 1024)
@@ -175,4 +176,26 @@ int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
 	if (!file || !debuglink_file || !debuglink_file[0] || !debuglink_crc)
 		return -1;
 	return find_by_debuglink(file, debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
+int debuginfo_find_located(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file, const char *debuglink_file,
+			   GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct locator *l = userdata ? *userdata : NULL;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n, fd;
+
+	if (l && mod && (n = dwfl_module_build_id(mod, &bits, &vaddr)) > 0) {
+		fd = locate_open_debug(l, bits, (size_t)n, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+		if (fd == -ENOMEM) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	return debuginfo_find(mod, NULL, modname, base, file, debuglink_file, debuglink_crc,
+			      debuginfo_file_name);
 }

@@ -6,7 +6,9 @@
  *
  * Debug files are looked for locally (build-id tree, then .gnu_debuglink
  * places); debuginfod is asked only when DEBUGINFOD_URLS is set and not
- * empty.  elfutils' standard callback falls back to debuginfod for every
+ * empty.  A symbolizer with a locator (locate.h) also searches the
+ * user's debug directories and sysroot first (debuginfo_find_located()).
+ * elfutils' standard callback falls back to debuginfod for every
  * module without a local debug file, which loads libdebuginfod (and
  * libcurl, OpenSSL, ...) even when DEBUGINFOD_URLS is unset.
  */
@@ -47,5 +49,18 @@
 int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		   const char *file, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name);
+
+/*
+ * debuginfo_find() for modules whose file was found by a locator
+ * (locate.h), the symbolizer's callback: when *@userdata (the module's
+ * user data) is a struct locator, the module's build-id is looked up
+ * first with locate_open_debug(): DIR/.build-id/XX/REST.debug under each
+ * --debug-dir, then under SYSROOT/usr/lib/debug.  Without a locator, or
+ * when none of those holds it, exactly debuginfo_find() (with a NULL
+ * userdata).  Same returns.
+ */
+int debuginfo_find_located(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file, const char *debuglink_file,
+			   GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 #endif /* BPFPROF_DEBUGINFO_H */

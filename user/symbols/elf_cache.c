@@ -5,10 +5,13 @@
  * session per file (reported at base 0, so that module addresses are
  * the file's own vaddrs; separate debug files through debuginfo.h), kept
  * open least recently used first up to max_open, and each file's ABI
- * and PT_LOAD segments (file offset -> vaddr).
+ * and PT_LOAD segments (file offset -> vaddr).  Files asked for without a
+ * live process (pid 0) are found by the symbolizer's locator, if it has
+ * one (locate.h).
  */
 #include <errno.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,12 +20,15 @@
 #include "symbolizer_impl.h"
 #include "targets/procmaps.h"
 
+/* The page size of the machines we read mappings of (x86-64 only). */
+#define ELF_PAGE_SIZE 4096u
+
 /* Attempts to open a file that could not be opened, with other pids. */
 #define OPEN_ATTEMPTS 4
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = debuginfo_find,	/* local; debuginfod if DEBUGINFOD_URLS */
+	.find_debuginfo = debuginfo_find_located, /* local; debuginfod if DEBUGINFOD_URLS */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = NULL,		/* elfutils default: :.debug:/usr/lib/debug */
 };
@@ -92,11 +98,50 @@ void elf_cache_clear(struct elf_cache *c)
 	}
 }
 
+/* Whether the PT_LOAD @ph is executable code whose bytes are not in the file. */
+static bool code_without_bytes(const GElf_Phdr *ph)
+{
+	return ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !ph->p_filesz && ph->p_memsz;
+}
+
+/*
+ * The segment table of a separate debug file standing in for the file
+ * of @map (locate.h): its headers keep p_vaddr and p_memsz but not the
+ * file offsets.  The loader maps a segment at its vaddr's page from its
+ * file offset's page, so an executable @map from file offset pgoff
+ * holds the one executable segment's page-aligned vaddr at pgoff.  With
+ * no executable mapping, or more than one executable segment, no
+ * segment (no names: a wrong one would be worse).
+ */
+static int debug_only_segments(struct elf_file *f, Elf *elf, size_t phnum,
+			       const struct bpfprof_mapping *map)
+{
+	GElf_Phdr mem, *ph, code = { 0 };
+	size_t i, nx = 0;
+
+	for (i = 0; i < phnum; i++) {
+		ph = gelf_getphdr(elf, (int)i, &mem);
+		if (ph && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && nx++ == 0)
+			code = *ph;
+	}
+	if (nx != 1 || !map || !(map->prot & BPFPROF_PROT_EXEC))
+		return 0;
+	f->segs = calloc(1, sizeof(*f->segs));
+	if (!f->segs)
+		return -ENOMEM;
+	f->segs[0].off = map->pgoff;
+	f->segs[0].vaddr = code.p_vaddr & ~(uint64_t)(ELF_PAGE_SIZE - 1);
+	f->segs[0].filesz = code.p_vaddr - f->segs[0].vaddr + code.p_memsz;
+	f->nsegs = 1;
+	return 0;
+}
+
 /*
  * Read the ABI (ELF class, machine) and the PT_LOAD segments of the
- * module's main ELF file (once); the load bias at every open.
+ * module's main ELF file (once; for @map, when that is a separate debug
+ * file); the load bias at every open.
  */
-static int load_segments(struct elf_file *f)
+static int load_segments(struct elf_file *f, const struct bpfprof_mapping *map)
 {
 	Elf *elf = dwfl_module_getelf(f->mod, &f->bias);
 	size_t phnum, i;
@@ -110,6 +155,12 @@ static int load_segments(struct elf_file *f)
 	f->segs_loaded = true;
 	if (!phnum)
 		return 0;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (ph && code_without_bytes(ph))
+			return debug_only_segments(f, elf, phnum, map);
+	}
 	f->segs = calloc(phnum, sizeof(*f->segs));
 	if (!f->segs)
 		return -ENOMEM;
@@ -128,19 +179,41 @@ static int load_segments(struct elf_file *f)
 	return 0;
 }
 
-/* Report the file of @map, opened for @pid, as the module of f->dwfl. */
-static int report_file(struct elf_file *f, uint32_t pid, const struct bpfprof_mapping *map)
+/*
+ * Open the file of @map for @pid: through the locator of @c when it has
+ * one and @pid is 0 (no live process: *@name is then the path found,
+ * owned by the locator), else as procmaps_open_file() does (*@name NULL).
+ */
+static int open_file(struct elf_cache *c, uint32_t pid, const struct bpfprof_mapping *map,
+		     const char **name)
 {
+	*name = NULL;
+	if (!c->locator || pid)
+		return procmaps_open_file(pid, map);
+	if (!map->path || map->path[0] != '/')
+		return -ENOENT;
+	return locate_open(c->locator, map->path, map->build_id, map->build_id_size, name);
+}
+
+/* Report the file of @map, opened for @pid, as the module of f->dwfl. */
+static int report_file(struct elf_cache *c, struct elf_file *f, uint32_t pid,
+		       const struct bpfprof_mapping *map)
+{
+	const char *found;
+	void **userdata;
 	size_t plen;
 	char *name;
 	int fd;
 
-	fd = procmaps_open_file(pid, map);
+	fd = open_file(c, pid, map, &found);
 	if (fd < 0)
 		return fd;
-	/* the path without " (deleted)" is where debug links are looked for */
+	/*
+	 * Debug links are looked for beside the file's name: the path
+	 * without " (deleted)", or where the locator found it.
+	 */
 	procmaps_path_deleted(map->path, &plen);
-	name = strndup(map->path, plen);
+	name = found ? strdup(found) : strndup(map->path, plen);
 	if (!name) {
 		close(fd);
 		return -ENOMEM;
@@ -152,6 +225,9 @@ static int report_file(struct elf_file *f, uint32_t pid, const struct bpfprof_ma
 		f->bad_elf = true;
 		return -EINVAL;
 	}
+	/* debuginfo_find_located() searches the locator's places too */
+	if (found && dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = c->locator;
 	return 0;
 }
 
@@ -168,7 +244,8 @@ static int report_image(struct elf_file *f)
 }
 
 /* Open the file of @map (or @f's image) and set up its Dwfl. */
-static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapping *map)
+static int open_dwfl(struct elf_cache *c, struct elf_file *f, uint32_t pid,
+		     const struct bpfprof_mapping *map)
 {
 	int err;
 
@@ -176,14 +253,14 @@ static int open_dwfl(struct elf_file *f, uint32_t pid, const struct bpfprof_mapp
 	if (!f->dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(f->dwfl);
-	err = f->image ? report_image(f) : report_file(f, pid, map);
+	err = f->image ? report_image(f) : report_file(c, f, pid, map);
 	if (err)
 		return err;
 	if (dwfl_report_end(f->dwfl, NULL, NULL) != 0) {
 		f->bad_elf = true;
 		return -EINVAL;
 	}
-	if (load_segments(f)) {
+	if (load_segments(f, map)) {
 		f->bad_elf = true;
 		return -EINVAL;
 	}
@@ -208,7 +285,7 @@ int elf_cache_open(struct elf_cache *c, struct elf_file *f, uint32_t pid,
 		return f->err;
 	if (f->err && (f->attempts >= OPEN_ATTEMPTS || pid == f->failed_pid))
 		return f->err;
-	err = open_dwfl(f, pid, map);
+	err = open_dwfl(c, f, pid, map);
 	if (err) {
 		if (f->dwfl) {
 			dwfl_end(f->dwfl);
@@ -228,6 +305,16 @@ int elf_cache_open(struct elf_cache *c, struct elf_file *f, uint32_t pid,
 	return 0;
 }
 
+/* Whether @f is the file of @map: same path and build-id (or neither has one). */
+static bool same_file(const struct elf_file *f, const struct bpfprof_mapping *map)
+{
+	uint32_t n = map->build_id && map->build_id_size <= ELF_FILE_BUILD_ID_MAX ?
+		     map->build_id_size : 0;
+
+	return strcmp(f->path, map->path) == 0 && f->build_id_size == n &&
+	       (!n || memcmp(f->build_id, map->build_id, n) == 0);
+}
+
 struct elf_file *elf_cache_get(struct elf_cache *c, const struct bpfprof_mapping *map)
 {
 	struct file_key key;
@@ -239,7 +326,7 @@ struct elf_file *elf_cache_get(struct elf_cache *c, const struct bpfprof_mapping
 	key.inode = map->inode;
 	HASH_FIND(hh, c->files, &key, sizeof(key), head);
 	for (f = head; f; f = f->next_same)
-		if (strcmp(f->path, map->path) == 0)
+		if (same_file(f, map))
 			return f;
 
 	f = calloc(1, sizeof(*f));
@@ -250,6 +337,10 @@ struct elf_file *elf_cache_get(struct elf_cache *c, const struct bpfprof_mapping
 	if (!f->path) {
 		free(f);
 		return NULL;
+	}
+	if (map->build_id && map->build_id_size <= ELF_FILE_BUILD_ID_MAX) {
+		memcpy(f->build_id, map->build_id, map->build_id_size);
+		f->build_id_size = map->build_id_size;
 	}
 	if (head) {
 		f->next_same = head->next_same;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * symbolize.c - owns the symbolizer object of symbolize.h and its user
- * addresses: settings, interned strings, address -> mapping -> ELF file
+ * addresses: settings (the locator of locate.h among them), interned strings, address -> mapping -> ELF file
  * (elf_cache.c) or our own vDSO image (vdso.h) -> vaddr, and the cache
  * of results by (file, vaddr) filled by elf_symtab.c.  Kernel addresses
  * are in kernel_names.c.
@@ -36,6 +36,22 @@ int symbolizer_set_max_open(struct symbolizer *s, size_t max_open)
 	return 0;
 }
 
+int symbolizer_set_locator(struct symbolizer *s, const struct locate_opts *o)
+{
+	struct locator *l;
+
+	if (!s)
+		return -EINVAL;
+	if (s->files.files)
+		return -EBUSY;
+	l = locate_new(o);
+	if (!l)
+		return -errno;
+	locate_free(s->files.locator);
+	s->files.locator = l;
+	return 0;
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	struct result *r, *rtmp;
@@ -48,6 +64,7 @@ void symbolizer_free(struct symbolizer *s)
 		free(r);
 	}
 	elf_cache_clear(&s->files);
+	locate_free(s->files.locator);
 	HASH_ITER(hh, s->strings, i, itmp) {
 		HASH_DEL(s->strings, i);
 		free(i);

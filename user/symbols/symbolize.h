@@ -77,6 +77,22 @@ void symbolizer_free(struct symbolizer *s);
  */
 void symbolizer_set_lines(struct symbolizer *s, bool lines);
 
+struct locate_opts;
+
+/*
+ * Find the files of mappings resolved with pid 0 (no live process: a
+ * measurement symbolized later, elsewhere) by build-id through the
+ * places @o names, in the order of locate.h: the recorded path (under
+ * the sysroot), the debug directories and their build-id trees,
+ * debuginfod.  A file whose build-id is not the mapping's recorded one
+ * is never used.  Without this (the default), pid 0 opens the recorded
+ * path as procmaps_open_file() does; lookups with a live @pid are not
+ * affected either way.  Set it before the first lookup.  Returns 0;
+ * -EBUSY after a user address was resolved; -EINVAL for a NULL @s or
+ * options locate_new() refuses; -ENOMEM.
+ */
+int symbolizer_set_locator(struct symbolizer *s, const struct locate_opts *o);
+
 /*
  * Resolve the user address @ip of process @pid, whose mappings are @maps
  * (@nr entries sorted by start, e.g. from procmaps_read()).  @sym is
@@ -103,7 +119,9 @@ void symbolizer_set_lines(struct symbolizer *s, bool lines);
  *   file, line      DWARF line info, if debug info is available.
  * The file is opened through /proc/@pid/map_files or /proc/@pid/root
  * when @pid is alive, else by its path (see procmaps_open_file()); @pid 0
- * means "use the path only".
+ * means "use the path only", or the locator's places when one was set
+ * (symbolizer_set_locator()).  Files are told apart by the mapping's
+ * (device, inode, path, build-id).
  * Returns 0 when the mapping was found, even if the file was unreadable
  * or malformed or the function is unknown (function NULL then);
  * -ENOENT if @ip is in no mapping (sym->module NULL); -EINVAL for NULL

@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
+#include "locate.h"
 #include "symbolize.h"
 #include "vdso.h"
 
@@ -44,9 +45,13 @@ struct file_key {
 	uint64_t inode;
 };
 
+/* Longest build-id an elf_file keeps (bytes; procmaps.h reads at most 64). */
+#define ELF_FILE_BUILD_ID_MAX 64
+
 /*
- * One ELF file, identified by (dev, inode, path) of its mappings, or an
- * ELF image in memory (the vDSO copy: image set, not in the hash).  Its
+ * One ELF file, identified by (dev, inode, path, build-id) of its
+ * mappings (the build-id tells apart files recorded on other machines
+ * under the same name and inode), or an ELF image in memory (the vDSO copy: image set, not in the hash).  Its
  * Dwfl (holding one or two file descriptors) may be closed again when
  * too many are open (LRU); the segments, ABI and cached results stay.
  */
@@ -55,6 +60,8 @@ struct elf_file {
 	struct file_key key;
 	struct elf_file *next_same;	/* same key, other path */
 	char *path;
+	uint8_t build_id[ELF_FILE_BUILD_ID_MAX];
+	uint32_t build_id_size;		/* 0: none recorded */
 	void *image;			/* in-memory ELF (a vdso_image's), NULL for files */
 	size_t image_size;		/* its bytes */
 	int err;			/* < 0: last open failed (see attempts) */
@@ -74,11 +81,16 @@ struct elf_file {
 	bool syms_loaded;
 };
 
-/* The ELF files of user mappings, with at most max_open Dwfls open. */
+/*
+ * The ELF files of user mappings, with at most max_open Dwfls open.
+ * With a locator, files asked for with pid 0 (no live process) are
+ * found through it (locate.h) instead of by their recorded path.
+ */
 struct elf_cache {
 	struct elf_file *files;		/* uthash by file_key */
 	struct elf_file *lru_head, *lru_tail; /* files with an open Dwfl */
 	size_t nr_open, max_open;
+	struct locator *locator;	/* NULL: recorded paths only */
 };
 
 /* A cached result for (file, vaddr). */
@@ -141,7 +153,8 @@ struct elf_file *elf_cache_new_image(const char *path, void *image, size_t size)
 
 /*
  * Make sure @f has an open Dwfl: the file of @map opened for @pid (see
- * procmaps_open_file()), or @f's image.  Returns 0 or a negative errno:
+ * procmaps_open_file(); through c->locator when set and @pid is 0), or
+ * @f's image.  Returns 0 or a negative errno:
  * -EINVAL for a file that is not usable ELF (never retried); a file that
  * could not be opened is tried again with other pids, a few times in all.
  * Closes the least recently used files beyond c->max_open.
