@@ -14,17 +14,23 @@
  * Layout as in hpctoolkit-formats-v4.0.md, corrected by
  * hpctoolkit-v4-as-written.md (szProfile 48, entry points, ctxId 0, ...).
  *
- *   hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description] DIR
+ *   hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description]
+ *         [--modules] DIR
  *
  * --threads prints each thread profile's total, trace sample count and top
  * functions; --function NAME prints NAME's exclusive and inclusive share of
  * the summary and (with --threads) of each thread; --description prints
  * meta.db's description.
  *
+ * --modules prints each load module's exclusive and inclusive time as
+ * hpcviewer's flat view sums them; a module whose exclusive time exceeds
+ * its inclusive time is an error (time counted twice).
+ *
  * --strict also rejects what hpcprof itself does but our writer must not:
  * values for ctxIds meta.db does not list, loose min/max timestamps, sizes
- * other than the ones HPCToolkit writes, a missing metrics/default.yaml or
- * trace header i not describing profile i + 1.
+ * other than the ones HPCToolkit writes, a missing metrics/default.yaml,
+ * trace header i not describing profile i + 1, an empty load module path,
+ * and identifier tuples that are not unique and consistent (check_tuples).
  * Exit 0 when the database is valid, 1 (with one line on stderr) if not.
  */
 #include <errno.h>
@@ -1139,7 +1145,7 @@ static void read_profiles(void)
 	}
 	if (unlisted_values && g_strict)
 		die("profile.db: values for ctxIds not in meta.db");
-	if (nprofs > 1 && (g_strict || getenv("HPCDB_TUPLES")))
+	if (nprofs > 1 && g_strict)
 		check_tuples();
 }
 

@@ -587,6 +587,59 @@ static void test_identity_old_host(void **st)
 	free(out);
 }
 
+/* Overwrite the u32 at @off of tmpdir/db/@file. */
+static void patch_u32(const char *file, uint64_t off, uint32_t v)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/db/%s", tmpdir, file);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &v, 4, off), 4);	/* little-endian host */
+	close(fd);
+}
+
+/* Offset of id @k of profile @prof's identifier tuple in profile.db. */
+static uint64_t tuple_id(uint32_t prof, int k)
+{
+	char path[PATH_MAX + 64];
+	uint64_t pp, pt;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/db/profile.db", tmpdir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &pp, 8, 0x30), 8);		/* pProfiles */
+	assert_int_equal(pread(fd, &pt, 8, pp + 0x30 * prof + 0x20), 8);
+	close(fd);
+	return pt + 8 + 16 * k;
+}
+
+/* The strict reader checks the tuples: a duplicate, a rank on two nodes. */
+static void test_reader_rejects_bad_tuples(void **st)
+{
+	int status;
+	char *out;
+
+	write_profile(&job, "0.2.0-test", 0);
+	patch_u32("profile.db", tuple_id(2, 2) + 4, 0);		/* THREAD 1 -> 0 */
+	out = run_hpcdb("--strict", &status);
+	assert_int_not_equal(status, 0);
+	expect_line(out, "profiles 1 and 2 have the same tuple [NODE 0 (0xa0a0) RANK 0 (100) THREAD");
+	free(out);
+	out = run_hpcdb("", &status);	/* hpcprof's own tuples may repeat */
+	assert_int_equal(status, 0);
+	free(out);
+
+	write_profile(&job, "0.2.0-test", 0);
+	patch_u32("profile.db", tuple_id(4, 1) + 4, 1);		/* RANK 2 -> 1 */
+	out = run_hpcdb("--strict", &status);
+	assert_int_not_equal(status, 0);
+	expect_line(out, "RANK 1 on NODE 0 (profile 3) and NODE 1 (profile 4)");
+	free(out);
+}
+
 static void test_reader_rejects_corruption(void **st)
 {
 	char path[PATH_MAX + 64];
@@ -619,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_job_identity),
 		cmocka_unit_test(test_identity_without_rank),
 		cmocka_unit_test(test_identity_old_host),
+		cmocka_unit_test(test_reader_rejects_bad_tuples),
 		cmocka_unit_test(test_reader_rejects_corruption),
 	};
 
