@@ -111,27 +111,32 @@ static int32_t process_ranks(const struct bpfprof_profile *p, const struct hpc_t
 	return max;
 }
 
-/* Does some node hold more than one process? */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Does some node hold more than one process? 1, 0 or -ENOMEM. */
 static int shared_node(const struct bpfprof_profile *p, const struct hpc_thread_id *ids)
 {
-	uint32_t nodes = 0;
-	uint8_t *seen;
+	uint32_t *node = calloc(p->nr_processes ? p->nr_processes : 1, sizeof(*node));
+	size_t n = 0;
 	int shared = 0;
 
-	for (size_t t = 0; t < p->nr_threads; t++)
-		if (ids[t].node + 1 > nodes)
-			nodes = ids[t].node + 1;
-	seen = calloc(nodes ? nodes : 1, 1);
-	if (!seen)
+	if (!node)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nr_processes && !shared; i++) {
+	for (size_t i = 0; i < p->nr_processes; i++) {
 		const struct bpfprof_process *pr = &p->processes[i];
 
-		if (!pr->nr_threads || pr->first_thread >= p->nr_threads)
-			continue;
-		shared = seen[ids[pr->first_thread].node]++ != 0;
+		if (pr->nr_threads && pr->first_thread < p->nr_threads)
+			node[n++] = ids[pr->first_thread].node;
 	}
-	free(seen);
+	qsort(node, n, sizeof(*node), cmp_u32);
+	for (size_t i = 1; i < n && !shared; i++)
+		shared = node[i] == node[i - 1];
+	free(node);
 	return shared;
 }
 
