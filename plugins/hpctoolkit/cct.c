@@ -6,10 +6,12 @@
  * the numbering of the contexts (ctxIds).
  *
  * Shape (hpctoolkit-v4-as-written.md section 3, "recommended shape"):
- *   entry point -> [call] function -> [lexical] line or instruction of the
- *   call site -> [call] function -> ... -> [lexical] line/instruction of the
- *   sample address.  A frame without a symbol becomes a single instruction
- *   context reached by a call.
+ *   entry point -> [call] function -> [lexical] line of the call site ->
+ *   [call] function -> ... -> [lexical] line of the sample address.  A
+ *   frame without a line (kernel, libraries without DWARF) is its function
+ *   context alone (function -> [call] function, as HPCToolkit shows kernel
+ *   frames); a frame without a symbol becomes a single instruction context
+ *   reached by a call.  paths.c builds it.
  *
  * Memory: a context is 12 bytes (struct hpc_node); its children are a
  * linked list, searched linearly while short and through child_index once

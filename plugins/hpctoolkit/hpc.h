@@ -6,7 +6,8 @@
  * and streamed samples (samples.c), the per-thread values (values.c), the
  * life of one database file (dbfile.c) and the writers of meta.db
  * (meta.c), profile.db (profile_db.c), cct.db (cct_db.c), trace.db
- * (trace_db.c) and metrics/default.yaml (meta.c).
+ * (trace_db.c) and metrics/default.yaml (meta.c), and the profiles'
+ * identities (ids.c).
  *
  * Layout: hpctoolkit-formats-v4.0.md as corrected by
  * hpctoolkit-v4-as-written.md (what hpcprof writes, what hpcviewer reads).
@@ -309,7 +310,9 @@ int hpc_cct_number(struct hpc_cct *t, uint32_t *shape, hpc_cct_visit_fn visit, v
 /* A resolved frame: the identities of its contexts (cct.c). */
 struct hpc_frame {
 	uint32_t func;			/* function context, HPC_NONE: no symbol */
-	uint32_t point;			/* line or instruction context below it */
+	uint32_t point;			/* line context below it, or the instruction
+					 * context of a frame without a function;
+					 * HPC_NONE: the function context alone */
 };
 
 struct hpc_paths {
@@ -452,13 +455,21 @@ int hpc_sort_leaves(struct hpc_leaf *l, size_t n);
 typedef int (*hpc_values_fn)(void *arg, uint32_t ctx, const struct hpc_value *v, size_t n);
 int hpc_values_walk(const struct hpc_values *in, hpc_values_fn fn, void *arg);
 
-/* A thread profile's identity, for id tuples and the description. */
+/* ---- ids.c: a thread profile's identity, for id tuples and the description */
 struct hpc_thread_id {
-	uint32_t process;		/* RANK logical id: process index */
-	uint32_t thread;		/* THREAD logical id: index within the process */
-	uint32_t pid, tid;
+	uint32_t node;			/* NODE logical id: the node's index */
+	uint64_t host_id;		/* NODE physical id: the node's gethostid() */
+	int32_t rank;			/* RANK logical id; -1: no RANK in the tuple */
+	uint32_t thread;		/* THREAD logical id: index within its process */
+	uint32_t pid, tid;		/* RANK and THREAD physical ids: on its node */
+	const char *host;		/* host name (the profile's strings), may be NULL */
 	const char *comm;
 };
+
+/* Fill @ids (p->nr_threads entries) from p->thread_ids, or, from hosts
+ * older than 0.2, from the processes and threads (one node, no ranks);
+ * 0 or -ENOMEM. */
+int hpc_thread_ids(const struct bpfprof_profile *p, struct hpc_thread_id *ids);
 
 /* ---- dbfile.c: one database file from creation to close ---------------- */
 struct hpc_db {
@@ -509,7 +520,9 @@ int write_metrics_yaml(int dir_fd);
 #define HPC_METRIC_NAME "CPUTIME (sec)"
 
 /* ---- profile_db.c ------------------------------------------------------ */
-void write_identifier_tuple(struct bw *w, uint64_t hostid, const struct hpc_thread_id *id);
+/* NODE (physical: host id) / RANK (physical: pid; left out when id->rank
+ * is -1) / THREAD (physical: tid). */
+void write_identifier_tuple(struct bw *w, const struct hpc_thread_id *id);
 
 /*
  * A Profile-Major Sparse Value Block written context by context: the
@@ -542,7 +555,7 @@ static inline unsigned hpc_nr_values(const struct hpc_value *v)
 }
 
 int write_profile_db(int dir_fd, const struct hpc_values *in, const struct hpc_thread_id *ids,
-		     uint64_t hostid, double scale);
+		     double scale);
 
 /* ---- cct_db.c ---------------------------------------------------------- */
 /* @v: one context's values, sorted by thread. */

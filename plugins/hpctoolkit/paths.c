@@ -2,8 +2,20 @@
 /*
  * paths.c - turns the call stacks of samples into contexts of the
  * HPCToolkit plugin's calling context tree (cct.c): each frame is
- * resolved with the host's symbolizer into a function context and a line
- * or instruction context below it (see cct.c for the shape).
+ * resolved with the host's symbolizer into a function context and the line
+ * context of its address below it, or, without a line, the function
+ * context alone; a frame without a function is one instruction context
+ * reached by a call (see cct.c for the shape).  No instruction context is
+ * ever nested in a function: hpcviewer's flat view adds the exclusive time
+ * of an instruction context to its load module on top of its function's
+ * (which holds it already), so kernel and other line-less frames would
+ * count twice there; HPCToolkit's own databases show such frames as
+ * function -> function as well (hpcprof elides the instructions).
+ *
+ * Modules: the host's "" (anonymous memory: JIT code, trampolines) becomes
+ * "[anon]", with the address itself as the offset (offsets in different
+ * anonymous mappings would collide); a frame the host cannot place is in
+ * "[unknown]" (user) or "[kernel.kallsyms]".
  *
  * A walk can resume after the frames a previous walk of the same process
  * resolved (hpc_paths_walk() records the context after each frame, and
@@ -23,6 +35,7 @@
 
 static const char kernel_module[] = "[kernel.kallsyms]";
 static const char unknown_module[] = "[unknown]";
+static const char anon_module[] = "[anon]";
 
 void hpc_paths_init(struct hpc_paths *ps, struct hpc_cct *t, const struct bpfprof_host *host)
 {
@@ -103,7 +116,8 @@ static int64_t frame_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr,
 }
 
 /* The contexts of a frame at @addr: its function (if symbolized) and the
- * line or instruction context of @addr in it. */
+ * line of @addr in it (HPC_NONE if none), or the instruction context of
+ * @addr when there is no function. */
 static int resolve_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int kernel,
 			 struct hpc_frame *f)
 {
@@ -115,11 +129,14 @@ static int resolve_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int 
 		memset(&sym, 0, sizeof(sym));
 		sym.module = kernel ? kernel_module : unknown_module;
 		sym.module_offset = addr;
+	} else if (!sym.module[0]) {
+		sym.module = kernel ? kernel_module : anon_module;
+		sym.module_offset = addr;
 	}
 	mod = host_path(ps, &ps->modules, sym.module);
 	if (mod < 0)
 		return (int)mod;
-	f->func = HPC_NONE;
+	f->func = f->point = HPC_NONE;
 	if (sym.function) {
 		fn = frame_function(ps, pid, addr, kernel, &sym, mod);
 		id = fn < 0 ? fn : hpc_cct_identity(ps->t, -1, HPC_FUNC, HPC_REL_CALL, fn, 0, 0);
@@ -132,10 +149,10 @@ static int resolve_frame(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int 
 
 		id = file < 0 ? file : hpc_cct_identity(ps->t, fn, HPC_LINE, HPC_REL_LEXICAL, file,
 							sym.line, 0);
+	} else if (sym.function) {
+		return 0;		/* the function context alone */
 	} else {
-		id = hpc_cct_identity(ps->t, fn, HPC_INSN,
-				      sym.function ? HPC_REL_LEXICAL : HPC_REL_CALL, mod, 0,
-				      sym.module_offset);
+		id = hpc_cct_identity(ps->t, -1, HPC_INSN, HPC_REL_CALL, mod, 0, sym.module_offset);
 	}
 	if (id < 0)
 		return (int)id;
@@ -182,7 +199,9 @@ static uint32_t add_frame(struct hpc_paths *ps, uint32_t pid, uint32_t parent, u
 		return HPC_NONE;
 	if (f.func != HPC_NONE)
 		parent = hpc_cct_child_of(ps->t, parent, f.func);
-	return parent == HPC_NONE ? HPC_NONE : hpc_cct_child_of(ps->t, parent, f.point);
+	if (f.point == HPC_NONE || parent == HPC_NONE)
+		return parent;
+	return hpc_cct_child_of(ps->t, parent, f.point);
 }
 
 /* Address of frame @j of @st counted from the outermost one: callers'

@@ -117,9 +117,18 @@ static char *make_title(const struct bpfprof_profile *p)
 	return t;
 }
 
+/* "NODE n (host, 0xhostid) [RANK r (pid)] THREAD t (tid)", as in profile.db. */
+static void print_tuple(FILE *f, const struct hpc_thread_id *id)
+{
+	fprintf(f, "NODE %u (%s, 0x%llx) ", id->node, id->host ? id->host : "?",
+		(unsigned long long)id->host_id);
+	if (id->rank >= 0)
+		fprintf(f, "RANK %d (%u) ", id->rank, id->pid);
+	fprintf(f, "THREAD %u (%u)", id->thread, id->tid);
+}
+
 /* Markdown description: run facts and the profile -> pid/tid/comm table. */
-static char *make_description(const struct bpfprof_profile *p, const struct hpc_thread_id *ids,
-			      uint64_t hostid)
+static char *make_description(const struct bpfprof_profile *p, const struct hpc_thread_id *ids)
 {
 	static const char *const drop[BPFPROF_DROP_NR] = {
 		"user stack", "kernel stack", "stack map full", "count map full", "ring buffer full"
@@ -143,8 +152,7 @@ static char *make_description(const struct bpfprof_profile *p, const struct hpc_
 	fprintf(f, "| duration | %.3f s |\n",
 		run->end_ns > run->start_ns ? (run->end_ns - run->start_ns) / 1e9 : 0.0);
 	fprintf(f, "| target | %s |\n", run->target ? run->target : "?");
-	fprintf(f, "| host | %s (hostid 0x%llx), %s %s, %u CPUs |\n",
-		run->hostname ? run->hostname : "?", (unsigned long long)hostid,
+	fprintf(f, "| host | %s, %s %s, %u CPUs |\n", run->hostname ? run->hostname : "?",
 		run->arch ? run->arch : "?", run->os_release ? run->os_release : "?",
 		run->nr_cpus_online);
 	fprintf(f, "| samples | %llu seen, %llu kept |\n", (unsigned long long)run->samples_seen,
@@ -167,30 +175,15 @@ static char *make_description(const struct bpfprof_profile *p, const struct hpc_
 	fprintf(f, "| metric | %s = samples x period |\n\n", HPC_METRIC_NAME);
 	fprintf(f, "## Profiles\n\n");
 	fprintf(f, "| profile | identifier tuple | pid | tid | comm |\n|---|---|---|---|---|\n");
-	for (size_t t = 0; t < p->nr_threads; t++)
-		fprintf(f, "| %zu | NODE 0x%llx RANK %u THREAD %u | %u | %u | %s |\n", t + 1,
-			(unsigned long long)hostid, ids[t].process, ids[t].thread, ids[t].pid,
-			ids[t].tid, ids[t].comm ? ids[t].comm : "");
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		fprintf(f, "| %zu | ", t + 1);
+		print_tuple(f, &ids[t]);
+		fprintf(f, " | %u | %u | %s |\n", ids[t].pid, ids[t].tid,
+			ids[t].comm ? ids[t].comm : "");
+	}
 	if (fclose(f))
 		return NULL;
 	return buf;
-}
-
-/* Profile identities: process index and thread index within it. */
-static void thread_ids(const struct bpfprof_profile *p, struct hpc_thread_id *ids)
-{
-	for (size_t i = 0; i < p->nr_processes; i++) {
-		const struct bpfprof_process *pr = &p->processes[i];
-
-		for (uint32_t k = 0; k < pr->nr_threads; k++) {
-			uint32_t t = pr->first_thread + k;
-
-			if (t >= p->nr_threads)
-				break;
-			ids[t] = (struct hpc_thread_id){ i, k, p->threads[t].pid, p->threads[t].tid,
-							 p->threads[t].comm };
-		}
-	}
 }
 
 /* The tree from the counts and the stream, the samples by thread. */
@@ -209,13 +202,13 @@ static int build_tree(struct hpc_state *s, const struct bpfprof_profile *p)
 }
 
 static int write_meta(struct hpc_state *s, const struct bpfprof_profile *p,
-		      const struct hpc_thread_id *ids, uint64_t hostid, uint32_t *shape)
+		      const struct hpc_thread_id *ids, uint32_t *shape)
 {
 	struct hpc_meta_info info = { 0 };
 	int err = -ENOMEM;
 
 	info.title = make_title(p);
-	info.description = make_description(p, ids, hostid);
+	info.description = make_description(p, ids);
 	if (info.title && info.description)
 		err = write_meta_db(s->dir_fd, &s->cct, shape, &info);
 	free((char *)info.title);
@@ -226,7 +219,7 @@ static int write_meta(struct hpc_state *s, const struct bpfprof_profile *p,
 /* cct.db and profile.db from the counts at their leaf ctxIds. */
 static int write_values(struct hpc_state *s, const struct bpfprof_profile *p,
 			const uint32_t *shape, uint32_t nctxs, const struct hpc_thread_id *ids,
-			uint64_t hostid, const char **what)
+			const char **what)
 {
 	struct hpc_leaf *leaves = malloc((p->nr_counts ? p->nr_counts : 1) * sizeof(*leaves));
 	uint64_t *totals = calloc(p->nr_threads ? p->nr_threads : 1, sizeof(*totals));
@@ -254,7 +247,7 @@ static int write_values(struct hpc_state *s, const struct bpfprof_profile *p,
 	if ((err = write_cct_db(s->dir_fd, &in, scale)))
 		goto out;
 	*what = "profile.db";
-	err = write_profile_db(s->dir_fd, &in, ids, hostid, scale);
+	err = write_profile_db(s->dir_fd, &in, ids, scale);
 out:
 	free(leaves);
 	free(totals);
@@ -265,21 +258,20 @@ static int hpc_write(void *state, const struct bpfprof_profile *p)
 {
 	struct hpc_state *s = state;
 	struct hpc_thread_id *ids = calloc(p->nr_threads ? p->nr_threads : 1, sizeof(*ids));
-	uint64_t hostid = (uint32_t)gethostid(), period = period_ns(p->run);
+	uint64_t period = period_ns(p->run);
 	const char *what = "the context tree";
 	uint32_t *shape = NULL, nctxs = 0;
 	int err = -ENOMEM;
 
-	if (!ids)
+	if (!ids || (err = hpc_thread_ids(p, ids)))
 		goto out;
-	thread_ids(p, ids);
 	if ((err = build_tree(s, p)))
 		goto out;
 	what = "meta.db";
 	nctxs = s->cct.nr_nodes + 1;
 	err = -ENOMEM;
 	if (!(shape = hpc_pages_alloc((size_t)nctxs * sizeof(*shape))) ||
-	    (err = write_meta(s, p, ids, hostid, shape)))
+	    (err = write_meta(s, p, ids, shape)))
 		goto out;
 	hpc_samples_number(&s->samples, &s->cct, &s->trace);
 	hpc_cct_free(&s->cct);
@@ -293,7 +285,7 @@ static int hpc_write(void *state, const struct bpfprof_profile *p)
 	what = "metrics/default.yaml";
 	if ((err = write_metrics_yaml(s->dir_fd)))
 		goto out;
-	err = write_values(s, p, shape, nctxs, ids, hostid, &what);
+	err = write_values(s, p, shape, nctxs, ids, &what);
 out:
 	if (err)
 		s->host->error(s->host, "hpctoolkit: writing %s in %s: %s", what, s->path,

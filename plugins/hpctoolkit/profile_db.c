@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * profile_db.c - writes profile.db: one profile per thread (index thread +
- * 1, identifier tuple NODE / RANK / THREAD, propMetricIds) and the summary
+ * 1, identifier tuple NODE / RANK / THREAD (ids.c), propMetricIds) and the summary
  * profile (index 0, sums over threads, statMetricIds), each a profile-major
  * sparse value block; global ctxId 0 holds a thread's total.
  *
@@ -26,26 +26,25 @@
 #define BLOCK_BUF_MIN 4096u
 #define BLOCK_BUF_MAX (64u << 10)
 
-/* Hierarchical Identifier Tuple: NODE (physical hostid), RANK, THREAD. */
-void write_identifier_tuple(struct bw *w, uint64_t hostid, const struct hpc_thread_id *id)
+/* One {Id}: kind, flags (bit 0 isPhysical), logicalId, physicalId. */
+static void put_id(struct bw *w, uint8_t kind, uint32_t logical, uint64_t physical)
 {
-	bw_u16(w, 3);
+	bw_u8(w, kind);
+	bw_u8(w, 0);
+	bw_u16(w, 1);		/* isPhysical: physicalId identifies it */
+	bw_u32(w, logical);
+	bw_u64(w, physical);
+}
+
+/* Hierarchical Identifier Tuple: NODE, RANK (unless rank -1), THREAD. */
+void write_identifier_tuple(struct bw *w, const struct hpc_thread_id *id)
+{
+	bw_u16(w, id->rank < 0 ? 2 : 3);
 	bw_zero(w, 6);
-	bw_u8(w, 1);		/* NODE */
-	bw_u8(w, 0);
-	bw_u16(w, 1);		/* isPhysical */
-	bw_u32(w, 0);
-	bw_u64(w, hostid);
-	bw_u8(w, 2);		/* RANK: process index */
-	bw_u8(w, 0);
-	bw_u16(w, 0);
-	bw_u32(w, id->process);
-	bw_u64(w, id->process);
-	bw_u8(w, 3);		/* THREAD: index within the process */
-	bw_u8(w, 0);
-	bw_u16(w, 0);
-	bw_u32(w, id->thread);
-	bw_u64(w, id->thread);
+	put_id(w, 1, id->node, id->host_id);
+	if (id->rank >= 0)
+		put_id(w, 2, (uint32_t)id->rank, id->pid);
+	put_id(w, 3, id->thread, id->tid);
 }
 
 /*
@@ -304,7 +303,7 @@ static int write_all_blocks(int fd, const struct hpc_values *in, double scale, u
 }
 
 int write_profile_db(int dir_fd, const struct hpc_values *in, const struct hpc_thread_id *ids,
-		     uint64_t hostid, double scale)
+		     double scale)
 {
 	uint64_t nprof = (uint64_t)in->nthreads + 1, ptuples, sec[4], end = 0;
 	uint8_t *infos = calloc(nprof, PROF_INFO_SIZE);
@@ -331,7 +330,7 @@ int write_profile_db(int dir_fd, const struct hpc_values *in, const struct hpc_t
 	ptuples = w->off;
 	for (uint32_t t = 0; t < in->nthreads; t++) {
 		put_u64(infos + (t + 1) * PROF_INFO_SIZE + 0x20, w->off);
-		write_identifier_tuple(w, hostid, &ids[t]);
+		write_identifier_tuple(w, &ids[t]);
 	}
 	sec[2] = w->off - ptuples;
 	sec[3] = ptuples;

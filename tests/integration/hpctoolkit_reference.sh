@@ -6,7 +6,8 @@
 # without error, and the top functions of the summary profile must equal
 # those of the sum over the thread profiles.  Also checks that the reader is
 # not a no-op: --strict rejects hpcprof's unlisted ctxIds, and a truncated
-# copy is rejected.
+# copy is rejected.  hpcdb's flat-view module times give hpcprof's kernel
+# module (loops-perf) exclusive = inclusive.
 . "$(dirname "$0")/../lib/common.sh"
 
 HPCDB=$BPFPROF_BUILD/tools/hpcdb
@@ -38,6 +39,15 @@ for d in "$REF"/*/; do
 	n=$((n + 1))
 done
 [ "$n" -ge 8 ] || fail "only $n reference databases found in $REF"
+
+# hpcviewer's flat view as hpcdb computes it: hpcprof's kernel frames
+# (function -> function) give the kernel module exclusive = inclusive
+out=$("$HPCDB" --modules "$REF/hpctoolkit-loops-perf" 2>&1) || fail "loops-perf: $out"
+read -r kex kin < <(printf '%s\n' "$out" | awk '$1 == "module" && $4 ~ /vmlinux/ { print $2, $3 }')
+[ -n "${kin:-}" ] || fail "loops-perf: no vmlinux module in: $out"
+awk -v e="$kex" -v i="$kin" 'BEGIN { d = e - i; if (d < 0) d = -d; exit !(i > 0 && d <= 1e-9 * i) }' ||
+	fail "loops-perf: vmlinux exclusive $kex, inclusive $kin"
+ok "loops-perf: vmlinux exclusive $kex = inclusive $kin in the flat view"
 
 # strict mode: hpcprof elides instruction contexts that keep values
 out=$("$HPCDB" --strict "$REF/hpctoolkit-small" 2>&1) && fail "--strict accepted elided ctxIds"

@@ -11,7 +11,9 @@
 # sampling noise when a loaded machine gives the thread few samples); main must hold >= 95% of
 # the main thread's time inclusively; every trace line must be sorted (hpcdb),
 # hold as many samples as the thread's profile, and lie inside the run's
-# wall-clock interval; metrics/default.yaml must be there.
+# wall-clock interval; metrics/default.yaml must be there; each thread's
+# tuple is NODE / THREAD (one process, no MPI rank) with its tid as THREAD's
+# physical id.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 
@@ -68,6 +70,16 @@ done <"$TMP/truth"
 # 5 points, or 3 sigma of the sampling noise if the thread got few samples
 pid_threads=$(awk -v p="$WPID" -F'|' '$4 + 0 == p { n++ } END { print n + 0 }' "$TMP/hpcdb.out")
 expect_eq "thread profiles of pid $WPID" "$pid_threads" "$THREADS"
+# one process, no MPI rank: NODE / THREAD tuples as hpcrun's, the tid as
+# THREAD's physical id (profile.db, and the description's table)
+awk -F'|' -v p="$WPID" '$4 + 0 == p { t = $5 + 0; pr = $2 + 0
+		if ($3 !~ "^ NODE 0 \\([^)]*\\) THREAD [0-9]+ \\(" t "\\) $") { print "row " $0; bad = 1 }
+		rows[pr] = t }
+	/^profile [0-9]+ \[/ { pr = $0; sub(/^profile /, "", pr); pr += 0; tup[pr] = $0 }
+	END { for (pr in rows) if (tup[pr] !~ "THREAD [0-9]+ \\(" rows[pr] "\\)\\]") {
+		print "profile " pr ": " tup[pr]; bad = 1 }
+	      exit bad }' "$TMP/hpcdb.out" || fail "tids not the THREAD physical ids"
+ok "each thread's tid is its THREAD physical id, no RANK (one process)"
 awk -v per="$period" '/^profile [0-9]+ \[/ { p = $2; t = $0; sub(/.*total /, "", t)
 		sub(/,.*/, "", t); n = t * 1e9 / per }
 	p && NF == 3 && $3 ~ /^leaf_/ { print p, $3, $2, n }' "$TMP/hpcdb.out" >"$TMP/thread_shares"

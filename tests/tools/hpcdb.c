@@ -14,17 +14,23 @@
  * Layout as in hpctoolkit-formats-v4.0.md, corrected by
  * hpctoolkit-v4-as-written.md (szProfile 48, entry points, ctxId 0, ...).
  *
- *   hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description] DIR
+ *   hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description]
+ *         [--modules] DIR
  *
  * --threads prints each thread profile's total, trace sample count and top
  * functions; --function NAME prints NAME's exclusive and inclusive share of
  * the summary and (with --threads) of each thread; --description prints
  * meta.db's description.
  *
+ * --modules prints each load module's exclusive and inclusive time as
+ * hpcviewer's flat view sums them; a module whose exclusive time exceeds
+ * its inclusive time is an error (time counted twice).
+ *
  * --strict also rejects what hpcprof itself does but our writer must not:
  * values for ctxIds meta.db does not list, loose min/max timestamps, sizes
- * other than the ones HPCToolkit writes, a missing metrics/default.yaml or
- * trace header i not describing profile i + 1.
+ * other than the ones HPCToolkit writes, a missing metrics/default.yaml,
+ * trace header i not describing profile i + 1, an empty load module path,
+ * and identifier tuples that are not unique and consistent (check_tuples).
  * Exit 0 when the database is valid, 1 (with one line on stderr) if not.
  */
 #include <errno.h>
@@ -267,9 +273,12 @@ struct metric {
 struct ctx {
 	int listed;
 	uint32_t parent;	/* ctxId of the parent, 0 for entry points */
+	uint32_t first_child, next_sibling; /* ctxIds, 0: none (ctx 0: the entry points) */
 	int is_entry;
 	uint8_t relation, lexical_type, flags;
 	int label;		/* index into labels, -1 if not function-like */
+	int32_t module;		/* load module index of its function (lexicalType 0)
+				 * or point (3), -1 if none */
 };
 
 struct meta {
@@ -286,6 +295,7 @@ struct meta {
 	uint32_t nprop_dense, nstat_dense; /* ids defined */
 	uint32_t nsummaries, nscopeinsts;
 	uint64_t pmodules, nmodules, szmodule;
+	const char **module_paths;
 	uint64_t pfiles, nfiles, szfile;
 	uint64_t pfuncs, nfuncs, szfunc;
 	struct region strings, context;
@@ -415,6 +425,9 @@ static void new_ctx(const struct dbfile *f, uint64_t off, uint32_t id, uint32_t 
 	M.ctxs[id].listed = 1;
 	M.ctxs[id].parent = parent;
 	M.ctxs[id].label = -1;
+	M.ctxs[id].module = -1;
+	M.ctxs[id].next_sibling = M.ctxs[parent].first_child;
+	M.ctxs[parent].first_child = id;
 	M.nlisted++;
 	if (id > M.max_ctx)
 		M.max_ctx = id;
@@ -474,6 +487,10 @@ static void read_context(const struct dbfile *f, uint64_t off, uint32_t parent, 
 	M.ctxs[id].relation = rel;
 	M.ctxs[id].lexical_type = lt;
 	M.ctxs[id].flags = flags;
+	if (lt == 0 && pfunc && r64(f, pfunc + 8))
+		M.ctxs[id].module = (r64(f, pfunc + 8) - M.pmodules) / M.szmodule;
+	else if (lt == 3 && pmod)
+		M.ctxs[id].module = (pmod - M.pmodules) / M.szmodule;
 	if (lt == 0) {
 		const char *name = NULL;
 
@@ -685,7 +702,12 @@ static void read_meta(void)
 			}
 		}
 		for (uint64_t i = 0; i < M.nmodules; i++)
-			module_path(f, M.pmodules + i * M.szmodule);
+			if (!*module_path(f, M.pmodules + i * M.szmodule) && g_strict)
+				die("meta.db: load module %llu has an empty path",
+				    (unsigned long long)i);
+		M.module_paths = xcalloc(M.nmodules, sizeof(*M.module_paths));
+		for (uint64_t i = 0; i < M.nmodules; i++)
+			M.module_paths[i] = module_path(f, M.pmodules + i * M.szmodule);
 		for (uint64_t i = 0; i < M.nfiles; i++)
 			str_in(f, M.strings, r64(f, M.pfiles + i * M.szfile + 8), "file path",
 			       "Strings");
@@ -743,11 +765,22 @@ static void read_meta(void)
 /* ------------------------------------------------------------------------
  * profile.db
  */
+#define MAX_IDS 16
+
+struct id {			/* one {Id} of an identifier tuple */
+	uint8_t kind;
+	uint16_t flags;
+	uint32_t logical;
+	uint64_t physical;
+};
+
 struct profile {
 	uint64_t nvalues, pvalues, pidx;
 	uint32_t nctxs;
 	uint64_t ptuple;
 	uint32_t flags;
+	uint16_t nids;
+	struct id ids[MAX_IDS];
 	char tuple[256];
 	uint64_t trace_samples;
 	int has_trace;
@@ -764,39 +797,203 @@ static int listed(uint32_t id)
 	return id < M.nctx_alloc && M.ctxs[id].listed;
 }
 
+/* Place of an identifier kind in the hierarchy (NODE above CORE above
+ * RANK above THREAD above the GPU kinds), -1 for a name we do not know. */
+static int kind_level(uint8_t kind)
+{
+	static const char *const order[] = { "NODE", "CORE", "RANK", "THREAD", "GPUDEVICE",
+					     "GPUCONTEXT", "GPUSTREAM" };
+
+	for (int i = 0; i < 7; i++)
+		if (!strcmp(M.kind_names[kind], order[i]))
+			return i;
+	return -1;
+}
+
 static void read_tuple(struct profile *pr, struct region r, int idx)
 {
 	uint64_t t = pr->ptuple;
 	uint16_t n;
 	size_t len = 0;
+	int prev_level = -1;
 
 	aligned(&P, t, 8, "id tuple");
 	inside(&P, r, t, 8, "id tuple", "IdTuples");
 	n = r16(&P, t);
 	inside(&P, r, t, 8 + 16ull * n, "id tuple", "IdTuples");
+	if (n == 0 || n > MAX_IDS)
+		die("profile.db: profile %d has %u identifications", idx, n);
+	pr->nids = n;
 	pr->tuple[0] = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		uint64_t e = t + 8 + 16ull * i;
-		uint8_t kind = r8(&P, e);
-		uint16_t fl = r16(&P, e + 2);
-		uint32_t lid = r32(&P, e + 4);
-		uint64_t pid = r64(&P, e + 8);
+		struct id *id = &pr->ids[i];
 		const char *kn;
+		int level;
 
-		if (kind >= M.nkinds)
-			die("profile.db: profile %d id kind %u not in meta.db", idx, kind);
-		kn = M.kind_names[kind];
-		if (!(fl & 1) && pid != lid && g_strict)
+		*id = (struct id){ r8(&P, e), r16(&P, e + 2), r32(&P, e + 4), r64(&P, e + 8) };
+		if (id->kind >= M.nkinds)
+			die("profile.db: profile %d id kind %u not in meta.db", idx, id->kind);
+		kn = M.kind_names[id->kind];
+		level = kind_level(id->kind);
+		if (level >= 0 && level <= prev_level)
+			die("profile.db: profile %d: %s out of order in its identifier tuple", idx,
+			    kn);
+		if (level >= 0)
+			prev_level = level;
+		if (!(id->flags & 1) && id->physical != id->logical && g_strict)
 			die("profile.db: profile %d logical id with physicalId != logicalId", idx);
-		if (fl & 1)
+		if (g_strict && (id->flags & ~1u))
+			die("profile.db: profile %d id flags 0x%x", idx, id->flags);
+		if ((id->flags & 1) && !strcmp(kn, "NODE"))
 			len += snprintf(pr->tuple + len, sizeof(pr->tuple) - len, "%s%s %u (0x%llx)",
-					i ? " " : "", kn, lid, (unsigned long long)pid);
+					i ? " " : "", kn, id->logical,
+					(unsigned long long)id->physical);
+		else if (id->flags & 1)
+			len += snprintf(pr->tuple + len, sizeof(pr->tuple) - len, "%s%s %u (%llu)",
+					i ? " " : "", kn, id->logical,
+					(unsigned long long)id->physical);
 		else
 			len += snprintf(pr->tuple + len, sizeof(pr->tuple) - len, "%s%s %u",
-					i ? " " : "", kn, lid);
+					i ? " " : "", kn, id->logical);
 		if (len >= sizeof(pr->tuple))
 			len = sizeof(pr->tuple) - 1;
 	}
+}
+
+/* Order of thread profiles by the logical ids of their first @lv + 1
+ * identifications (kinds, then logical ids), then by the physical id at
+ * @lv if @by_phys; -1, 0, 1. */
+static int g_lv, g_by_phys;
+
+static int cmp_prefix(const struct profile *a, const struct profile *b, int lv)
+{
+	for (int i = 0; i <= lv; i++) {
+		const struct id *x = &a->ids[i], *y = &b->ids[i];
+
+		if (i >= a->nids || i >= b->nids)
+			return (i < a->nids) - (i < b->nids);
+		if (x->kind != y->kind)
+			return x->kind < y->kind ? -1 : 1;
+		if (x->logical != y->logical)
+			return x->logical < y->logical ? -1 : 1;
+	}
+	return 0;
+}
+
+static int cmp_profiles(const void *pa, const void *pb)
+{
+	const struct profile *a = &profs[*(const uint32_t *)pa], *b = &profs[*(const uint32_t *)pb];
+	int c = cmp_prefix(a, b, g_by_phys ? g_lv - 1 : g_lv);
+
+	if (c || !g_by_phys)
+		return c;
+	if (a->ids[g_lv].physical != b->ids[g_lv].physical)
+		return a->ids[g_lv].physical < b->ids[g_lv].physical ? -1 : 1;
+	return cmp_prefix(a, b, g_lv);
+}
+
+static void sort_profiles(uint32_t *ix, uint32_t n, int lv, int by_phys)
+{
+	g_lv = lv;
+	g_by_phys = by_phys;
+	qsort(ix, n, sizeof(*ix), cmp_profiles);
+}
+
+struct rank_node {
+	uint32_t rank, node, prof;
+};
+
+static int cmp_rank_node(const void *pa, const void *pb)
+{
+	const struct rank_node *a = pa, *b = pb;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* A RANK (logical id) lies on one NODE. */
+static void check_ranks(const uint32_t *ix, uint32_t n)
+{
+	const struct profile *p0 = &profs[1];
+	int lr = -1, ln = -1;
+	struct rank_node *rn;
+
+	for (int l = 0; l < p0->nids; l++) {
+		if (!strcmp(M.kind_names[p0->ids[l].kind], "RANK"))
+			lr = l;
+		else if (!strcmp(M.kind_names[p0->ids[l].kind], "NODE"))
+			ln = l;
+	}
+	if (lr < 0 || ln < 0)
+		return;
+	rn = xcalloc(n, sizeof(*rn));
+	for (uint32_t i = 0; i < n; i++)
+		rn[i] = (struct rank_node){ profs[ix[i]].ids[lr].logical,
+					    profs[ix[i]].ids[ln].logical, ix[i] };
+	qsort(rn, n, sizeof(*rn), cmp_rank_node);
+	for (uint32_t i = 1; i < n; i++)
+		if (rn[i].rank == rn[i - 1].rank && rn[i].node != rn[i - 1].node)
+			die("profile.db: RANK %u on NODE %u (profile %u) and NODE %u (profile %u)",
+			    rn[i].rank, rn[i - 1].node, rn[i - 1].prof, rn[i].node, rn[i].prof);
+	free(rn);
+}
+
+/*
+ * --strict: the identifier tuples of the thread profiles (profiles 1..n-1)
+ * have the same kinds; no two are equal (by kinds and logical ids); at each
+ * level, profiles with the same logical ids up to it have the same physical
+ * id there (one host id per NODE, one pid per RANK), and siblings (same
+ * ids above) with different logical ids have different physical ids; a
+ * RANK lies on one NODE only.
+ */
+static void check_tuples(void)
+{
+	uint32_t n = nprofs - 1, *ix = xcalloc(n, sizeof(*ix));
+	const struct profile *p0 = &profs[1];
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct profile *p = &profs[i + 1];
+
+		ix[i] = i + 1;
+		if (p->nids != p0->nids)
+			die("profile.db: profiles 1 and %u have tuples of %u and %u ids", i + 1,
+			    p0->nids, p->nids);
+		for (int l = 0; l < p->nids; l++)
+			if (p->ids[l].kind != p0->ids[l].kind || p->ids[l].flags != p0->ids[l].flags)
+				die("profile.db: profiles 1 and %u differ in kind or flags at id %d",
+				    i + 1, l);
+	}
+	for (int lv = 0; n && lv < p0->nids; lv++) {
+		sort_profiles(ix, n, lv, 0);
+		for (uint32_t i = 1; i < n; i++) {
+			const struct profile *a = &profs[ix[i - 1]], *b = &profs[ix[i]];
+
+			if (cmp_prefix(a, b, lv))
+				continue;
+			if (lv == p0->nids - 1)
+				die("profile.db: profiles %u and %u have the same tuple [%s]", ix[i - 1],
+				    ix[i], b->tuple);
+			if (a->ids[lv].physical != b->ids[lv].physical)
+				die("profile.db: profiles %u and %u: one %s, two physical ids",
+				    ix[i - 1], ix[i], M.kind_names[a->ids[lv].kind]);
+		}
+		sort_profiles(ix, n, lv, 1);
+		for (uint32_t i = 1; i < n; i++) {
+			const struct profile *a = &profs[ix[i - 1]], *b = &profs[ix[i]];
+
+			if ((lv && cmp_prefix(a, b, lv - 1)) ||
+			    a->ids[lv].physical != b->ids[lv].physical || !(a->ids[lv].flags & 1))
+				continue;
+			if (a->ids[lv].logical != b->ids[lv].logical)
+				die("profile.db: profiles %u and %u: two %s ids, one physical id %llu",
+				    ix[i - 1], ix[i], M.kind_names[a->ids[lv].kind],
+				    (unsigned long long)a->ids[lv].physical);
+		}
+	}
+	check_ranks(ix, n);
+	free(ix);
 }
 
 /* Check the value block of profile @i. */
@@ -948,6 +1145,8 @@ static void read_profiles(void)
 	}
 	if (unlisted_values && g_strict)
 		die("profile.db: values for ctxIds not in meta.db");
+	if (nprofs > 1 && g_strict)
+		check_tuples();
 }
 
 /* Summary == sum over threads, and inclusive values never above the parent. */
@@ -1363,6 +1562,103 @@ static double function_stats(const double *v, uint32_t nids, int fid, int xid,
 	return total;
 }
 
+/* ------------------------------------------------------------------------
+ * Load modules as hpcviewer's flat view sums them (FlatViewScopeVisitor4
+ * on the scopes ScopeContextFactory makes of meta.db): a function context
+ * reached by a call is a call site of its function, an instruction context
+ * a call site of "module@offset"; each call site adds its exclusive
+ * (function scope) value to its own function's module.  Every context also
+ * belongs to the module of its enclosing function (the nearest call site
+ * or instruction above it; its own for a call site right below an entry
+ * point), and a module's inclusive value sums the execution values of the
+ * contexts that belong to it (either way) and have no ancestor that does:
+ * recursion through a module counts once.  Exclusive can then never exceed
+ * inclusive, unless a context's exclusive time is counted twice (e.g. an
+ * instruction context lexically nested in a function context: both add it).
+ */
+struct mod_walk {
+	const double *v;
+	uint32_t nids;
+	int fid, xid;
+	double *excl, *incl;
+	uint32_t *depth;	/* [module]: contexts on the current path it holds */
+};
+
+static void mod_enter(struct mod_walk *w, int32_t m, uint32_t c, int excl)
+{
+	if (m < 0)
+		return;
+	if (!w->depth[m]++)
+		w->incl[m] += w->v[(size_t)c * w->nids + w->xid];
+	if (excl)
+		w->excl[m] += w->v[(size_t)c * w->nids + w->fid];
+}
+
+static void mod_leave(struct mod_walk *w, int32_t m)
+{
+	if (m >= 0)
+		w->depth[m]--;
+}
+
+/* Context @c below a context whose enclosing function is in module @enc. */
+static void mod_visit(struct mod_walk *w, uint32_t c, int32_t enc)
+{
+	const struct ctx *x = &M.ctxs[c];
+	int call = x->lexical_type == 0 && x->relation != 0;
+	int insn = x->lexical_type == 3;
+	int32_t own = x->module, in = enc, below = enc;
+
+	if (x->lexical_type == 0) {
+		below = own;
+		if (!call || M.ctxs[x->parent].is_entry)
+			in = own;
+	} else if (insn) {
+		below = own;
+	}
+	mod_enter(w, in, c, 0);
+	if (call || insn)
+		mod_enter(w, own, c, 1);
+	for (uint32_t k = x->first_child; k; k = M.ctxs[k].next_sibling)
+		mod_visit(w, k, below);
+	if (call || insn)
+		mod_leave(w, own);
+	mod_leave(w, in);
+}
+
+/* Per-module exclusive and inclusive values of dense value array @v. */
+static void module_stats(const double *v, uint32_t nids, int fid, int xid, double *excl,
+			 double *incl)
+{
+	struct mod_walk w = { v, nids, fid, xid, excl, incl, NULL };
+
+	w.depth = xcalloc(M.nmodules, sizeof(*w.depth));
+	memset(excl, 0, M.nmodules * sizeof(*excl));
+	memset(incl, 0, M.nmodules * sizeof(*incl));
+	for (uint32_t e = M.ctxs[0].first_child; e; e = M.ctxs[e].next_sibling)
+		for (uint32_t c = M.ctxs[e].first_child; c; c = M.ctxs[c].next_sibling)
+			mod_visit(&w, c, -1);
+	free(w.depth);
+}
+
+/* "module EXCL INCL PATH" per module with time (--modules); every module's
+ * exclusive must be at most its inclusive. */
+static void report_modules(const double *v, uint32_t nids, int fid, int xid, int print)
+{
+	double *excl = xcalloc(M.nmodules, sizeof(double));
+	double *incl = xcalloc(M.nmodules, sizeof(double));
+
+	module_stats(v, nids, fid, xid, excl, incl);
+	for (uint64_t m = 0; m < M.nmodules; m++) {
+		if (excl[m] > incl[m] && !close_enough(excl[m], incl[m]))
+			die("load module %s: exclusive %g above inclusive %g in hpcviewer's flat view",
+			    M.module_paths[m], excl[m], incl[m]);
+		if (print && (excl[m] > 0 || incl[m] > 0))
+			printf("module %12.6f %12.6f %s\n", excl[m], incl[m], M.module_paths[m]);
+	}
+	free(excl);
+	free(incl);
+}
+
 static int cmp_fstat_incl(const void *a, const void *b)
 {
 	const struct fstat *x = a, *y = b;
@@ -1402,7 +1698,7 @@ static void print_function(uint32_t prof, const struct fstat *fs, double total)
 	       total > 0 ? 100 * in / total : 0);
 }
 
-static void report(int top, int threads)
+static void report(int top, int threads, int modules)
 {
 	uint32_t nctx = cct_nctxs;
 	uint32_t nids = M.nprop_dense > M.nstat_dense ? M.nprop_dense : M.nstat_dense;
@@ -1468,6 +1764,7 @@ static void report(int top, int threads)
 			    fs[l].excl, fs[l].incl, ft[l].excl, ft[l].incl);
 	if (g_function)
 		print_function(0, fs, ts);
+	report_modules(sv, nids, m->stat[SC_FUNCTION], m->stat[SC_EXECUTION], modules);
 	qsort(fs, M.nlabels, sizeof(*fs), cmp_fstat);
 	qsort(ft, M.nlabels, sizeof(*ft), cmp_fstat);
 	print_top("summary", fs, ts, top, 0);
@@ -1482,7 +1779,7 @@ static void report(int top, int threads)
 
 int main(int argc, char **argv)
 {
-	int top = 10, threads = 0, describe = 0, i;
+	int top = 10, threads = 0, describe = 0, modules = 0, i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--strict"))
@@ -1495,11 +1792,13 @@ int main(int argc, char **argv)
 			g_function = argv[++i];
 		else if (!strcmp(argv[i], "--description"))
 			describe = 1;
+		else if (!strcmp(argv[i], "--modules"))
+			modules = 1;
 		else
 			break;
 	}
 	if (i != argc - 1) {
-		fprintf(stderr, "usage: hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description] DIR\n");
+		fprintf(stderr, "usage: hpcdb [--strict] [--threads] [--top N] [--function NAME] [--description] [--modules] DIR\n");
 		return 2;
 	}
 	g_dir = argv[i];
@@ -1517,6 +1816,6 @@ int main(int argc, char **argv)
 		printf("description:\n%s\n", M.description);
 	read_trace();
 	check_yaml();
-	report(top, threads);
+	report(top, threads, modules);
 	return 0;
 }

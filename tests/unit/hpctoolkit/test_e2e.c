@@ -55,12 +55,13 @@ static const struct fake_fn fns[] = {
 	{ NULL, "/lib/libstripped.so", 0x7f1000000000, 0x7f1000100000, 0x7f1000000000, NULL },
 	{ "do_syscall_64", "[kernel.kallsyms]", KBASE + 0x100, KBASE + 0x200, 0, NULL },
 	{ "entry_SYSCALL_64", "[kernel.kallsyms]", KBASE + 0x200, KBASE + 0x300, 0, NULL },
+	{ NULL, "", 0x7f2000000000, 0x7f2000010000, 0x7f2000000000, NULL }, /* anonymous */
 };
 
 /* ip of function @f, @k bytes in */
 #define IP(f, k) (fns[f].start + (k))
 enum { F_MAIN, F_RUN, F_BUSY, F_PA, F_LA, F_PB, F_LB, F_LC, F_TMAIN, F_START, F_STRIP,
-       F_SYS, F_ENTRY };
+       F_SYS, F_ENTRY, F_ANON };
 
 /* The function of fns[] that holds @ip, its line 100 * (index + 1) plus
  * one per 16 bytes in; -ENOENT outside them. */
@@ -104,10 +105,13 @@ static const uint64_t st_k[] = { IP(F_SYS, 0x10), IP(F_ENTRY, 0x21) };
 static const uint64_t st_strip[] = { IP(F_STRIP, 0x1234), IP(F_BUSY, 0x31), IP(F_RUN, 0x41),
 				     IP(F_MAIN, 0x51) };
 
+static const uint64_t st_anon[] = { IP(F_ANON, 0x4321), IP(F_BUSY, 0x31), IP(F_RUN, 0x41),
+				    IP(F_MAIN, 0x51) };
+
 #define ST(a, k) { a, sizeof(a) / sizeof(a[0]), k }
 static const struct bpfprof_stack stacks[] = {
 	{ NULL, 0, 0 }, ST(st_a, 0), ST(st_b, 0), ST(st_c, 0), ST(st_ta, 0), ST(st_tb, 0),
-	ST(st_tc, 0), ST(st_k, 1), ST(st_strip, 0),
+	ST(st_tc, 0), ST(st_k, 1), ST(st_strip, 0), ST(st_anon, 0),
 };
 
 static const struct bpfprof_thread threads[] = {
@@ -129,12 +133,58 @@ static const struct bpfprof_count counts[] = {
 	{ 3, 8, 0, 7 },					/* stripped */
 };
 
+/* A parallel job as `bpfprof merge` hands it over (thread_ids, ABI 0.2):
+ * node-a runs ranks 0 (two threads) and 1 and a child of rank 1 that
+ * inherited its rank; node-b runs ranks 2 and 3 and a helper without a
+ * rank; rank 2's pid equals rank 0's on its node, so the merge renumbered
+ * it in threads[] (65636) while thread_ids keep the node's pid. */
+static const struct bpfprof_thread job_threads[] = {
+	{ 100, 100, 0, "rank0", 40 }, { 104, 100, 0, "rank0-omp", 20 },
+	{ 101, 101, 1, "rank1", 40 }, { 65636, 65636, 2, "rank2", 25 },
+	{ 102, 102, 3, "rank3", 15 }, { 103, 103, 4, "helper", 5 },
+	{ 105, 105, 5, "rank1-child", 3 },
+};
+
+static const struct bpfprof_process job_processes[] = {
+	{ 100, 1, "rank0", "/opt/app/shares", "/opt/app/shares", NULL, 0, 0, 2, 60, 0 },
+	{ 101, 1, "rank1", "/opt/app/shares", "/opt/app/shares", NULL, 0, 2, 1, 40, 0 },
+	{ 65636, 1, "rank2", "/opt/app/shares", "/opt/app/shares", NULL, 0, 3, 1, 25, 0 },
+	{ 102, 1, "rank3", "/opt/app/shares", "/opt/app/shares", NULL, 0, 4, 1, 15, 0 },
+	{ 103, 1, "helper", "/opt/app/shares", "/opt/app/shares", NULL, 0, 5, 1, 5, 0 },
+	{ 105, 101, "rank1-child", "/opt/app/shares", "/opt/app/shares", NULL, 0, 6, 1, 3, 0 },
+};
+
+static const struct bpfprof_thread_identity job_ids[] = {
+	{ "node-a", 0, 0xa0a0, 0, 0, 100, 100 }, { "node-a", 0, 0xa0a0, 0, 1, 100, 104 },
+	{ "node-a", 0, 0xa0a0, 1, 0, 101, 101 }, { "node-b", 1, 0xb0b0, 2, 0, 100, 100 },
+	{ "node-b", 1, 0xb0b0, 3, 0, 102, 102 }, { "node-b", 1, 0xb0b0, -1, 0, 103, 103 },
+	{ "node-a", 0, 0xa0a0, 1, 0, 105, 105 },
+};
+
+static const struct bpfprof_count job_counts[] = {
+	{ 0, 1, 0, 40 }, { 1, 5, 0, 20 }, { 2, 3, 0, 30 }, { 2, 3, 7, 10 },
+	{ 3, 2, 0, 25 }, { 4, 9, 0, 15 }, { 5, 8, 0, 5 }, { 6, 1, 0, 3 },
+};
+
+#define N(a) (sizeof(a) / sizeof(a[0]))
+static const struct bpfprof_profile job = {
+	.processes = job_processes, .nr_processes = N(job_processes),
+	.threads = job_threads, .nr_threads = N(job_threads),
+	.counts = job_counts, .nr_counts = N(job_counts),
+	.thread_ids = job_ids, .nr_nodes = 2,
+};
+
+static const struct bpfprof_profile two_processes = {
+	.processes = processes, .nr_processes = N(processes),
+	.threads = threads, .nr_threads = N(threads),
+	.counts = counts, .nr_counts = N(counts),
+};
+
 #define PERIOD 10000000ull	/* 10 ms: 100 samples = 1 s */
 #define START 5000000000ull
 #define ANCHOR 1700000000000000000ull
 
 static struct bpfprof_run run = {
-	.version = "0.1.0-test",
 	.event = "cpu-clock",
 	.sample_freq = 100,
 	.sample_period = PERIOD,
@@ -178,8 +228,10 @@ static void rm_rf(const char *path)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* Drive the plugin; the output goes to tmpdir/db. */
-static void write_database(int with_stream)
+/* Drive the plugin with the processes, threads, counts and identities of
+ * @tmpl, as a host of version @version; the output goes to tmpdir/db. */
+static void write_profile(const struct bpfprof_profile *tmpl, const char *version,
+			  int with_stream)
 {
 	const struct bpfprof_plugin *p = bpfprof_plugin_entry(BPFPROF_PLUGIN_ABI_VERSION);
 	static struct fake_host fh;
@@ -204,6 +256,7 @@ static void write_database(int with_stream)
 	assert_true(out.dir_fd >= 0);
 	out.path = db;
 
+	run.version = version;
 	run.start_ns = START;
 	run.realtime_anchor_ns = ANCHOR;
 	err = p->open(&fh.host, &run, &out, &state);
@@ -212,20 +265,25 @@ static void write_database(int with_stream)
 	/* the stream: each thread's samples one period apart, thread 1 with
 	 * a pause of 1 s after 50 samples (the trace marks it with ctxId 0) */
 	if (with_stream) {
-		uint64_t t_next[4] = { START + 1000, START + 2000, START + 3000, START + 4000 };
+		uint64_t t_next[8];
 
-		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
-			for (uint64_t k = 0; k < counts[c].samples; k++) {
-				uint32_t th = counts[c].thread;
+		assert_true(tmpl->nr_threads <= 8);
+		for (int th = 0; th < 8; th++)
+			t_next[th] = START + 1000 * (th + 1);
+		for (size_t c = 0; c < tmpl->nr_counts; c++) {
+			const struct bpfprof_count *cnt = &tmpl->counts[c];
+
+			for (uint64_t k = 0; k < cnt->samples; k++) {
+				uint32_t th = cnt->thread;
 				struct bpfprof_event ev = { 0 };
 
 				ev.type = BPFPROF_EVENT_SAMPLE;
 				ev.cpu = th;
-				ev.pid = threads[th].pid;
-				ev.tid = threads[th].tid;
+				ev.pid = tmpl->threads[th].pid;
+				ev.tid = tmpl->threads[th].tid;
 				ev.time_ns = t_next[th];
-				ev.sample.user_stack = counts[c].user_stack;
-				ev.sample.kernel_stack = counts[c].kernel_stack;
+				ev.sample.user_stack = cnt->user_stack;
+				ev.sample.kernel_stack = cnt->kernel_stack;
 				ev.sample.period = PERIOD;
 				t_next[th] += PERIOD;
 				if (th == 1 && t_next[th] == START + 2000 + 50 * PERIOD)
@@ -257,21 +315,22 @@ static void write_database(int with_stream)
 	}
 	run.end_ns = START + 3000000000ull;
 	run.samples_seen = run.samples_kept = 217;
+	prof = *tmpl;
 	prof.run = &run;
-	prof.processes = processes;
-	prof.nr_processes = 2;
-	prof.threads = threads;
-	prof.nr_threads = 4;
 	prof.stacks = stacks;
 	prof.nr_stacks = sizeof(stacks) / sizeof(stacks[0]);
-	prof.counts = counts;
-	prof.nr_counts = sizeof(counts) / sizeof(counts[0]);
 	err = p->write(state, &prof);
 	if (err)
 		fail_msg("write: %s", fh.error);
 	p->close(state);
 	close(out.dir_fd);
 	assert_int_equal(fh.nr_errors, 0);
+}
+
+/* The two-process, four-thread profile from a 0.1 host (no thread_ids). */
+static void write_database(int with_stream)
+{
+	write_profile(&two_processes, "0.1.0-test", with_stream);
 }
 
 /* Run hpcdb with @args on tmpdir/db; returns its stdout (malloc'ed). */
@@ -351,16 +410,16 @@ static void test_database_passes_strict_reader(void **st)
 			   0.006);
 	assert_float_equal(share(out, "(sum over threads)", "leaf_a"), 100.0 * 65 / 217, 0.006);
 	/* one profile per thread with its own shares and trace samples */
-	assert_non_null(strstr(out, "RANK 0 THREAD 0]: total 1.000000, trace samples 100\n"
+	assert_non_null(strstr(out, "RANK 0 (100) THREAD 0 (100)]: total 1.000000, trace samples 100\n"
 				    "      50.00   50.00  leaf_a\n      30.00   30.00  leaf_b\n"
 				    "      20.00   20.00  leaf_c\n"));
-	assert_non_null(strstr(out, "RANK 0 THREAD 1]: total 1.000000, trace samples 100\n"
+	assert_non_null(strstr(out, "RANK 0 (100) THREAD 1 (101)]: total 1.000000, trace samples 100\n"
 				    "      60.00   60.00  leaf_c\n      30.00   30.00  leaf_b\n"
 				    "      10.00   10.00  leaf_a\n"));
-	assert_non_null(strstr(out, "RANK 0 THREAD 2]: total 0.100000, trace samples 10\n"
+	assert_non_null(strstr(out, "RANK 0 (100) THREAD 2 (102)]: total 0.100000, trace samples 10\n"
 				    "      50.00   50.00  do_syscall_64\n"
 				    "      50.00  100.00  leaf_a\n"));
-	assert_non_null(strstr(out, "RANK 1 THREAD 0]: total 0.070000, trace samples 7\n"
+	assert_non_null(strstr(out, "RANK 1 (200) THREAD 0 (200)]: total 0.070000, trace samples 7\n"
 				    "     100.00  100.00  libstripped.so@0x1234\n"));
 	/* inclusive main: all of thread 0 and the stripped process */
 	assert_non_null(strstr(out, "1.070000  main\n"));
@@ -423,8 +482,161 @@ static void test_stream_only_stack(void **st)
 	if (status != 0)
 		fail_msg("hpcdb --strict failed:\n%s", out);
 	/* the trace has one sample more than the profile, on a listed context */
-	assert_non_null(strstr(out, "RANK 0 THREAD 0]: total 1.000000, trace samples 101\n"));
+	assert_non_null(strstr(out, "RANK 0 (100) THREAD 0 (100)]: total 1.000000, trace samples 101\n"));
 	assert_non_null(strstr(out, "trace: 4 lines, 218 samples"));
+	free(out);
+}
+
+/* Run hpcdb with @args; fail with its output unless it accepts the database. */
+static char *accepted(const char *args)
+{
+	int status;
+	char *out = run_hpcdb(args, &status);
+
+	if (status != 0)
+		fail_msg("hpcdb %s failed:\n%s", args, out);
+	return out;
+}
+
+static void expect_line(const char *out, const char *line)
+{
+	if (!strstr(out, line))
+		fail_msg("no '%s' in:\n%s", line, out);
+}
+
+/* hpcviewer's flat view: a load module's exclusive time never exceeds its
+ * inclusive time; kernel frames (no lines) were function -> instruction
+ * contexts, which counted the kernel's time twice there. */
+static void test_flat_view_modules(void **st)
+{
+	char *out;
+
+	write_database(1);
+	out = accepted("--strict --modules");
+	expect_line(out, "module     0.050000     0.050000 [kernel.kallsyms]\n");
+	expect_line(out, "module     0.070000     0.070000 /lib/libstripped.so\n");
+	expect_line(out, "module     0.000000     1.100000 /lib/libc.so.6\n");
+	expect_line(out, "module     2.050000     2.170000 /opt/app/shares\n");
+	free(out);
+}
+
+/* A job over two nodes: NODE / RANK / THREAD tuples with the logical ids
+ * (node index, MPI rank, thread index) and physical ids (host id, pid,
+ * tid); processes without a rank of their own get ranks above the real
+ * ones; anonymous code is the module "[anon]"; one trace line per
+ * (rank, thread) profile. */
+static void test_job_identity(void **st)
+{
+	static const char *const want[] = {
+		"profile 1 [NODE 0 (0xa0a0) RANK 0 (100) THREAD 0 (100)]: total 0.400000, trace samples 40\n",
+		"profile 2 [NODE 0 (0xa0a0) RANK 0 (100) THREAD 1 (104)]: total 0.200000, trace samples 20\n",
+		"profile 3 [NODE 0 (0xa0a0) RANK 1 (101) THREAD 0 (101)]: total 0.400000, trace samples 40\n",
+		"profile 4 [NODE 1 (0xb0b0) RANK 2 (100) THREAD 0 (100)]: total 0.250000, trace samples 25\n",
+		"profile 5 [NODE 1 (0xb0b0) RANK 3 (102) THREAD 0 (102)]: total 0.150000, trace samples 15\n",
+		"profile 6 [NODE 1 (0xb0b0) RANK 4 (103) THREAD 0 (103)]: total 0.050000, trace samples 5\n",
+		"profile 7 [NODE 0 (0xa0a0) RANK 5 (105) THREAD 0 (105)]: total 0.030000, trace samples 3\n",
+	};
+	char *out;
+
+	write_profile(&job, "0.2.0-test", 1);
+	out = accepted("--strict --threads --modules --description");
+	for (size_t i = 0; i < N(want); i++)
+		expect_line(out, want[i]);
+	expect_line(out, "trace: 7 lines, 148 samples");
+	expect_line(out, "module     0.150000     0.150000 [anon]\n");
+	expect_line(out, "module     0.100000     0.100000 [kernel.kallsyms]\n");
+	expect_line(out, "| 4 | NODE 1 (node-b, 0xb0b0) RANK 2 (100) THREAD 0 (100) | 100 | 100 | rank2 |\n");
+	expect_line(out, "| 7 | NODE 0 (node-a, 0xa0a0) RANK 5 (105) THREAD 0 (105) | 105 | 105 | rank1-child |\n");
+	free(out);
+}
+
+/* One process without a rank: NODE / THREAD, as hpcrun's non-MPI tuples. */
+static void test_identity_without_rank(void **st)
+{
+	static const struct bpfprof_thread_identity ids[] = {
+		{ "solo", 0, 0x1234, -1, 0, 100, 100 }, { "solo", 0, 0x1234, -1, 1, 100, 104 },
+	};
+	struct bpfprof_profile one = job;
+	char *out;
+
+	one.nr_processes = 1;
+	one.nr_threads = 2;
+	one.nr_counts = 2;
+	one.thread_ids = ids;
+	one.nr_nodes = 1;
+	write_profile(&one, "0.2.0-test", 1);
+	out = accepted("--strict --threads");
+	expect_line(out, "profile 1 [NODE 0 (0x1234) THREAD 0 (100)]: total 0.400000");
+	expect_line(out, "profile 2 [NODE 0 (0x1234) THREAD 1 (104)]: total 0.200000");
+	free(out);
+}
+
+/* A host older than 0.2 does not hand over thread_ids (the field may be
+ * past the end of its struct): one node, processes as ranks, the pids and
+ * tids of threads[]. */
+static void test_identity_old_host(void **st)
+{
+	char *out;
+
+	write_profile(&job, "0.1.9", 0);
+	out = accepted("--strict --threads");
+	expect_line(out, " RANK 2 (65636) THREAD 0 (65636)]: total 0.250000\n");
+	expect_line(out, " RANK 0 (100) THREAD 1 (104)]: total 0.200000\n");
+	if (strstr(out, "NODE 1"))
+		fail_msg("an old host's profile has two nodes:\n%s", out);
+	free(out);
+}
+
+/* Overwrite the u32 at @off of tmpdir/db/@file. */
+static void patch_u32(const char *file, uint64_t off, uint32_t v)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/db/%s", tmpdir, file);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &v, 4, off), 4);	/* little-endian host */
+	close(fd);
+}
+
+/* Offset of id @k of profile @prof's identifier tuple in profile.db. */
+static uint64_t tuple_id(uint32_t prof, int k)
+{
+	char path[PATH_MAX + 64];
+	uint64_t pp, pt;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/db/profile.db", tmpdir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &pp, 8, 0x30), 8);		/* pProfiles */
+	assert_int_equal(pread(fd, &pt, 8, pp + 0x30 * prof + 0x20), 8);
+	close(fd);
+	return pt + 8 + 16 * k;
+}
+
+/* The strict reader checks the tuples: a duplicate, a rank on two nodes. */
+static void test_reader_rejects_bad_tuples(void **st)
+{
+	int status;
+	char *out;
+
+	write_profile(&job, "0.2.0-test", 0);
+	patch_u32("profile.db", tuple_id(2, 2) + 4, 0);		/* THREAD 1 -> 0 */
+	out = run_hpcdb("--strict", &status);
+	assert_int_not_equal(status, 0);
+	expect_line(out, "profiles 1 and 2 have the same tuple [NODE 0 (0xa0a0) RANK 0 (100) THREAD");
+	free(out);
+	out = run_hpcdb("", &status);	/* hpcprof's own tuples may repeat */
+	assert_int_equal(status, 0);
+	free(out);
+
+	write_profile(&job, "0.2.0-test", 0);
+	patch_u32("profile.db", tuple_id(4, 1) + 4, 1);		/* RANK 2 -> 1 */
+	out = run_hpcdb("--strict", &status);
+	assert_int_not_equal(status, 0);
+	expect_line(out, "RANK 1 on NODE 0 (profile 3) and NODE 1 (profile 4)");
 	free(out);
 }
 
@@ -456,6 +668,11 @@ int main(void)
 		cmocka_unit_test(test_files_and_yaml),
 		cmocka_unit_test(test_without_stream_no_trace),
 		cmocka_unit_test(test_stream_only_stack),
+		cmocka_unit_test(test_flat_view_modules),
+		cmocka_unit_test(test_job_identity),
+		cmocka_unit_test(test_identity_without_rank),
+		cmocka_unit_test(test_identity_old_host),
+		cmocka_unit_test(test_reader_rejects_bad_tuples),
 		cmocka_unit_test(test_reader_rejects_corruption),
 	};
 

@@ -426,7 +426,7 @@ static int pointer_set(const uint8_t *pi)
 
 /* profile.db as bpfprof wrote it before it streamed the thread blocks. */
 static void ref_profile_db(const struct profile *pr, const struct hpc_thread_id *ids,
-			   uint64_t hostid, double scale, struct bw *w)
+			   double scale, struct bw *w)
 {
 	uint64_t nprof = (uint64_t)pr->nthreads + 1, ptuples, sec[4];
 	uint8_t *infos = calloc(nprof, 0x30);
@@ -447,7 +447,7 @@ static void ref_profile_db(const struct profile *pr, const struct hpc_thread_id 
 	ptuples = w->off;
 	for (uint32_t t = 0; t < pr->nthreads; t++) {
 		put_u64(infos + (t + 1) * 0x30 + 0x20, w->off);
-		write_identifier_tuple(w, hostid, &ids[t]);
+		write_identifier_tuple(w, &ids[t]);
 	}
 	sec[2] = w->off - ptuples;
 	sec[3] = ptuples;
@@ -578,9 +578,11 @@ static void compare_databases(uint32_t nthreads, uint32_t nactive, uint32_t per,
 	assert_true(dir >= 0 && ids);
 	random_profile(&pr, nthreads, nactive, per, nleaves);
 	for (uint32_t t = 0; t < nthreads; t++)
-		ids[t] = (struct hpc_thread_id){ t / 3, t % 3, 100 + t / 3, 100 + t, "x" };
-	assert_int_equal(write_profile_db(dir, &pr.in, ids, 0xabcd, scale), 0);
-	ref_profile_db(&pr, ids, 0xabcd, scale, &ref);
+		ids[t] = (struct hpc_thread_id){ .node = t / 6, .host_id = 0xabcd + t / 6,
+						 .rank = t / 3, .thread = t % 3, .pid = 100 + t / 3,
+						 .tid = 100 + t, .comm = "x" };
+	assert_int_equal(write_profile_db(dir, &pr.in, ids, scale), 0);
+	ref_profile_db(&pr, ids, scale, &ref);
 	expect_file("profile.db", &ref);
 	bw_free(&ref);
 	assert_int_equal(write_cct_db(dir, &pr.in, scale), 0);

@@ -230,19 +230,33 @@ static void test_context_tree_section(void **st)
 
 static void test_identifier_tuple(void **st)
 {
-	const struct hpc_thread_id id = { 2, 1, 300, 301, "x" };
+	const struct hpc_thread_id id = { .node = 1, .host_id = 0x1234abcd, .rank = 2,
+					  .thread = 1, .pid = 300, .tid = 301, .comm = "x" };
 	const uint8_t exp[] = {
 		U16(3), Z6,
-		1, 0, U16(1), U32(0), U64(0x1234abcd),	/* NODE, isPhysical */
-		2, 0, U16(0), U32(2), U64(2),		/* RANK 2 */
-		3, 0, U16(0), U32(1), U64(1),		/* THREAD 1 */
+		1, 0, U16(1), U32(1), U64(0x1234abcd),	/* NODE 1, host id */
+		2, 0, U16(1), U32(2), U64(300),		/* RANK 2, pid */
+		3, 0, U16(1), U32(1), U64(301),		/* THREAD 1, tid */
 	};
+	const uint8_t exp_norank[] = {
+		U16(2), Z6,
+		1, 0, U16(1), U32(1), U64(0x1234abcd),
+		3, 0, U16(1), U32(1), U64(301),
+	};
+	struct hpc_thread_id norank = id;
 	struct bw w;
 
 	bw_init_mem(&w);
-	write_identifier_tuple(&w, 0x1234abcd, &id);
+	write_identifier_tuple(&w, &id);
 	assert_int_equal(w.len, sizeof(exp));
 	expect_bytes(&w, 0, exp, sizeof(exp));
+	bw_free(&w);
+	/* rank -1: no RANK element, as hpcrun's tuples of non-MPI runs */
+	norank.rank = -1;
+	bw_init_mem(&w);
+	write_identifier_tuple(&w, &norank);
+	assert_int_equal(w.len, sizeof(exp_norank));
+	expect_bytes(&w, 0, exp_norank, sizeof(exp_norank));
 	bw_free(&w);
 }
 
