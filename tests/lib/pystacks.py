@@ -52,8 +52,8 @@ def read_truth(path):
 
 
 def check_whole(sel, n, roots=("_start",), through="Py_RunMain"):
-    """Root to leaf: one of @roots, @through, no evaluator frame."""
-    whole = sum(c.samples for c in sel if c.user and c.user[-1] in roots
+    """Root to leaf: a root named ...@roots, @through, no evaluator frame."""
+    whole = sum(c.samples for c in sel if c.user and c.user[-1].endswith(roots)
                 and through in c.user)
     left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
     check(whole >= 0.99 * n, "%d of %d samples have whole stacks (%s ... %s ...)"
@@ -136,7 +136,7 @@ def threads(dump, truth_path, points):
             continue
         sel = [c for c in d.counts if c.tid == tid]
         n = sum(c.samples for c in sel)
-        fn = "pyworker_" + name.split("-")[1]
+        fn = "pyworker_" + name.split("-")[1]     # pw-a runs pyworker_a
         mine = sum(c.samples for c in sel if fn in c.user)
         others = sum(c.samples for c in d.counts if c.tid != tid and fn in c.user)
         check(n > 0 and mine >= 0.97 * n,

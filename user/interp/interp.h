@@ -63,19 +63,23 @@ static inline bool interp_is_frame(uint64_t ip)
 }
 
 /*
- * A new user stack of @pid: read the names of the code objects of its
- * Python frames that were not read yet (process_vm_readv(), while the
- * process lives), once per (pid, code object).
+ * A new user stack of @pid (@nr frames at @ips, the collector's copy):
+ * read the names of the code objects of its Python frames that were not
+ * read yet (process_vm_readv(), while the process lives), once per code
+ * object, and rewrite each Python frame to name that read (the code
+ * object's address becomes the read's number): a code object freed and
+ * another allocated at its address later get a read each, and each stack
+ * keeps the names it had when it was first seen.
  */
-void interp_learn_stack(struct interp *it, uint32_t pid, const uint64_t *ips, size_t nr);
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr);
 
 /*
- * Name the Python frame @ip of @pid (interp_is_frame(ip); ip - 1 is
- * fine): function = the qualified name, file = co_filename, line = the
+ * Name the Python frame @ip of @pid as interp_learn_stack() rewrote it
+ * (interp_is_frame(ip); ip - 1 is fine): function = the qualified name, file = co_filename, line = the
  * instruction's line, module = co_filename, module_offset = the frame's
  * pseudo-address, function_start = that of the code's first instruction,
- * mapping NULL.  A code object that was never read gets module "[python]"
- * and no function.  Returns 0; -EINVAL for NULL arguments.
+ * mapping NULL.  A frame whose code object could not be read gets module
+ * "[python]" and no function.  Returns 0; -EINVAL for NULL arguments.
  */
 int interp_symbolize(struct interp *it, uint32_t pid, uint64_t ip, struct bpfprof_symbol *sym);
 

@@ -30,15 +30,33 @@ struct py_proc {
 	uint64_t code_type;		/* &PyCode_Type in the process */
 };
 
-/* A code object of a process, named. */
+/*
+ * What tells a code object from another that a process allocated at the
+ * same address later: the pointers to its strings and its first line.
+ */
+struct py_code_id {
+	uint64_t qualname, filename, linetable;
+	int32_t firstlineno;
+};
+
+/* A code object of a process, named; one entry per object, even when
+ * several lived at one address in turn. */
 struct py_code {
-	uint32_t pid;			/* 0: free slot */
+	uint32_t pid;
 	uint64_t addr;
+	struct py_code_id id;
 	bool ok;			/* read; else names NULL */
 	char *qualname, *filename;
 	int firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+};
+
+/* A slot of the table (pid, address) -> the newest entry there. */
+struct py_code_slot {
+	uint32_t pid;			/* 0: free */
+	uint32_t index;			/* into interp.codes */
+	uint64_t addr;
 };
 
 struct interp {
@@ -47,8 +65,10 @@ struct interp {
 	size_t nr_files, cap_files;
 	struct py_proc *procs;
 	size_t nr_procs, cap_procs;
-	struct py_code *codes;		/* open addressing by (pid, addr) */
-	size_t nr_codes, cap_codes;	/* cap: a power of two */
+	struct py_code *codes;		/* every code object named, in order */
+	size_t nr_codes, cap_codes;
+	struct py_code_slot *slots;	/* open addressing by (pid, addr) */
+	size_t nr_slots, cap_slots;	/* cap: a power of two */
 	struct interp_stats stats;
 };
 

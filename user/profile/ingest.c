@@ -39,7 +39,7 @@ static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *
 		return err;
 	in->stacks_copied++;
 	if (!st.kernel)
-		interp_learn_stack(in->interp, pid, (const uint64_t *)st.ips, st.nr);
+		interp_learn_stack(in->interp, pid, (uint64_t *)st.ips, st.nr);
 	return profile_intern_stack(in->profile, id, (const uint64_t *)st.ips, st.nr, st.kernel,
 				    index);
 }
