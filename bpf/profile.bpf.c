@@ -287,6 +287,7 @@ static __always_inline struct task_event *task_event_reserve(__u32 type, __u32 t
 }
 
 #include "cfi_walk.bpf.h"
+#include "python.bpf.h"
 
 static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
 {
@@ -339,6 +340,8 @@ static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int ke
 	}
 	st->nr = n / sizeof(__u64);
 	st->kernel = kernel;
+	if (!kernel)
+		py_splice_stack(st, tgid, tid);	/* bpf/python.bpf.h */
 	if (st->nr == 0)
 		return 0;
 	*id = hash_stack(st);
@@ -619,6 +622,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 		return 0;
 	if (cfi_mode)
 		cfi_forget_process(tgid);	/* the old image's mappings are gone */
+	py_forget_process(tgid);
 	e = task_event_new(TASK_EVENT_EXEC, p);
 	if (e)
 		bpf_ringbuf_submit(e, 0);

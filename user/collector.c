@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "interp/interp.h"
 #include "kernel/clock.h"
 #include "kernel/mmap_events.h"
 #include "kernel/sampler.h"
@@ -54,6 +55,7 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
+	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
@@ -89,6 +91,8 @@ static int on_task_event(void *ctx, const struct task_event *e)
 		tracker_task_event(&c->tracker, e);
 	if (c->cfi && e->type == TASK_EVENT_EXIT && e->group_dead)
 		cfi_loader_forget(c->cfi, e->tgid);
+	if (c->interp && e->type == TASK_EVENT_EXIT && e->group_dead)
+		interp_forget(c->interp, e->tgid);
 	return 0;
 }
 
@@ -124,9 +128,13 @@ static void maps_changed(void *ctx, uint32_t pid)
 		unwinder_forget(c->unwinder, pid);
 	/* The command before its exec is a copy of bpfprof: its files' tables
 	 * would only cost time; the exec reads the real ones. */
-	if (c->cfi && !(pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) &&
-	    (proc = profile_find_proc(c->profile, pid)))
+	if ((pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) ||
+	    !(proc = profile_find_proc(c->profile, pid)))
+		return;
+	if (c->cfi)
 		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
+	if (c->interp)
+		interp_update(c->interp, pid, proc->maps, proc->nr_maps);
 }
 
 /*
@@ -139,6 +147,14 @@ static int before_sampling(void *ctx, struct sampler *s)
 	struct collector *c = ctx;
 	const struct options *o = c->opts;
 
+	/* The BPF program puts Python frames into the stacks it walks (auto)
+	 * or the kernel walks (fp); dwarf's are unwound here, without. */
+	if (!o->no_interpreters && o->call_graph != CALL_GRAPH_DWARF) {
+		if (!(c->interp = interp_new(sampler_py_procs_fd(s))))
+			return -ENOMEM;
+		c->ingest.interp = c->interp;
+		c->session.host.interp = c->interp;
+	}
 	if (o->call_graph != CALL_GRAPH_AUTO)
 		return 0;
 	c->cfi = cfi_loader_new(sampler_cfi_tables_fd(s), sampler_cfi_procs_fd(s),
@@ -351,6 +367,8 @@ static int write_and_summarise(struct collector *c)
 			summary_print_unwind(stderr, &c->ingest.unwind);
 		if (c->cfi)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
+		if (c->interp)
+			summary_print_python(stderr, &c->stats, c->interp, c->opts->verbose);
 		if (mmap_events_lost(c->mmaps))
 			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "
 				"mappings come from /proc alone\n",
@@ -369,6 +387,7 @@ static void cleanup(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	unwinder_free(c->unwinder);
 	cfi_loader_free(c->cfi);
+	interp_free(c->interp);
 	profile_free(c->profile);
 }
 

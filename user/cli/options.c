@@ -36,6 +36,7 @@ enum long_only {
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
 	OPT_CGROUP,
+	OPT_NO_INTERPRETERS,
 };
 
 static const struct option long_options[] = {
@@ -63,6 +64,7 @@ static const struct option long_options[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "no-interpreters", no_argument, NULL, OPT_NO_INTERPRETERS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -103,6 +105,8 @@ void options_usage(void)
 	       "                          %d to %d)\n"
 	       "      --ringbuf-size B    bytes of the sample ring buffer (default %u)\n"
 	       "      --unwind-memory MIB kernel memory for auto's unwind tables (default 256)\n"
+	       "      --no-interpreters   no Python functions in place of CPython's evaluator\n"
+	       "                          frames (done by default with auto and fp)\n"
 	       "\n"
 	       "Output:\n"
 	       "  -o, --output PATH       where to write (default: the format's own name); %%h in\n"
@@ -219,6 +223,7 @@ static bool *flag_of(struct options *o, int c)
 	case OPT_VERSION: return &o->version;
 	case OPT_IDLE: return &o->idle;
 	case OPT_ALLOW_UNTRUSTED: return &o->allow_untrusted_plugin;
+	case OPT_NO_INTERPRETERS: return &o->no_interpreters;
 	default: return NULL;
 	}
 }

@@ -468,6 +468,7 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 {
 	int fd = bpf_map__fd(s->skel->maps.stats), efd = bpf_map__fd(s->skel->maps.stack_errors);
 	int wfd = bpf_map__fd(s->skel->maps.walk_stops);
+	int pfd = bpf_map__fd(s->skel->maps.py_stats);
 	int n = s->nr_possible_cpus, err = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -478,6 +479,8 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 		err = sum_percpu(fd, STAT_DROP_BASE + r, n, &st->drops[r]);
 	for (uint32_t r = 0; r < CFI_WALK_STOP_NR && !err; r++)
 		err = sum_percpu(wfd, r, n, &st->walk_stops[r]);
+	for (uint32_t r = 0; r < PY_STAT_NR && !err; r++)
+		err = sum_percpu(pfd, r, n, &st->python[r]);
 	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {
 		err = sum_percpu(efd, i, n, &st->user_stack_errno[i]);
 		err = err ?: sum_percpu(efd, STACK_ERRNO_SLOTS + i, n, &st->kernel_stack_errno[i]);
@@ -498,6 +501,11 @@ int sampler_cfi_procs_fd(const struct sampler *s)
 int sampler_cfi_requests_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.cfi_requests);
+}
+
+int sampler_py_procs_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.py_procs);
 }
 
 uint64_t sampler_period_ns(const struct sampler *s)

@@ -15,6 +15,7 @@
 
 #include "bpfprof.h"
 #include "cfi_row.h"
+#include "python.h"
 #include "settings.h"
 
 struct sampler;
@@ -44,6 +45,7 @@ struct sampler_stats {
 						 * how they ended (enum cfi_walk_stop) */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
+	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */
 };
 
 /*
@@ -117,6 +119,10 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
 int sampler_cfi_tables_fd(const struct sampler *s);
 int sampler_cfi_procs_fd(const struct sampler *s);
 int sampler_cfi_requests_fd(const struct sampler *s);
+
+/* File descriptor of "py_procs" (tgid -> struct py_process, bpf/python.h),
+ * owned by the sampler, valid until sampler_close(). */
+int sampler_py_procs_fd(const struct sampler *s);
 
 /* The period (ns) each sample stands for: cfg->period of sampler_open(). */
 uint64_t sampler_period_ns(const struct sampler *s);

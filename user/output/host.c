@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "interp/interp.h"
 #include "profile/profile.h"
 #include "symbols/symbolize.h"
 
@@ -27,6 +28,8 @@ static int host_symbolize(const struct bpfprof_host *api, uint32_t pid, uint64_t
 	memset(sym, 0, sizeof(*sym));
 	if (kernel)
 		return symbolizer_kernel(h->symbolizer, ip, sym);
+	if (h->interp && interp_is_frame(ip))
+		return interp_symbolize(h->interp, pid, ip, sym);
 	proc = profile_find_proc(h->profile, pid);
 	if (!proc)
 		return -ENOENT;

@@ -11,6 +11,7 @@
 
 struct profile;
 struct symbolizer;
+struct interp;
 
 /* Distinct warnings counted; more print unthrottled. */
 #define HOST_WARNING_KINDS 16
@@ -21,6 +22,7 @@ struct host {
 	struct bpfprof_host api;	/* first: plugins get &host->api */
 	struct profile *profile;
 	struct symbolizer *symbolizer;
+	struct interp *interp;		/* names Python frames; NULL: none (borrowed) */
 	const char *plugin_name;
 	char *error;			/* first error reported, malloc'd */
 	/* Warnings by format string: a per-process plugin run over hundreds

@@ -36,6 +36,18 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
  * reason, the worst backlog (ms). */
 void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st);
 
+struct interp;
+
+/*
+ * CPython stacks (output/summary_python.c): one line with the samples of
+ * CPython processes, those that got Python frames, and the frames lost by
+ * reason (bpf/python.h's enum py_stat from @stats, unnamed code objects
+ * from @interp); nothing when no CPython process was seen.  With
+ * @verbose, one more with frames per sample and the caches' hit rates.
+ */
+void summary_print_python(FILE *out, const struct sampler_stats *stats,
+			  const struct interp *interp, bool verbose);
+
 /*
  * What --call-graph auto's stack walks did: one line with the walks by
  * how they ended (enum cfi_walk_stop) from @stats; with @verbose, one

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ingest.h"
+#include "interp/interp.h"
 #include "kernel/clock.h"
 #include "kernel/sampler.h"
 
@@ -24,8 +25,9 @@ void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sam
 	in->last_sample_tgid = UINT32_MAX;
 }
 
-/* Index in the profile of the stack with kernel id @id, copied if new. */
-static int intern_stack(struct ingest *in, uint64_t id, uint32_t *index)
+/* Index in the profile of the stack with kernel id @id, copied if new
+ * (the names of a new user stack's Python frames of @pid read then). */
+static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *index)
 {
 	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
 	int err;
@@ -36,6 +38,8 @@ static int intern_stack(struct ingest *in, uint64_t id, uint32_t *index)
 	if (err)
 		return err;
 	in->stacks_copied++;
+	if (!st.kernel)
+		interp_learn_stack(in->interp, pid, (uint64_t *)st.ips, st.nr);
 	return profile_intern_stack(in->profile, id, (const uint64_t *)st.ips, st.nr, st.kernel,
 				    index);
 }
@@ -53,11 +57,11 @@ void ingest_new_stack(struct ingest *in, const struct task_event *e)
 	const struct bpfprof_stack *st;
 	uint32_t index;
 
-	if (!proc || intern_stack(in, e->stack_id, &index))
+	if (!proc || intern_stack(in, e->tgid, e->stack_id, &index))
 		return;
 	st = profile_stack(in->profile, index);
 	for (uint32_t i = 0; st && i < st->nr; i++) {
-		if (proc_find_map(proc, st->ips[i]))
+		if (proc_find_map(proc, st->ips[i]) || interp_is_frame(st->ips[i]))
 			continue;
 		tracker_refresh_maps(in->tracker, proc, e->time_ns, i == 0);
 		return;
@@ -139,8 +143,8 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 	if (in->unwinder && size >= sizeof(struct dwarf_sample_event))
 		err = unwind_sample(in, (const struct dwarf_sample_event *)e, size, &user);
 	else
-		err = intern_stack(in, e->user_stack, &user);
-	if (err || intern_stack(in, e->kernel_stack, &kernel)) {
+		err = intern_stack(in, e->tgid, e->user_stack, &user);
+	if (err || intern_stack(in, e->tgid, e->kernel_stack, &kernel)) {
 		/* The stack was stored before the sample was sent; cannot happen. */
 		in->drops[DROP_STACK_MAP_FULL]++;
 		return 0;
@@ -158,7 +162,8 @@ int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples)
 {
 	uint32_t user, kernel;
 
-	if (intern_stack(in, k->user_stack, &user) || intern_stack(in, k->kernel_stack, &kernel)) {
+	if (intern_stack(in, k->tgid, k->user_stack, &user) ||
+	    intern_stack(in, k->tgid, k->kernel_stack, &kernel)) {
 		in->drops[DROP_STACK_MAP_FULL] += samples;
 		return 0;
 	}

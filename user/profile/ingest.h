@@ -37,6 +37,7 @@ struct ingest {
 	struct tracker *tracker;	/* process metadata (borrowed) */
 	const struct record_sink *sink;	/* SAMPLE records (borrowed; may be NULL) */
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL (borrowed) */
+	struct interp *interp;		/* names Python frames; NULL: none (borrowed) */
 	uint32_t max_stack;		/* frames per unwound stack (--max-stack,
 					 * at most BPFPROF_MAX_STACK_DEPTH) */
 	uint64_t counts_time_ns;	/* time of a process snapshot made for a

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * python.bpf.h - Python functions in the user stacks of CPython
+ * processes, included once by profile.bpf.c: after the native walk (auto
+ * or fp), the user stack's frames in _PyEval_EvalFrameDefault are
+ * replaced by the Python frames each of those activations runs (the
+ * splice of bpf/python.h), written as pseudo-addresses the collector
+ * names (user/interp/pynames.c).
+ *
+ * Per process ("py_procs", tgid -> struct py_process, written by
+ * user/interp/python.c when it finds an interpreter in the mappings):
+ * where _PyRuntime and the evaluator are, and the version's offsets.  Per
+ * thread ("py_threads", an LRU cache tid -> PyThreadState): found by
+ * walking the main interpreter's thread list for native_thread_id, and
+ * checked again on each use.  Counters by outcome in "py_stats"
+ * (enum py_stat).
+ *
+ * Needs from profile.bpf.c: max_depth, struct stack_trace.
+ */
+#ifndef BPFPROF_PYTHON_BPF_H
+#define BPFPROF_PYTHON_BPF_H
+
+#include "python.h"
+
+/* A thread without a thread state is looked for again after this (ns). */
+#define PY_NEGATIVE_RETRY_NS 10000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* only the CPython processes */
+	__type(key, __u32);			/* tgid */
+	__type(value, struct py_process);
+} py_procs SEC(".maps");
+
+/* A thread's state: found (tstate), or not found at time_ns (tstate 0). */
+struct py_thread {
+	__u64 tstate;
+	__u64 time_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);			/* tid */
+	__type(value, struct py_thread);
+} py_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PY_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);			/* by enum py_stat */
+} py_stats SEC(".maps");
+
+static __always_inline void py_count(__u32 slot, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &slot);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline int py_read(__u64 addr, __u64 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+static __always_inline int py_read_u8(__u64 addr, __u8 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* The walk of an interpreter's thread list (bpf_loop() data). */
+struct py_find {
+	__u64 ts;		/* the thread state to look at next */
+	__u64 found;
+	__u32 tid;
+	__u16 next, native_id;	/* offsets in PyThreadState */
+};
+
+static long py_find_step(__u32 i, void *data)
+{
+	struct py_find *f = data;
+	__u64 id = 0, next = 0;
+
+	if (!f->ts || py_read(f->ts + f->native_id, &id))
+		return 1;
+	if (id == f->tid) {
+		f->found = f->ts;
+		return 1;
+	}
+	if (py_read(f->ts + f->next, &next))
+		return 1;
+	f->ts = next;
+	return 0;
+}
+
+/* The PyThreadState of thread @tid of process @p, 0 if none. */
+static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 tid)
+{
+	struct py_thread *c = bpf_map_lookup_elem(&py_threads, &tid), n = {};
+	struct py_find f = { .tid = tid, .next = p->off.tstate_next,
+			     .native_id = p->off.tstate_native_thread_id };
+	__u64 id = 0, interp = 0, now;
+
+	if (c && c->tstate && !py_read(c->tstate + f.native_id, &id) && id == tid) {
+		py_count(PY_STAT_TSTATE_HIT, 1);
+		return c->tstate;
+	}
+	now = bpf_ktime_get_ns();
+	if (c && !c->tstate && now - c->time_ns < PY_NEGATIVE_RETRY_NS) {
+		py_count(PY_STAT_NO_TSTATE, 1);
+		return 0;
+	}
+	if (py_read(p->runtime + p->off.runtime_interpreters_head, &interp) || !interp ||
+	    py_read(interp + p->off.interp_threads_head, &f.ts))
+		f.ts = 0;
+	bpf_loop(PY_MAX_THREADS, py_find_step, &f, 0);
+	n.tstate = f.found;
+	n.time_ns = now;
+	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);
+	py_count(f.found ? PY_STAT_TSTATE_WALK : PY_STAT_NO_TSTATE, 1);
+	return f.found;
+}
+
+/* The innermost Python frame of thread state @ts, 0 if none. */
+static __always_inline __u64 py_current_frame(const struct py_process *p, __u64 ts)
+{
+	__u64 cframe = 0, frame = 0;
+
+	if (p->off.tstate_cframe == PY_NO_OFFSET)
+		return py_read(ts + p->off.current_frame, &frame) ? 0 : frame;
+	if (py_read(ts + p->off.tstate_cframe, &cframe) || !cframe ||
+	    py_read(cframe + p->off.current_frame, &frame))
+		return 0;
+	return frame;
+}
+
+/* Moving the native frames to the end of the stack (bpf_loop() data). */
+struct py_shift {
+	struct stack_trace *st;
+	__u32 n, d;		/* frames ips[0..n) go to ips[d..d+n) */
+};
+
+static long py_shift_step(__u32 i, void *data)
+{
+	struct py_shift *s = data;
+	__u64 src = (__u64)s->n - 1 - i, dst;
+
+	barrier_var(src);
+	if (src >= max_depth || src >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	dst = src + s->d;
+	barrier_var(dst);
+	if (dst >= max_depth || dst >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	s->st->ips[dst] = s->st->ips[src];
+	return 0;
+}
+
+/*
+ * The splice's counters and positions.  They live in a per-CPU map value,
+ * not on the stack: the verifier does not track what a map value holds,
+ * so the callback's states converge at once instead of once per value
+ * of each counter.
+ */
+struct py_splice_vars {
+	__u64 frame;		/* the next Python frame to read, 0: none left */
+	__u64 eval_ip;		/* the evaluator frame being replaced */
+	__u32 r, end;		/* native frames not read yet: ips[r..end) */
+	__u32 leaf;		/* index of the leaf (looked up as is, not ip - 1) */
+	__u32 k;		/* frames written: ips[0..k), k < r */
+	__u32 in_python;	/* writing one activation's Python frames */
+	__u32 written;		/* ... how many so far */
+	__u32 frames;		/* Python frames written in all */
+	__u32 truncated;
+	__u32 unmatched;	/* evaluator frames left as they were */
+	__u32 read_faults, not_code;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_splice_vars);
+} py_vars SEC(".maps");
+
+/* The splice's state (bpf_loop() data). */
+struct py_splice {
+	struct stack_trace *st;
+	const struct py_process *p;
+	struct py_splice_vars *v;
+};
+
+static __always_inline int py_put(struct py_splice *s, __u64 ip)
+{
+	__u64 k = s->v->k;
+
+	barrier_var(k);
+	if (k >= s->v->r || k >= max_depth || k >= BPFPROF_MAX_STACK_DEPTH) {
+		s->v->truncated = 1;
+		return -1;
+	}
+	s->st->ips[k] = ip;
+	s->v->k = k + 1;
+	return 0;
+}
+
+static __always_inline bool py_in_eval(const struct py_process *p, __u64 pc)
+{
+	return (pc >= p->eval_start[0] && pc < p->eval_end[0]) ||
+	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
+}
+
+/* The activation's run ended: an activation that got no Python frame
+ * keeps its evaluator frame. */
+static __always_inline long py_end_activation(struct py_splice *s)
+{
+	s->v->in_python = 0;
+	if (s->v->written)
+		return 0;
+	s->v->unmatched++;
+	return py_put(s, s->v->eval_ip) ? 1 : 0;
+}
+
+/* One Python frame of the current activation. */
+static __always_inline long py_frame_step(struct py_splice *s)
+{
+	const struct py_offsets *o = &s->p->off;
+	__u64 f = s->v->frame, code = 0, prev = 0, instr = 0, type = 0, base, idx = 0;
+	__u8 owner = 0, entry = 0;
+
+	if (!f)
+		return py_end_activation(s);
+	if (py_read(f + o->frame_code, &code) || py_read(f + o->frame_previous, &prev) ||
+	    py_read_u8(f + o->frame_owner, &owner) ||
+	    (o->frame_is_entry != PY_NO_OFFSET && py_read_u8(f + o->frame_is_entry, &entry))) {
+		s->v->read_faults++;
+		s->v->frame = 0;
+		return py_end_activation(s);
+	}
+	s->v->frame = prev;
+	if (o->owner_cstack != 0xff && owner == o->owner_cstack)
+		return py_end_activation(s);	/* 3.12+: the activation's entry */
+	if (s->p->code_type && (!code || py_read(code + 8, &type) || type != s->p->code_type)) {
+		s->v->not_code++;
+		return entry ? py_end_activation(s) : 0;
+	}
+	base = code + o->code_adaptive;
+	if (!py_read(f + o->frame_instr, &instr) && instr > base)
+		idx = (instr - base) / 2;
+	if (idx > PY_FRAME_INSTR_MAX)
+		idx = PY_FRAME_INSTR_MAX;
+	if (py_put(s, PY_FRAME_ADDR(code, idx)))
+		return 1;
+	s->v->written++;
+	s->v->frames++;
+	if (entry)
+		s->v->in_python = 0;	/* 3.11: the activation's first frame */
+	return 0;
+}
+
+/* One step: a native frame, or a Python frame of the current activation. */
+static long py_splice_step(__u32 i, void *data)
+{
+	struct py_splice *s = data;
+	__u64 j = s->v->r, ip;
+
+	if (s->v->in_python)
+		return py_frame_step(s);
+	barrier_var(j);
+	if (j >= s->v->end || j >= max_depth || j >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	ip = s->st->ips[j];
+	s->v->r = j + 1;
+	if (py_in_eval(s->p, j == s->v->leaf ? ip : ip - 1)) {
+		if (s->v->frame) {
+			s->v->in_python = 1;
+			s->v->eval_ip = ip;
+			s->v->written = 0;
+			return 0;
+		}
+		s->v->unmatched++;
+	}
+	return py_put(s, ip) ? 1 : 0;
+}
+
+/*
+ * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
+ * first, of thread @tid of process @tgid) by the Python frames they run.
+ * Nothing changes for a process without an interpreter the collector
+ * found, a thread without a thread state or a current frame.
+ */
+static __always_inline void py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
+{
+	const struct py_process *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_splice_vars *v;
+	struct py_splice s;
+	struct py_shift sh;
+	__u32 n = st->nr, zero = 0;
+	__u64 ts, frame;
+
+	if (!p)
+		return;
+	py_count(PY_STAT_SAMPLES, 1);
+	v = bpf_map_lookup_elem(&py_vars, &zero);
+	if (!v || n == 0 || n > max_depth)
+		return;
+	ts = py_thread_state(p, tid);
+	if (!ts)
+		return;
+	frame = py_current_frame(p, ts);
+	if (!frame) {
+		py_count(PY_STAT_NO_FRAME, 1);
+		return;
+	}
+	sh.st = st;
+	sh.n = n;
+	sh.d = max_depth - n;
+	if (sh.d)
+		bpf_loop(n, py_shift_step, &sh, 0);
+	__builtin_memset(v, 0, sizeof(*v));
+	v->frame = frame;
+	v->r = sh.d;
+	v->leaf = sh.d;
+	v->end = max_depth;
+	s.st = st;
+	s.p = p;
+	s.v = v;
+	bpf_loop(2 * max_depth + 2, py_splice_step, &s, 0);
+	st->nr = v->k;
+	if (v->frames) {
+		py_count(PY_STAT_SPLICED, 1);
+		py_count(PY_STAT_FRAMES, v->frames);
+	}
+	if (v->truncated)
+		py_count(PY_STAT_TRUNCATED, 1);
+	else if (v->frame)
+		py_count(PY_STAT_FRAMES_LEFT, 1);
+	if (v->unmatched)
+		py_count(PY_STAT_EVAL_UNMATCHED, v->unmatched);
+	if (v->read_faults)
+		py_count(PY_STAT_READ_FAULT, v->read_faults);
+	if (v->not_code)
+		py_count(PY_STAT_NOT_CODE, v->not_code);
+}
+
+/* @tgid exec()ed: its interpreter, if it had one, is gone. */
+static __always_inline void py_forget_process(__u32 tgid)
+{
+	bpf_map_delete_elem(&py_procs, &tgid);
+}
+
+#endif /* BPFPROF_PYTHON_BPF_H */

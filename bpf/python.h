@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * python.h - what the BPF program needs to know of a CPython process to
+ * put its Python functions into the user stack (bpf/python.bpf.h), shared
+ * with the collector that finds it (user/interp/python.c), and how a
+ * Python frame is written into a stack (a pseudo-address, decoded by
+ * user/interp/pynames.c).  Plain fixed-width types only; the BPF side
+ * includes vmlinux.h first, userspace <linux/types.h> through this file.
+ *
+ * The splice: the native walk (auto or fp) gives the user stack, leaf
+ * first.  Each native frame in _PyEval_EvalFrameDefault is one activation
+ * of the interpreter; it is replaced by that activation's Python frames,
+ * read from the thread's frame chain (tstate -> current frame ->
+ * previous ...).  The innermost native activation runs the innermost
+ * frames; an activation's run ends at its entry frame (3.11: is_entry
+ * set on the first frame it ran; 3.12+: the next frame is the one the
+ * interpreter keeps on the C stack, owner FRAME_OWNED_BY_CSTACK).
+ */
+#ifndef BPFPROF_PYTHON_H
+#define BPFPROF_PYTHON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* An offset a version does not have. */
+#define PY_NO_OFFSET 0xffffu
+
+/*
+ * Byte offsets of the fields the walk reads, for one CPython minor
+ * version (user/interp/python.c's table, checked against DWARF by
+ * tests/unit/interp/).
+ */
+struct py_offsets {
+	__u16 runtime_interpreters_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_native_thread_id;	/* PyThreadState.native_thread_id */
+	__u16 tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12), else PY_NO_OFFSET */
+	__u16 current_frame;		/* _PyCFrame.current_frame, or
+					 * PyThreadState.current_frame (3.13) */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code / f_executable */
+	__u16 frame_previous;		/* .previous */
+	__u16 frame_instr;		/* .prev_instr (3.11, 3.12) / .instr_ptr (3.13) */
+	__u16 frame_is_entry;		/* .is_entry (3.11), else PY_NO_OFFSET */
+	__u16 frame_owner;		/* .owner */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the bytecode */
+	__u8 owner_cstack;		/* FRAME_OWNED_BY_CSTACK (3.12+), else 0xff */
+	__u8 pad[7];
+};
+
+/*
+ * The value of the "py_procs" map, keyed by tgid: one CPython interpreter
+ * mapped by the process, at its runtime addresses.
+ */
+struct py_process {
+	__u64 runtime;			/* &_PyRuntime */
+	__u64 eval_start[2];		/* _PyEval_EvalFrameDefault and its .cold part */
+	__u64 eval_end[2];		/* one past; start == end: none */
+	__u64 code_type;		/* &PyCode_Type when a frame may run other
+					 * objects (3.13 f_executable), else 0 */
+	__u32 version;			/* 0x030b for 3.11, ... */
+	__u32 pad;
+	struct py_offsets off;
+};
+
+/* Slots of the per-CPU "py_stats" counters. */
+enum py_stat {
+	PY_STAT_SAMPLES = 0,	/* samples of a thread of a CPython process */
+	PY_STAT_SPLICED,	/* samples whose stack got Python frames */
+	PY_STAT_FRAMES,		/* Python frames written */
+	PY_STAT_TSTATE_HIT,	/* thread state found in the per-thread cache */
+	PY_STAT_TSTATE_WALK,	/* ... found by walking the interpreter's threads */
+	PY_STAT_NO_TSTATE,	/* the thread has no thread state (not found) */
+	PY_STAT_NO_FRAME,	/* the thread state has no current frame */
+	PY_STAT_READ_FAULT,	/* a frame could not be read: rest of the chain lost */
+	PY_STAT_NOT_CODE,	/* a frame not running a code object, skipped */
+	PY_STAT_EVAL_UNMATCHED,	/* an evaluator frame with no Python frames left */
+	PY_STAT_FRAMES_LEFT,	/* the native stack ended before the Python frames */
+	PY_STAT_TRUNCATED,	/* no room left in the stack (--max-stack) */
+	PY_STAT_NR,
+};
+
+/* Threads of an interpreter looked at, at most, to find a thread state. */
+#define PY_MAX_THREADS 256
+
+/*
+ * A Python frame in a user stack: a pseudo-address above the 47-bit user
+ * address space that no native frame can have.
+ *   bits 63..60  PY_FRAME_TAG
+ *   bits 59..16  the code object's address / 8 (objects are 8-aligned)
+ *   bits 15..1   the instruction's index in the code (code units),
+ *                PY_FRAME_INSTR_MAX when larger
+ *   bit  0       1, so that a consumer's "ip - 1" for a caller frame
+ *                changes nothing that is decoded
+ */
+#define PY_FRAME_TAG 0xaull
+#define PY_FRAME_INSTR_MAX 0x7fffull
+#define PY_FRAME_ADDR(code, instr)                                                        \
+	((PY_FRAME_TAG << 60) | ((((__u64)(code)) >> 3) << 16) |                           \
+	 (((__u64)(instr) & PY_FRAME_INSTR_MAX) << 1) | 1)
+#define PY_FRAME_IS(addr) (((__u64)(addr) >> 60) == PY_FRAME_TAG)
+#define PY_FRAME_CODE(addr) ((((__u64)(addr) >> 16) & ((1ull << 44) - 1)) << 3)
+#define PY_FRAME_INSTR(addr) (((__u64)(addr) >> 1) & PY_FRAME_INSTR_MAX)
+
+#endif /* BPFPROF_PYTHON_H */

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Python functions in CPython's stacks, with no option: the pyburn workload
+# (tests/workloads/pyburn.py: nested Python calls, json's C encoder calling
+# back into Python, math.sqrt) run by Debian's python3.11 and by each
+# pyenv 3.12 and 3.13 build found, in command mode at 999 Hz.  Each
+# pyburn_* function's self and total shares of the samples under
+# pyburn_run are within 2 points of the CPU time the workload measured
+# itself (5 CPU seconds: ~5000 samples, sigma <= 0.7 points), the stacks
+# are whole from _start through Py_RunMain and the Python frames to the
+# native leaf, and no _PyEval_EvalFrameDefault frame is left
+# (tests/lib/pystacks.py).  Then --no-interpreters: no Python name at all.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
+	-o "$TMP/dump.so" || fail "cannot build the dump plugin"
+PYBURN=$BPFPROF_SRC/tests/workloads/pyburn.py
+CHECK="python3 $BPFPROF_SRC/tests/lib/pystacks.py"
+export PYTHONPATH=$BPFPROF_SRC/tests/lib
+
+pythons=(/usr/bin/python3.11)
+for v in 3.12 3.13; do
+	for p in "${PYENV_ROOT:-/root/.pyenv}"/versions/$v.*/bin/python$v; do
+		[ -x "$p" ] && pythons+=("$p") && break
+	done
+done
+[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11 (apt-get install python3.11)"
+[ ${#pythons[@]} -ge 2 ] || echo "note: no pyenv 3.12 or 3.13 build found; 3.11 only"
+
+for py in "${pythons[@]}"; do
+	tag=$(basename "$py")
+	"$BPFPROF" --plugin "$TMP/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
+		"$py" "$PYBURN" 5 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
+		{ cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
+	cat "$TMP/$tag.err"
+	echo "== $py"
+	$CHECK shares "$TMP/$tag.dump" "$TMP/$tag.truth" 2 || fail "$tag: Python stacks wrong"
+	ok "$tag: Python functions' shares and stacks"
+done
+
+# --no-interpreters: the evaluator frames stay, no Python name appears.
+"$BPFPROF" --no-interpreters --plugin "$TMP/dump.so" -F 999 -o "$TMP/off.dump" -- \
+	/usr/bin/python3.11 "$PYBURN" 1 2> "$TMP/off.err" || { cat "$TMP/off.err"; fail "off"; }
+grep -q "pyburn_" "$TMP/off.dump" && fail "--no-interpreters: Python names in the stacks"
+grep -q "_PyEval_EvalFrameDefault" "$TMP/off.dump" ||
+	fail "--no-interpreters: no evaluator frames either"
+ok "--no-interpreters keeps the native stacks"

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""pystacks.py - the checks of the CPython tests (tests/integration/python_*.sh)
+on what the test plugin tests/fixtures/plugins/dump.c wrote (profdump.py
+reads it).  Standard library only.
+
+  pystacks.py shares DUMP TRUTH POINTS
+      tests/workloads/pyburn.py: every pyburn_* function's self and total
+      share of the samples under pyburn_run, against the truth file the
+      workload wrote (its own CPU time per function), within POINTS; the
+      stacks are whole (from _start through Py_RunMain, the Python frames,
+      to the leaf), no evaluator frame is left, the json callback runs
+      under the C encoder's frames, math.sqrt's C frames are below
+      pyburn_math.
+  pystacks.py threads DUMP POINTS
+      tests/workloads/pythreads.py: each worker thread's samples are in its
+      own function (and that function in no other thread), and each
+      thread's share of the workers' samples is within POINTS of its
+      measured CPU time's share (the truth lines on stderr, file given
+      as the third argument).
+
+Self share of a function: the samples whose innermost pyburn_* frame it
+is (the interpreter's C code below it, math.sqrt's included, is its own
+time, as its measured CPU time is); total share: the samples that have it
+anywhere in the stack.
+"""
+import sys
+
+import profdump
+
+EVAL = "_PyEval_EvalFrameDefault"
+bad = 0
+
+
+def check(ok, what):
+    global bad
+    print("%s: %s" % ("ok" if ok else "FAIL", what))
+    bad += not ok
+
+
+def under(d, root):
+    """The counts whose user stack has @root."""
+    return [c for c in d.counts if root in c.user]
+
+
+def read_truth(path):
+    truth = {}
+    for line in open(path):
+        name, s, t = line.split()
+        truth[name] = (int(s), int(t))
+    return truth
+
+
+def check_whole(sel, n, roots=("_start",), through="Py_RunMain"):
+    """Root to leaf: a root named ...@roots, @through, no evaluator frame."""
+    whole = sum(c.samples for c in sel if c.user and c.user[-1].endswith(roots)
+                and through in c.user)
+    left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
+    check(whole >= 0.99 * n, "%d of %d samples have whole stacks (%s ... %s ...)"
+          % (whole, n, "|".join(roots), through))
+    check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
+
+
+def check_callback(sel):
+    """json's C encoder between pyburn_outer_b and pyburn_hook."""
+    n = good = 0
+    for c in sel:
+        if "pyburn_hook" not in c.user:
+            continue
+        n += c.samples
+        u = c.user[::-1]        # root first
+        i, j = u.index("pyburn_outer_b"), u.index("pyburn_hook")
+        mid = u[i + 1:j]
+        if "dumps" in mid and any(f.startswith("encoder_") for f in mid) and \
+                u[j + 1:j + 2] == ["pyburn_inner_b"]:
+            good += c.samples
+    check(n > 0 and good >= 0.99 * n,
+          "%d of %d callback samples read outer_b -> dumps -> ... encoder_* (C) -> hook -> "
+          "inner_b" % (good, n))
+
+
+def check_math(sel):
+    """Some samples of pyburn_math end in C code (math.sqrt, the interpreter)."""
+    n = sum(c.samples for c in sel if c.user and "pyburn_math" in c.user)
+    native = sum(c.samples for c in sel if c.user and "pyburn_math" in c.user
+                 and c.user[0] != "pyburn_math")
+    check(n > 0 and native > 0, "pyburn_math: %d samples, %d with C frames below it"
+          % (n, native))
+
+
+def self_of(c):
+    for f in c.user:
+        if f.startswith("pyburn_"):
+            return f
+    return None
+
+
+def shares(dump, truth_path, points):
+    d = profdump.load(dump)
+    truth = read_truth(truth_path)
+    sel = under(d, "pyburn_run")
+    n = sum(c.samples for c in sel)
+    check(n >= 1000, "%d samples under pyburn_run" % n)
+    if n == 0:
+        return
+    run_ns = truth["pyburn_run"][1]
+    for name in sorted(truth):
+        if name == "pyburn_run":
+            continue
+        s = sum(c.samples for c in sel if self_of(c) == name)
+        t = sum(c.samples for c in sel if name in c.user)
+        ts, tt = 100.0 * truth[name][0] / run_ns, 100.0 * truth[name][1] / run_ns
+        check(abs(100.0 * s / n - ts) <= points,
+              "%s self %.2f%% (truth %.2f%%)" % (name, 100.0 * s / n, ts))
+        check(abs(100.0 * t / n - tt) <= points,
+              "%s total %.2f%% (truth %.2f%%)" % (name, 100.0 * t / n, tt))
+    check_whole(sel, n)
+    check_callback(sel)
+    check_math(sel)
+
+
+def threads(dump, truth_path, points):
+    d = profdump.load(dump)
+    truth = {}
+    for line in open(truth_path):
+        p = line.split()
+        if len(p) == 3 and p[0] == "pythreads:":
+            truth[p[1]] = float(p[2])
+    names = {t["comm"]: tid for tid, t in d.threads.items()}
+    total = 0
+    got = {}
+    for name in sorted(truth):
+        tid = names.get(name)
+        check(tid is not None, "thread %s sampled" % name)
+        if tid is None:
+            continue
+        sel = [c for c in d.counts if c.tid == tid]
+        n = sum(c.samples for c in sel)
+        fn = "pyworker_" + name.split("-")[1]     # pw-a runs pyworker_a
+        mine = sum(c.samples for c in sel if fn in c.user)
+        others = sum(c.samples for c in d.counts if c.tid != tid and fn in c.user)
+        check(n > 0 and mine >= 0.97 * n,
+              "%s: %d of %d samples in %s" % (name, mine, n, fn))
+        check(others == 0, "%s appears in no other thread (%d samples)" % (fn, others))
+        check_whole(sel, n, ("clone3", "clone"), "start_thread")
+        got[name] = mine
+        total += mine
+    cpu = sum(truth.values())
+    for name in sorted(got):
+        share, want = 100.0 * got[name] / max(total, 1), 100.0 * truth[name] / cpu
+        check(abs(share - want) <= points,
+              "%s: %.2f%% of the workers' samples (CPU time %.2f%%)" % (name, share, want))
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "shares":
+        shares(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "threads":
+        threads(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    else:
+        sys.exit(__doc__)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

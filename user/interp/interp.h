@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * interp/interp.h - interpreted code in the stacks: CPython's Python
+ * functions (bpf/python.h says how the BPF program splices them into the
+ * user stacks).  This step finds the interpreter a process maps and tells
+ * the BPF program where it is (python.c), reads the names of the code
+ * objects the stacks show while the process lives (pynames.c), and names
+ * the Python frames for the symbolizing host (output/host.c).
+ *
+ * Ownership: struct interp owns every string it hands out (function and
+ * file names) until interp_free().  Not thread-safe.
+ */
+#ifndef BPFPROF_INTERP_H
+#define BPFPROF_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpfprof/plugin.h>
+
+#include "python.h"
+
+struct interp;
+
+/* What was read, for -v (the BPF side's counters are the sampler's). */
+struct interp_stats {
+	uint64_t processes;		/* CPython processes found */
+	uint64_t unsupported;		/* interpreters of a version without a layout */
+	uint64_t codes;			/* code objects named */
+	uint64_t code_failures;		/* code objects that could not be read */
+	uint64_t frames_seen;		/* Python frames in new stacks */
+	uint64_t frames_cached;		/* ... whose code object was known already */
+	uint64_t unnamed;		/* frames symbolized without a name */
+};
+
+/*
+ * A new interpreter finder writing the BPF map "py_procs" at @procs_fd
+ * (bpf/python.h; < 0: none, then nothing is written).  NULL on ENOMEM.
+ */
+struct interp *interp_new(int procs_fd);
+
+/* Free @it and every string it handed out.  NULL allowed. */
+void interp_free(struct interp *it);
+
+/*
+ * The mappings of @pid are @maps (@nr, sorted): when one of them is a
+ * CPython interpreter of a known version (libpython3.X.so or a python3.X
+ * executable exporting _PyRuntime), tell the BPF program where it is;
+ * else forget what it was told of @pid.  Errors are counted, not
+ * returned: a process whose interpreter is not found keeps native stacks.
+ */
+void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps,
+		   size_t nr);
+
+/* @pid exited: the BPF program forgets it (names already read are kept). */
+void interp_forget(struct interp *it, uint32_t pid);
+
+/* True for a Python frame of a user stack (a pseudo-address). */
+static inline bool interp_is_frame(uint64_t ip)
+{
+	return PY_FRAME_IS(ip);
+}
+
+/*
+ * A new user stack of @pid (@nr frames at @ips, the collector's copy):
+ * read the names of the code objects of its Python frames that were not
+ * read yet (process_vm_readv(), while the process lives), once per code
+ * object, and rewrite each Python frame to name that read (the code
+ * object's address becomes the read's number): a code object freed and
+ * another allocated at its address later get a read each, and each stack
+ * keeps the names it had when it was first seen.
+ */
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr);
+
+/*
+ * Name the Python frame @ip of @pid as interp_learn_stack() rewrote it
+ * (interp_is_frame(ip); ip - 1 is fine): function = the qualified name, file = co_filename, line = the
+ * instruction's line, module = co_filename, module_offset = the frame's
+ * pseudo-address, function_start = that of the code's first instruction,
+ * mapping NULL.  A frame whose code object could not be read gets module
+ * "[python]" and no function.  Returns 0; -EINVAL for NULL arguments.
+ */
+int interp_symbolize(struct interp *it, uint32_t pid, uint64_t ip, struct bpfprof_symbol *sym);
+
+/* The counters of @it. */
+void interp_get_stats(const struct interp *it, struct interp_stats *st);
+
+#endif /* BPFPROF_INTERP_H */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * interp/interp_impl.h - the private state of struct interp, shared by
+ * python.c (processes, interpreter files) and pynames.c (code objects).
+ */
+#ifndef BPFPROF_INTERP_IMPL_H
+#define BPFPROF_INTERP_IMPL_H
+
+#include "interp.h"
+#include "py_layout.h"
+#include "symbols/elf_segments.h"
+
+/* An interpreter file (by device and inode): what its symbols say. */
+struct py_file {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	bool is_python;			/* false: looked at, not usable */
+	unsigned minor;			/* 3.X by Py_Version or the name, 0 if none */
+	const struct py_layout *layout;
+	uint64_t runtime;		/* ELF vaddrs */
+	uint64_t code_type;
+	uint64_t eval[2][2];		/* [start, end) of the evaluator, its .cold */
+	struct elf_segments segs;	/* the load segments, for a mapping's bias */
+};
+
+/* A CPython process: where its interpreter is. */
+struct py_proc {
+	uint32_t pid;
+	const struct py_layout *layout;
+	uint64_t code_type;		/* &PyCode_Type in the process */
+};
+
+/*
+ * What tells a code object from another that a process allocated at the
+ * same address later: the pointers to its strings and its first line.
+ */
+struct py_code_id {
+	uint64_t qualname, filename, linetable;
+	int32_t firstlineno;
+};
+
+/* A code object of a process, named; one entry per object, even when
+ * several lived at one address in turn. */
+struct py_code {
+	uint32_t pid;
+	uint64_t addr;
+	struct py_code_id id;
+	bool ok;			/* read; else names NULL */
+	char *qualname, *filename;
+	int firstlineno;
+	uint8_t *linetable;
+	size_t linetable_len;
+};
+
+/* A slot of the table (pid, address) -> the newest entry there. */
+struct py_code_slot {
+	uint32_t pid;			/* 0: free */
+	uint32_t index;			/* into interp.codes */
+	uint64_t addr;
+};
+
+struct interp {
+	int procs_fd;
+	struct py_file *files;
+	size_t nr_files, cap_files;
+	struct py_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct py_code *codes;		/* every code object named, in order */
+	size_t nr_codes, cap_codes;
+	struct py_code_slot *slots;	/* open addressing by (pid, addr) */
+	size_t nr_slots, cap_slots;	/* cap: a power of two */
+	struct interp_stats stats;
+};
+
+/* The process @pid, NULL if it has no interpreter known. */
+struct py_proc *interp_proc(struct interp *it, uint32_t pid);
+
+/* Free the code objects' cache (pynames.c). */
+void interp_free_codes(struct interp *it);
+
+#endif /* BPFPROF_INTERP_IMPL_H */

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * interp/py_layout.c - the table of CPython struct offsets per minor
+ * version (see py_layout.h for where it comes from and what checks it).
+ */
+#include <stddef.h>
+
+#include "py_layout.h"
+
+static const struct py_layout layouts[] = {
+	{
+		.minor = 11,
+		.bpf = {
+			.runtime_interpreters_head = 40,
+			.interp_threads_head = 16,
+			.tstate_next = 8,
+			.tstate_native_thread_id = 160,
+			.tstate_cframe = 56,
+			.current_frame = 8,		/* _PyCFrame */
+			.frame_code = 32,
+			.frame_previous = 48,
+			.frame_instr = 56,		/* prev_instr */
+			.frame_is_entry = 68,
+			.frame_owner = 69,
+			.code_adaptive = 184,
+			.owner_cstack = 0xff,
+		},
+		.code_filename = 112, .code_name = 120, .code_qualname = 128,
+		.code_firstlineno = 72, .code_linetable = 136,
+		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,
+		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
+	},
+	{
+		.minor = 12,
+		.bpf = {
+			.runtime_interpreters_head = 40,
+			.interp_threads_head = 72,
+			.tstate_next = 8,
+			.tstate_native_thread_id = 144,
+			.tstate_cframe = 56,
+			.current_frame = 0,		/* _PyCFrame */
+			.frame_code = 0,
+			.frame_previous = 8,
+			.frame_instr = 56,		/* prev_instr */
+			.frame_is_entry = PY_NO_OFFSET,
+			.frame_owner = 70,
+			.code_adaptive = 192,
+			.owner_cstack = 3,
+		},
+		.code_filename = 112, .code_name = 120, .code_qualname = 128,
+		.code_firstlineno = 68, .code_linetable = 136,
+		.str_length = 16, .str_state = 32, .ascii_size = 40, .compact_size = 56,
+		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
+	},
+	{
+		.minor = 13,
+		.bpf = {
+			.runtime_interpreters_head = 632,
+			.interp_threads_head = 7344,
+			.tstate_next = 8,
+			.tstate_native_thread_id = 160,
+			.tstate_cframe = PY_NO_OFFSET,
+			.current_frame = 72,		/* PyThreadState */
+			.frame_code = 0,		/* f_executable */
+			.frame_previous = 8,
+			.frame_instr = 56,		/* instr_ptr */
+			.frame_is_entry = PY_NO_OFFSET,
+			.frame_owner = 70,
+			.code_adaptive = 200,
+			.owner_cstack = 3,
+		},
+		.code_filename = 112, .code_name = 120, .code_qualname = 128,
+		.code_firstlineno = 68, .code_linetable = 136,
+		.str_length = 16, .str_state = 32, .ascii_size = 40, .compact_size = 56,
+		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
+	},
+};
+
+const struct py_layout *py_layout_find(unsigned minor)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * interp/py_layout.h - where CPython keeps what the profiler reads, per
+ * minor version (3.11, 3.12, 3.13), for release builds of x86-64 Linux
+ * without the -dbg packages: the offsets the BPF walk uses (struct
+ * py_offsets of bpf/python.h) and those the collector uses to name a code
+ * object (its strings and line table).  The table was taken from the
+ * DWARF of Debian's python3.11 (its debug file) and of pyenv's 3.11.7,
+ * 3.12.1 and 3.13.0; tests/unit/interp/ checks it against the DWARF of
+ * every interpreter on the machine that has it.
+ */
+#ifndef BPFPROF_PY_LAYOUT_H
+#define BPFPROF_PY_LAYOUT_H
+
+#include <stdint.h>
+
+#include "python.h"
+
+struct py_layout {
+	unsigned minor;			/* 11 for 3.11 */
+	struct py_offsets bpf;		/* what the BPF walk reads */
+	/* PyCodeObject */
+	uint16_t code_filename, code_name, code_qualname, code_firstlineno, code_linetable;
+	/* PyUnicodeObject: compact strings' data follows the header, whose
+	 * size is ascii_size (ASCII) or compact_size (others) */
+	uint16_t str_length, str_state, ascii_size, compact_size;
+	/* PyBytesObject */
+	uint16_t bytes_size, bytes_data;
+	uint16_t object_type;		/* PyObject.ob_type */
+};
+
+/* The layout of CPython 3.@minor, NULL if unknown. */
+const struct py_layout *py_layout_find(unsigned minor);
+
+#endif /* BPFPROF_PY_LAYOUT_H */

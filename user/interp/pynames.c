@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * interp/pynames.c - the names of Python frames (see interp.h): a code
+ * object's qualified name, file name, first line and location table,
+ * read out of the live process with process_vm_readv() the first time a
+ * stack shows it, cached per (pid, code object) for the rest of the run,
+ * and the frames of the stacks named from that cache (the line from the
+ * location table, pyline.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "interp_impl.h"
+#include "pyline.h"
+
+/* Longest name (characters) and location table (bytes) read. */
+#define PY_MAX_STR 1024
+#define PY_MAX_LINETABLE 65536
+/* Bytes of a code object's header read: every field the layouts name. */
+#define PY_CODE_HEADER 256
+
+/* Copy @len bytes at @addr of @pid; 0 or -EFAULT (short or failed). */
+static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static uint64_t get_u64(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* The text of the str object at @addr, malloc'd; NULL if unreadable or
+ * not a compact str. */
+static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
+{
+	uint8_t hdr[128], data[PY_MAX_STR * 4];
+	uint64_t length;
+	uint32_t state;
+	unsigned kind;
+	size_t off, n;
+
+	if (!addr || l->compact_size > sizeof(hdr) || read_mem(pid, addr, hdr, l->compact_size))
+		return NULL;
+	memcpy(&state, hdr + l->str_state, sizeof(state));
+	length = get_u64(hdr, l->str_length);
+	kind = state >> 2 & 7;
+	if (!(state >> 5 & 1))		/* not compact: a legacy string */
+		return NULL;
+	off = (state >> 6 & 1) ? l->ascii_size : l->compact_size;
+	if (length > PY_MAX_STR)
+		length = PY_MAX_STR;
+	n = (size_t)length * kind;
+	if (kind != 1 && kind != 2 && kind != 4)
+		return NULL;
+	if (n && read_mem(pid, addr + off, data, n))
+		return NULL;
+	return py_str_utf8(data, n, kind, (size_t)length);
+}
+
+/* The bytes object at @addr (co_linetable), malloc'd in *out. */
+static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, uint8_t **out,
+		      size_t *len)
+{
+	uint64_t size;
+
+	*out = NULL;
+	*len = 0;
+	if (!addr || read_mem(pid, addr + l->bytes_size, &size, sizeof(size)))
+		return -EFAULT;
+	if (size > PY_MAX_LINETABLE)
+		size = PY_MAX_LINETABLE;
+	*out = malloc(size ? size : 1);
+	if (!*out)
+		return -ENOMEM;
+	if (size && read_mem(pid, addr + l->bytes_data, *out, size)) {
+		free(*out);
+		*out = NULL;
+		return -EFAULT;
+	}
+	*len = size;
+	return 0;
+}
+
+static int32_t get_i32(const uint8_t *b, size_t off)
+{
+	int32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/*
+ * The header of the code object at @addr of @p: its identity in *@id.
+ * 0, -EFAULT if unreadable, -EINVAL if it is not a code object.
+ */
+static int read_header(const struct py_proc *p, uint64_t addr, uint8_t *hdr,
+		       struct py_code_id *id)
+{
+	const struct py_layout *l = p->layout;
+
+	if (read_mem(p->pid, addr, hdr, PY_CODE_HEADER))
+		return -EFAULT;
+	if (get_u64(hdr, l->object_type) != p->code_type)
+		return -EINVAL;
+	id->qualname = get_u64(hdr, l->code_qualname);
+	id->filename = get_u64(hdr, l->code_filename);
+	id->linetable = get_u64(hdr, l->code_linetable);
+	id->firstlineno = get_i32(hdr, l->code_firstlineno);
+	return 0;
+}
+
+/* Read the names of the code object of @c (pid, addr set) from @p. */
+static int read_code(const struct py_proc *p, struct py_code *c)
+{
+	const struct py_layout *l = p->layout;
+	uint8_t hdr[PY_CODE_HEADER];
+	int err = read_header(p, c->addr, hdr, &c->id);
+
+	if (err)
+		return err;
+	c->qualname = read_str(p->pid, l, c->id.qualname);
+	if (!c->qualname)
+		c->qualname = read_str(p->pid, l, get_u64(hdr, l->code_name));
+	c->filename = read_str(p->pid, l, c->id.filename);
+	c->firstlineno = c->id.firstlineno;
+	read_bytes(p->pid, l, c->id.linetable, &c->linetable, &c->linetable_len);
+	return c->qualname ? 0 : -EFAULT;
+}
+
+static size_t slot_hash(uint32_t pid, uint64_t addr, size_t cap)
+{
+	uint64_t h = (addr >> 3) * 0x9e3779b97f4a7c15ull ^ (uint64_t)pid * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* The slot of (@pid, @addr): found, or the free one for it. */
+static struct py_code_slot *slot_find(struct py_code_slot *slots, size_t cap, uint32_t pid,
+				      uint64_t addr)
+{
+	size_t i = slot_hash(pid, addr, cap);
+
+	while (slots[i].pid && (slots[i].pid != pid || slots[i].addr != addr))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+/* Room for one more slot (the table stays at most half full) and one
+ * more code entry. */
+static int code_reserve(struct interp *it)
+{
+	if (it->nr_codes == it->cap_codes) {
+		size_t cap = it->cap_codes ? 2 * it->cap_codes : 256;
+		struct py_code *n = realloc(it->codes, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		it->codes = n;
+		it->cap_codes = cap;
+	}
+	if (2 * (it->nr_slots + 1) > it->cap_slots) {
+		size_t cap = it->cap_slots ? 2 * it->cap_slots : 512;
+		struct py_code_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < it->cap_slots; i++)
+			if (it->slots[i].pid)
+				*slot_find(n, cap, it->slots[i].pid, it->slots[i].addr) = it->slots[i];
+		free(it->slots);
+		it->slots = n;
+		it->cap_slots = cap;
+	}
+	return 0;
+}
+
+static bool same_code(const struct py_code_id *a, const struct py_code_id *b)
+{
+	return a->qualname == b->qualname && a->filename == b->filename &&
+	       a->linetable == b->linetable && a->firstlineno == b->firstlineno;
+}
+
+/*
+ * The entry of the code object @addr of @p as it is now: the newest one
+ * read at that address if the object there is still that one (or can no
+ * longer be read), else a new entry.  Its index, or -1 on ENOMEM.
+ */
+static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr)
+{
+	struct py_code_slot *s = it->cap_slots ? slot_find(it->slots, it->cap_slots, p->pid, addr)
+					       : NULL;
+	uint8_t hdr[PY_CODE_HEADER];
+	struct py_code_id now;
+	struct py_code *c;
+
+	it->stats.frames_seen++;
+	if (s && s->pid) {
+		c = &it->codes[s->index];
+		if (read_header(p, addr, hdr, &now) == -EFAULT ||
+		    (c->ok && same_code(&now, &c->id))) {
+			it->stats.frames_cached++;
+			return s->index;
+		}
+	}
+	if (code_reserve(it))
+		return -1;
+	s = slot_find(it->slots, it->cap_slots, p->pid, addr);
+	if (!s->pid)
+		it->nr_slots++;
+	s->pid = p->pid;
+	s->addr = addr;
+	s->index = (uint32_t)it->nr_codes;
+	c = &it->codes[it->nr_codes++];
+	memset(c, 0, sizeof(*c));
+	c->pid = p->pid;
+	c->addr = addr;
+	c->ok = read_code(p, c) == 0;
+	if (c->ok)
+		it->stats.codes++;
+	else
+		it->stats.code_failures++;
+	return s->index;
+}
+
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)
+{
+	const struct py_proc *p = NULL;
+	int64_t index;
+
+	for (size_t i = 0; it && i < nr; i++) {
+		if (!interp_is_frame(ips[i]))
+			continue;
+		if (!p && !(p = interp_proc(it, pid)))
+			return;
+		index = learn_code(it, p, PY_FRAME_CODE(ips[i]));
+		/* the frame names the entry, whatever lives at the address later */
+		ips[i] = index < 0 ? PY_FRAME_ADDR(0, 0)
+				   : PY_FRAME_ADDR(((uint64_t)index + 1) << 3, PY_FRAME_INSTR(ips[i]));
+	}
+}
+
+int interp_symbolize(struct interp *it, uint32_t pid, uint64_t ip, struct bpfprof_symbol *sym)
+{
+	uint64_t id = PY_FRAME_CODE(ip) >> 3;
+	const struct py_code *c = NULL;
+
+	if (!it || !sym)
+		return -EINVAL;
+	memset(sym, 0, sizeof(*sym));
+	if (id && id <= it->nr_codes && it->codes[id - 1].pid == pid)
+		c = &it->codes[id - 1];
+	if (!c || !c->ok) {
+		it->stats.unnamed++;
+		sym->module = "[python]";
+		sym->module_offset = ip | 1;
+		return 0;
+	}
+	sym->module = c->filename ? c->filename : "[python]";
+	sym->module_offset = ip | 1;
+	sym->function = c->qualname;
+	sym->function_start = PY_FRAME_ADDR(PY_FRAME_CODE(ip), 0);
+	sym->file = c->filename;
+	sym->line = (uint32_t)py_line_of(c->linetable, c->linetable_len, c->firstlineno,
+					 (uint32_t)PY_FRAME_INSTR(ip));
+	return 0;
+}
+
+void interp_free_codes(struct interp *it)
+{
+	for (size_t i = 0; i < it->nr_codes; i++) {
+		free(it->codes[i].qualname);
+		free(it->codes[i].filename);
+		free(it->codes[i].linetable);
+	}
+	free(it->codes);
+	free(it->slots);
+	it->codes = NULL;
+	it->slots = NULL;
+	it->cap_codes = it->nr_codes = it->cap_slots = it->nr_slots = 0;
+}

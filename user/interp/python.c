@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * interp/python.c - finding CPython interpreters in processes (see
+ * interp.h): which mapping is one (libpython3.X.so, or a python3.X
+ * executable exporting _PyRuntime), its version (the Py_Version symbol of
+ * 3.11+, else the file name), where its _PyRuntime, evaluator
+ * (_PyEval_EvalFrameDefault and the compiler's .cold part of it) and
+ * PyCode_Type are, and the version's layout (py_layout.h); each file is
+ * read once, and each process gets one "py_procs" entry in the BPF
+ * program (struct py_process, bpf/python.h).
+ *
+ * Symbols come from the file's .symtab and .dynsym; a stripped file's
+ * .cold part is looked for in its debug file under
+ * /usr/lib/debug/.build-id when one is installed (without it, samples in
+ * the evaluator's cold code keep their native frame and are counted).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <gelf.h>
+
+#include "interp_impl.h"
+#include "targets/procmaps.h"
+
+/* The symbols of an interpreter file, as ELF vaddrs (0: not found). */
+struct py_syms {
+	uint64_t runtime, code_type, version;
+	uint64_t eval, eval_size, cold, cold_size;
+};
+
+/* The minor version of a python3.X or libpython3.X file name, 0 if none. */
+static unsigned minor_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	unsigned minor = 0;
+	const char *p;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libpython3.", 11))
+		p = base + 11;
+	else if (!strncmp(base, "python3.", 8))
+		p = base + 8;
+	else
+		return 0;
+	while (*p >= '0' && *p <= '9' && minor < 1000)
+		minor = minor * 10 + (unsigned)(*p++ - '0');
+	/* python3.11d is a debug build: another layout */
+	return *p == '\0' || *p == '.' ? minor : 0;
+}
+
+static void note_symbol(struct py_syms *s, const char *name, const GElf_Sym *sym)
+{
+	if (!sym->st_value)
+		return;
+	if (!strcmp(name, "_PyRuntime"))
+		s->runtime = sym->st_value;
+	else if (!strcmp(name, "PyCode_Type"))
+		s->code_type = sym->st_value;
+	else if (!strcmp(name, "Py_Version"))
+		s->version = sym->st_value;
+	else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+		s->eval = sym->st_value;
+		s->eval_size = sym->st_size;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
+		s->cold = sym->st_value;
+		s->cold_size = sym->st_size;
+	}
+}
+
+/* Look for the symbols in @elf's symbol tables. */
+static void read_syms(Elf *elf, struct py_syms *s)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && (name[0] == '_' || name[0] == 'P'))
+				note_symbol(s, name, &sym);
+		}
+	}
+}
+
+/* The .cold part from the debug file of @map's build-id, if installed. */
+static void read_debug_cold(const struct bpfprof_mapping *map, struct py_syms *s)
+{
+	char path[128];
+	size_t n;
+	Elf *elf;
+	int fd;
+
+	if (!map->build_id || map->build_id_size < 2 || map->build_id_size > 40)
+		return;
+	n = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", map->build_id[0]);
+	for (uint32_t i = 1; i < map->build_id_size; i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%02x", map->build_id[i]);
+	snprintf(path + n, sizeof(path) - n, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		struct py_syms d = { 0 };
+
+		read_syms(elf, &d);
+		/* only if it describes the same evaluator */
+		if (d.cold && d.eval == s->eval && d.eval_size == s->eval_size) {
+			s->cold = d.cold;
+			s->cold_size = d.cold_size;
+		}
+		elf_end(elf);
+	}
+	close(fd);
+}
+
+/* The 8 bytes at vaddr @addr of the file @fd through its segments. */
+static int read_vaddr(int fd, const struct elf_segments *segs, uint64_t addr, uint64_t *val)
+{
+	for (size_t i = 0; i < segs->nr; i++) {
+		const struct elf_segment *g = &segs->segs[i];
+
+		if (addr >= g->vaddr && addr + 8 <= g->vaddr + g->filesz)
+			return pread(fd, val, 8, (off_t)(addr - g->vaddr + g->offset)) == 8 ? 0 : -EIO;
+	}
+	return -ENOENT;
+}
+
+/* Fill @f from the file of @map (open as @fd). */
+static void inspect_file(struct py_file *f, int fd, const struct bpfprof_mapping *map)
+{
+	struct py_syms s = { 0 };
+	unsigned minor = minor_from_name(map->path);
+	uint64_t version = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (!elf)
+		return;
+	read_syms(elf, &s);
+	if (s.runtime && s.eval && elf_segments_read(elf, &f->segs) == 0) {
+		if (!s.cold)
+			read_debug_cold(map, &s);
+		/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */
+		if (s.version && read_vaddr(fd, &f->segs, s.version, &version) == 0 &&
+		    (version >> 24 & 0xff) == 3)
+			minor = (unsigned)(version >> 16 & 0xff);
+		f->layout = py_layout_find(minor);
+		f->runtime = s.runtime;
+		f->code_type = s.code_type;
+		f->eval[0][0] = s.eval;
+		f->eval[0][1] = s.eval + s.eval_size;
+		f->eval[1][0] = s.cold;
+		f->eval[1][1] = s.cold ? s.cold + s.cold_size : 0;
+		f->is_python = f->layout && s.code_type && s.eval_size;
+		f->minor = minor;
+	}
+	elf_end(elf);
+}
+
+/* The facts of the file of @map, read the first time it is seen. */
+static struct py_file *file_of(struct interp *it, uint32_t pid, const struct bpfprof_mapping *map)
+{
+	struct py_file *f;
+	int fd;
+
+	for (size_t i = 0; i < it->nr_files; i++) {
+		f = &it->files[i];
+		if (f->inode == map->inode && f->dev_major == map->dev_major &&
+		    f->dev_minor == map->dev_minor)
+			return f;
+	}
+	if (it->nr_files == it->cap_files) {
+		size_t cap = it->cap_files ? 2 * it->cap_files : 4;
+		struct py_file *n = realloc(it->files, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		it->files = n;
+		it->cap_files = cap;
+	}
+	f = &it->files[it->nr_files];
+	memset(f, 0, sizeof(*f));
+	fd = procmaps_open_file(pid, map);
+	if (fd < 0)
+		return NULL;	/* not remembered: another process may open it */
+	f->dev_major = map->dev_major;
+	f->dev_minor = map->dev_minor;
+	f->inode = map->inode;
+	inspect_file(f, fd, map);
+	close(fd);
+	if (!f->is_python && f->runtime)
+		it->stats.unsupported++;
+	it->nr_files++;
+	return f;
+}
+
+struct py_proc *interp_proc(struct interp *it, uint32_t pid)
+{
+	for (size_t i = 0; i < it->nr_procs; i++)
+		if (it->procs[i].pid == pid)
+			return &it->procs[i];
+	return NULL;
+}
+
+/* Remember @pid's interpreter (for reading its code objects). */
+static int remember(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
+{
+	struct py_proc *p = interp_proc(it, pid);
+
+	if (!p) {
+		if (it->nr_procs == it->cap_procs) {
+			size_t cap = it->cap_procs ? 2 * it->cap_procs : 8;
+			struct py_proc *n = realloc(it->procs, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			it->procs = n;
+			it->cap_procs = cap;
+		}
+		p = &it->procs[it->nr_procs++];
+		it->stats.processes++;
+	}
+	p->pid = pid;
+	p->layout = f->layout;
+	p->code_type = f->code_type + bias;
+	return 0;
+}
+
+/* Tell the BPF program where @f is in @pid (loaded with @bias). */
+static void write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
+{
+	struct py_process v;
+
+	memset(&v, 0, sizeof(v));
+	v.runtime = f->runtime + bias;
+	for (int i = 0; i < 2; i++) {
+		if (f->eval[i][0] == f->eval[i][1])
+			continue;
+		v.eval_start[i] = f->eval[i][0] + bias;
+		v.eval_end[i] = f->eval[i][1] + bias;
+	}
+	v.code_type = f->layout->minor >= 13 ? f->code_type + bias : 0;
+	v.version = 0x0300 | f->layout->minor;
+	v.off = f->layout->bpf;
+	if (remember(it, pid, f, bias) == 0 && it->procs_fd >= 0)
+		bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY);
+}
+
+void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr)
+{
+	for (size_t i = 0; it && i < nr; i++) {
+		const struct bpfprof_mapping *m = &maps[i];
+		struct py_file *f;
+		uint64_t bias;
+
+		if (!(m->prot & BPFPROF_PROT_EXEC) || !m->path || !minor_from_name(m->path))
+			continue;
+		f = file_of(it, pid, m);
+		if (!f || !f->is_python || elf_segments_bias(&f->segs, m->start, m->pgoff, &bias))
+			continue;
+		write_process(it, pid, f, bias);
+		return;
+	}
+	interp_forget(it, pid);
+}
+
+void interp_forget(struct interp *it, uint32_t pid)
+{
+	if (it && it->procs_fd >= 0)
+		bpf_map_delete_elem(it->procs_fd, &pid);
+}
+
+struct interp *interp_new(int procs_fd)
+{
+	struct interp *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return NULL;
+	elf_version(EV_CURRENT);
+	it->procs_fd = procs_fd;
+	return it;
+}
+
+void interp_free(struct interp *it)
+{
+	if (!it)
+		return;
+	for (size_t i = 0; i < it->nr_files; i++)
+		elf_segments_free(&it->files[i].segs);
+	free(it->files);
+	free(it->procs);
+	interp_free_codes(it);
+	free(it);
+}
+
+void interp_get_stats(const struct interp *it, struct interp_stats *st)
+{
+	if (it)
+		*st = it->stats;
+	else
+		memset(st, 0, sizeof(*st));
+}
