@@ -9,6 +9,10 @@
 #      direct run: folded_stacks.py self); perf report and perf script
 #      read the perf.data; the database passes `hpcdb --strict` with one
 #      trace line per thread profile;
+#   1b. vdso_loop recorded raw: its [vdso] frames (no file to find later)
+#      and its kernel frames (this kernel's KASLR) come out of the merge
+#      named from the table the recording stored: __vdso_clock_gettime
+#      leaves >= 30% of the samples, >= 95% of kernel frames named;
 #   2. two nodes: a second measurement recorded inside `unshare --uts`
 #      under another host name, and a copy of the first (its pids collide
 #      with the original's), merged: 2 nodes numbered in host name order,
@@ -91,9 +95,27 @@ awk '/^profile [0-9]+ \[/ && !/trace samples [1-9]/ { bad = 1 } END { exit bad }
 	fail "a thread's trace line is empty"
 ok "hpcdb --strict accepts the merged database"
 
-# ---- 2. two nodes, and ids that collide ----
+# ---- 1b. names only the recording machine knows ----
 cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
 	-o "$TMP/dump.so" || fail "cannot build the dump plugin"
+"$BPFPROF" -q --format raw -F 499 -o "$TMP/v.raw" -- "$WL/vdso_loop" 2 >/dev/null 2>"$TMP/v.err" ||
+	fail "recording vdso_loop failed: $(cat "$TMP/v.err")"
+grep -aq __vdso_clock_gettime "$TMP/v.raw" || fail "the measurement holds no vDSO name"
+"$BPFPROF" merge -q -o "$TMP/v.txt" --plugin "$TMP/dump.so" --allow-untrusted-plugin "$TMP/v.raw" ||
+	fail "merge of the vdso_loop measurement failed"
+read -r vdso all < <(awk -F'\t' '$1 == "count" { all += $4; if ($6 ~ /^__vdso_clock_gettime;/) v += $4 }
+	END { print v + 0, all + 0 }' "$TMP/v.txt")
+[ "$all" -gt 0 ] && [ $((vdso * 100)) -ge $((all * 30)) ] ||
+	fail "__vdso_clock_gettime leaves $vdso of $all samples (< 30%)"
+ok "vDSO frames named from the measurement: $vdso of $all samples"
+read -r named kframes < <(awk -F'\t' '$1 == "count" && $5 != "-" { n = split($5, f, ";")
+	for (i = 1; i <= n; i++) { k += $4; if (f[i] !~ /^\?/) named += $4 } }
+	END { print named + 0, k + 0 }' "$TMP/v.txt")
+[ "$kframes" -gt 0 ] && [ $((named * 100)) -ge $((kframes * 95)) ] ||
+	fail "kernel frames: $named of $kframes named (< 95%)"
+ok "kernel frames named from the measurement: $named of $kframes"
+
+# ---- 2. two nodes, and ids that collide ----
 unshare --uts sh -c "hostname bpfprof-node-b && exec '$BPFPROF' -q --format raw -F 499 \
 	-o '$TMP/b.raw' -- '$WL/shares' -s 1" >/dev/null 2>"$TMP/b.err" ||
 	fail "recording in a second UTS namespace failed: $(cat "$TMP/b.err")"
