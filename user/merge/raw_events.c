@@ -78,29 +78,30 @@ int raw_cursor_open(const struct raw_file *rf, struct raw_cursor *c)
 	return 0;
 }
 
-/* Read the next record into c->rec; its size in *@size.  1, 0 at the end,
- * or -EBADMSG. */
+/* Read the next record into c->rec (sequentially: no seek, so stdio's
+ * buffer serves many records); its size in *@size.  1, 0 at the end,
+ * -EBADMSG or -ENOMEM. */
 static int read_record(struct raw_cursor *c, uint32_t *size)
 {
-	uint32_t sz;
+	uint32_t head[2], sz;
 
 	if (c->pos == c->end)
 		return 0;
-	if (c->end - c->pos < RAW_EVENT_HEADER_SIZE || fread(&sz, 1, 4, c->f) != 4 ||
-	    fread(&sz, 1, 4, c->f) != 4)
+	if (c->end - c->pos < RAW_EVENT_HEADER_SIZE || fread(head, 1, 8, c->f) != 8)
 		return -EBADMSG;
-	sz = le32toh(sz);
+	sz = le32toh(head[1]);
 	if (sz < RAW_EVENT_HEADER_SIZE || sz > c->end - c->pos)
 		return -EBADMSG;
 	if (sz > c->cap) {
-		uint8_t *grown = realloc(c->rec, sz);
+		uint8_t *grown = realloc(c->rec, sz < 256 ? 256 : sz);
 
 		if (!grown)
 			return -ENOMEM;
 		c->rec = grown;
-		c->cap = sz;
+		c->cap = sz < 256 ? 256 : sz;
 	}
-	if (fseeko(c->f, (off_t)c->pos, SEEK_SET) || fread(c->rec, 1, sz, c->f) != sz)
+	memcpy(c->rec, head, 8);
+	if (fread(c->rec + 8, 1, sz - 8, c->f) != sz - 8)
 		return -EBADMSG;
 	c->pos += sz;
 	*size = sz;
