@@ -9,10 +9,11 @@
 #      direct run: folded_stacks.py self); perf report and perf script
 #      read the perf.data; the database passes `hpcdb --strict` with one
 #      trace line per thread profile;
-#   1b. vdso_loop recorded raw: its [vdso] frames (no file to find later)
-#      and its kernel frames (this kernel's KASLR) come out of the merge
-#      named from the table the recording stored: __vdso_clock_gettime
-#      leaves >= 30% of the samples, >= 95% of kernel frames named;
+#   1b. vdso_loop and syscalls recorded raw: [vdso] frames (no file to
+#      find later) and kernel frames (this kernel's KASLR) come out of the
+#      merge named from the tables the recording stored:
+#      __vdso_clock_gettime leaves >= 30% of vdso_loop's samples, >= 95%
+#      of syscalls' kernel frames are named;
 #   2. two nodes: a second measurement recorded inside `unshare --uts`
 #      under another host name, and a copy of the first (its pids collide
 #      with the original's), merged: 2 nodes numbered in host name order,
@@ -108,9 +109,13 @@ read -r vdso all < <(awk -F'\t' '$1 == "count" { all += $4; if ($6 ~ /^__vdso_cl
 [ "$all" -gt 0 ] && [ $((vdso * 100)) -ge $((all * 30)) ] ||
 	fail "__vdso_clock_gettime leaves $vdso of $all samples (< 30%)"
 ok "vDSO frames named from the measurement: $vdso of $all samples"
+"$BPFPROF" -q --format raw -F 499 -o "$TMP/k.raw" -- "$WL/syscalls" -k 50 -s 2 >/dev/null 2>"$TMP/k.err" ||
+	fail "recording syscalls failed: $(cat "$TMP/k.err")"
+"$BPFPROF" merge -q -o "$TMP/k.txt" --plugin "$TMP/dump.so" --allow-untrusted-plugin "$TMP/k.raw" ||
+	fail "merge of the syscalls measurement failed"
 read -r named kframes < <(awk -F'\t' '$1 == "count" && $5 != "-" { n = split($5, f, ";")
 	for (i = 1; i <= n; i++) { k += $4; if (f[i] !~ /^\?/) named += $4 } }
-	END { print named + 0, k + 0 }' "$TMP/v.txt")
+	END { print named + 0, k + 0 }' "$TMP/k.txt")
 [ "$kframes" -gt 0 ] && [ $((named * 100)) -ge $((kframes * 95)) ] ||
 	fail "kernel frames: $named of $kframes named (< 95%)"
 ok "kernel frames named from the measurement: $named of $kframes"
