@@ -144,6 +144,12 @@ awk -F'\t' -v a="$host_a" -v wa="$want_a" -v wb="$want_b" -v p="$WPID" '
 		print "ident lines wrong:" bad " (node-b " nb ", " a " " na ", renumbered " moved ")"; exit 1 } }
 	' "$TMP/nodes.txt" || fail "$(awk -F'\t' '$1 == "ident"' "$TMP/nodes.txt")"
 ok "identities: bpfprof-node-b node $want_b, $host_a node $want_a; the copy's pids renumbered, host pids kept"
+# the thread index within a process follows the threads' ids on their host,
+# renumbered or not: the same index for the same host tid in both copies
+awk -F'\t' -v a="$host_a" '$1 == "ident" && $4 == a { k = $10 " " $8; seen[k]++ }
+	END { for (k in seen) if (seen[k] != 2) { print "thread index differs: " k; exit 1 } }
+	' "$TMP/nodes.txt" || fail "a renumbered thread got another thread index"
+ok "renumbered threads keep their thread index"
 samples=$(awk -F'\t' '$1 == "count" { s += $4 } END { print s + 0 }' "$TMP/nodes.txt")
 kept=$(awk -F'\t' '$1 == "run" { print $5 }' "$TMP/nodes.txt")
 expect_eq "samples in the merged counts" "$samples" "$kept"

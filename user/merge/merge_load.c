@@ -8,7 +8,10 @@
  * or tid keeps its number unless another file took that number first;
  * then it gets a new one above PID_MAX_LIMIT, and the profile keeps the
  * real one as the process's host_pid / the thread's host_tid.  A
- * process's main thread keeps tid == pid (one map for both).
+ * process's main thread keeps tid == pid (one map for both).  When any id
+ * of a process collides, the process and all its threads get new ids, in
+ * their order: threads keep their order within the process, and with it
+ * the logical thread index hpcrun would give them.
  *
  * Stacks are interned by content: the 64-bit hash of (kind, frames) is
  * the profile's stack id, and a hash that names another content is
@@ -16,6 +19,7 @@
  * of any number of files are stored once.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
@@ -51,7 +55,10 @@ static struct merge_id *find_id(struct merge_id *table, uint32_t key)
 	return e;
 }
 
-int merge_map_id(struct merge *m, struct merge_file *f, uint32_t id, uint32_t *out)
+/* The merged id of @f's @id, made when new: a new number when @renumber
+ * or when another file has @id. */
+static int map_id(struct merge *m, struct merge_file *f, uint32_t id, bool renumber,
+		  uint32_t *out)
 {
 	struct merge_id *e = find_id(f->ids, id);
 	uint32_t merged = id;
@@ -61,7 +68,7 @@ int merge_map_id(struct merge *m, struct merge_file *f, uint32_t id, uint32_t *o
 		*out = e ? e->value : 0;
 		return 0;
 	}
-	if (find_id(m->used, merged)) {
+	if (renumber || find_id(m->used, merged)) {
 		if (m->next_id < MERGE_FIRST_NEW_ID)
 			m->next_id = MERGE_FIRST_NEW_ID;
 		while (find_id(m->used, m->next_id))
@@ -72,6 +79,17 @@ int merge_map_id(struct merge *m, struct merge_file *f, uint32_t id, uint32_t *o
 		return err;
 	*out = merged;
 	return 0;
+}
+
+int merge_map_id(struct merge *m, struct merge_file *f, uint32_t id, uint32_t *out)
+{
+	return map_id(m, f, id, false, out);
+}
+
+/* Whether @f's @id would collide: another file has it. */
+static bool collides(const struct merge *m, const struct merge_file *f, uint32_t id)
+{
+	return !find_id(f->ids, id) && find_id(m->used, id);
 }
 
 struct merge_file *merge_file_of(const struct merge *m, uint32_t pid)
@@ -98,13 +116,15 @@ void merge_ids_free(struct merge *m)
 		free_ids(&m->files[i].ids);
 }
 
-static int load_process(struct merge *m, struct merge_file *f, const struct raw_process *rp)
+static int load_process(struct merge *m, struct merge_file *f, const struct raw_process *rp,
+			bool renumber)
 {
 	struct proc *proc;
 	uint32_t pid, ppid;
 	int err;
 
-	if ((err = merge_map_id(m, f, rp->pid, &pid)) || (err = merge_map_id(m, f, rp->ppid, &ppid)))
+	if ((err = map_id(m, f, rp->pid, renumber, &pid)) ||
+	    (err = merge_map_id(m, f, rp->ppid, &ppid)))
 		return err;
 	if (!(proc = profile_proc(m->profile, pid)))
 		return -ENOMEM;
@@ -174,7 +194,8 @@ static int load_threads_and_counts(struct merge *m, struct merge_file *f)
 	for (size_t i = 0; i < rf->nr_threads && !err; i++) {
 		const struct raw_thread *t = &rf->threads[i];
 
-		err = merge_map_id(m, f, t->tid, &tids[i]);
+		/* its process was mapped first: a renumbered one renumbers all */
+		err = map_id(m, f, t->tid, find_id(f->ids, t->pid)->value != t->pid, &tids[i]);
 		err = err ?: merge_map_id(m, f, t->pid, &pids[i]);
 		err = err ?: profile_thread(m->profile, pids[i], tids[i], t->comm);
 		err = err ?: profile_set_host_tid(m->profile, tids[i], t->tid);
@@ -196,9 +217,18 @@ int merge_load_file(struct merge *m, struct merge_file *f)
 	const struct raw_file *rf = &f->rf;
 	int err;
 
+	bool *renumber = calloc(rf->nr_processes + 1, sizeof(*renumber));
+
+	if (!renumber)
+		return -ENOMEM;
+	/* a process renumbers all its ids when any of them collides */
+	for (size_t i = 0; i < rf->nr_threads; i++)
+		renumber[rf->threads[i].process] |= collides(m, f, rf->threads[i].tid);
 	err = profile_add_host(m->profile, rf->run.hostname, rf->host_id, &f->host);
 	for (size_t i = 0; i < rf->nr_processes && !err; i++)
-		err = load_process(m, f, &rf->processes[i]);
+		err = load_process(m, f, &rf->processes[i],
+				   renumber[i] || collides(m, f, rf->processes[i].pid));
+	free(renumber);
 	err = err ?: load_stacks(m, f);
 	err = err ?: load_threads_and_counts(m, f);
 	if (!err)
