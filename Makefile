@@ -144,7 +144,7 @@ $(B)/bpfprof: $(B)/obj/user/main.o $(CORE_LIB)
 	$(CC) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
 
 # Plugin objects: position independent, one archive per plugin for unit tests.
-$(B)/obj/plugins/%.o: plugins/%.c include/bpfprof/plugin.h $(wildcard plugins/*/*.h)
+$(B)/obj/plugins/%.o: plugins/%.c $(wildcard include/bpfprof/*.h) $(wildcard plugins/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Iplugins $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 

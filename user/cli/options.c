@@ -72,6 +72,7 @@ static const struct option long_options[] = {
 void options_usage(void)
 {
 	printf("Usage: bpfprof [OPTIONS] {-p PID[,PID] | -t TID[,TID] | -a | -- COMMAND [ARGS]}\n"
+	       "       bpfprof merge -o OUT [--format F] FILE|DIR...   (see bpfprof merge --help)\n"
 	       "\n"
 	       "Sample where CPU time goes with eBPF and write a profile.\n"
 	       "\n"

@@ -26,6 +26,8 @@ static int host_symbolize(const struct bpfprof_host *api, uint32_t pid, uint64_t
 	const struct proc *proc;
 
 	memset(sym, 0, sizeof(*sym));
+	if (h->resolve)
+		return h->resolve(h->resolve_ctx, pid, ip, kernel, sym);
 	if (kernel)
 		return symbolizer_kernel(h->symbolizer, ip, sym);
 	if (h->interp && interp_is_frame(ip))

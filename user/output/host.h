@@ -24,6 +24,12 @@ struct host {
 	struct symbolizer *symbolizer;
 	struct interp *interp;		/* names Python frames; NULL: none (borrowed) */
 	const char *plugin_name;
+	/* Set by `bpfprof merge` after host_init(): resolves addresses in
+	 * place of the live symbolizer and the profile's /proc-read
+	 * processes (merge/merge_symbols.c).  NULL in a live run. */
+	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, int kernel,
+		       struct bpfprof_symbol *sym);
+	void *resolve_ctx;
 	char *error;			/* first error reported, malloc'd */
 	/* Warnings by format string: a per-process plugin run over hundreds
 	 * of processes says the same thing hundreds of times. */

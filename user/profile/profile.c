@@ -20,6 +20,7 @@ struct proc_entry {
 struct thread_entry {
 	uint32_t tid;
 	uint32_t pid;
+	uint32_t host_tid;		/* 0: the same as tid */
 	char *comm;
 	uint64_t samples;
 	UT_hash_handle hh;
@@ -71,7 +72,15 @@ struct count_cache_slot {
 	struct count_entry *ce;
 };
 
+/* A host of a merged profile. */
+struct host_entry {
+	char *name;
+	uint32_t host_id;		/* gethostid() there */
+};
+
 struct profile {
+	struct host_entry *hosts;	/* none in a live profile */
+	size_t nr_hosts;
 	struct proc_entry *procs;
 	struct thread_entry *threads;
 	struct stack_entry *stack_ids;
@@ -156,6 +165,9 @@ void profile_free(struct profile *p)
 	}
 	for (size_t i = 1; i < p->nr_stacks; i++)
 		free((uint64_t *)p->stacks[i].ips);
+	for (size_t i = 0; i < p->nr_hosts; i++)
+		free(p->hosts[i].name);
+	free(p->hosts);
 	free(p->stacks);
 	free_view(p);
 	free(p);
@@ -305,6 +317,37 @@ int profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *co
 	te->pid = pid;
 	if (comm && *comm)
 		return proc_set_str(&te->comm, comm);
+	return 0;
+}
+
+int profile_set_host_tid(struct profile *p, uint32_t tid, uint32_t host_tid)
+{
+	struct thread_entry *te;
+
+	HASH_FIND(hh, p->threads, &tid, sizeof(tid), te);
+	if (!te)
+		return -ENOENT;
+	te->host_tid = host_tid;
+	return 0;
+}
+
+int profile_add_host(struct profile *p, const char *name, uint32_t host_id, uint32_t *index)
+{
+	struct host_entry *grown;
+
+	for (size_t i = 0; i < p->nr_hosts; i++)
+		if (!strcmp(p->hosts[i].name, name)) {
+			*index = (uint32_t)i;
+			return 0;
+		}
+	grown = realloc(p->hosts, (p->nr_hosts + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	p->hosts = grown;
+	if (!(grown[p->nr_hosts].name = strdup(name)))
+		return -ENOMEM;
+	grown[p->nr_hosts].host_id = host_id;
+	*index = (uint32_t)p->nr_hosts++;
 	return 0;
 }
 
@@ -568,29 +611,82 @@ static int build_view_counts(struct profile *p, size_t nr_threads, size_t *nr)
 	return 0;
 }
 
-/* One identity per view thread: this host, node 0, the process's rank, and
- * the thread's index within its process (main thread first, then by tid). */
-static int build_view_ids(struct profile *p, const struct bpfprof_run *run, size_t nr_threads)
+struct host_order {
+	const char *name;
+	uint32_t host;
+};
+
+static int cmp_host_order(const void *a, const void *b)
+{
+	return strcmp(((const struct host_order *)a)->name, ((const struct host_order *)b)->name);
+}
+
+/* Node numbers of a merged profile's hosts: the hosts the view's processes
+ * ran on, in host name order (at least 1 in *@nr_nodes).  NULL: no memory. */
+static uint32_t *host_nodes(const struct profile *p, size_t nr_procs, size_t *nr_nodes)
+{
+	uint32_t *node = calloc(p->nr_hosts + 1, sizeof(*node));
+	struct host_order *order = calloc(p->nr_hosts + 1, sizeof(*order));
+	size_t n = 0;
+
+	if (!node || !order) {
+		free(node);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < nr_procs; i++) {
+		const struct proc *pr = profile_find_proc(p, p->v_procs[i].pid);
+
+		if (pr && pr->host < p->nr_hosts && !node[pr->host]) {
+			node[pr->host] = 1;	/* used */
+			order[n++] = (struct host_order){ p->hosts[pr->host].name, pr->host };
+		}
+	}
+	qsort(order, n, sizeof(*order), cmp_host_order);
+	for (size_t i = 0; i < n; i++)
+		node[order[i].host] = (uint32_t)i;
+	*nr_nodes = n ? n : 1;
+	free(order);
+	return node;
+}
+
+/* One identity per view thread: its host and node (the run's host, node
+ * 0, in a live profile), the process's rank, the thread's index within its
+ * process (main thread first, then by tid) and its ids on its host. */
+static int build_view_ids(struct profile *p, const struct bpfprof_run *run, size_t nr_procs,
+			  size_t nr_threads, size_t *nr_nodes)
 {
 	const char *host = run && run->hostname ? run->hostname : "";
 	uint32_t host_id = (uint32_t)gethostid();
+	uint32_t *node = p->nr_hosts ? host_nodes(p, nr_procs, nr_nodes) : NULL;
 
 	p->v_ids = calloc(nr_threads + 1, sizeof(*p->v_ids));
-	if (!p->v_ids)
+	if (!p->v_ids || (p->nr_hosts && !node)) {
+		free(node);
 		return -ENOMEM;
+	}
+	if (!p->nr_hosts)
+		*nr_nodes = 1;
 	for (size_t i = 0, next = 1; i < nr_threads; i++) {
 		const struct bpfprof_thread *t = &p->v_threads[i];
 		const struct proc *proc = profile_find_proc(p, t->pid);
+		const struct thread_entry *te;
+		uint32_t h = proc && proc->host < p->nr_hosts ? proc->host : 0;
 
+		HASH_FIND(hh, p->threads, &t->tid, sizeof(t->tid), te);
 		if (i == p->v_procs[t->process].first_thread)
 			next = 1;
 		p->v_ids[i] = (struct bpfprof_thread_identity){
-			.host = host, .node = 0, .host_id = host_id,
+			.host = node ? p->hosts[h].name : host,
+			.node = node ? node[h] : 0,
+			.host_id = node ? p->hosts[h].host_id : host_id,
 			.rank = proc ? proc->rank : -1,
 			.thread = t->tid == t->pid ? 0 : (uint32_t)next++,
-			.host_pid = t->pid, .host_tid = t->tid,
+			.host_pid = proc && proc->host_pid ? proc->host_pid : t->pid,
+			.host_tid = te && te->host_tid ? te->host_tid : t->tid,
 		};
 	}
+	free(node);
 	return 0;
 }
 
@@ -604,7 +700,8 @@ int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfpro
 	err = build_view_procs(p, &view->nr_processes);
 	err = err ?: build_view_threads(p, view->nr_processes, &view->nr_threads);
 	err = err ?: build_view_counts(p, view->nr_threads, &view->nr_counts);
-	err = err ?: build_view_ids(p, run, view->nr_threads);
+	err = err ?: build_view_ids(p, run, view->nr_processes, view->nr_threads,
+				    &view->nr_nodes);
 	if (err) {
 		free_view(p);
 		return err;
@@ -615,7 +712,6 @@ int profile_view(struct profile *p, const struct bpfprof_run *run, struct bpfpro
 	view->stacks = p->stacks;
 	view->nr_stacks = p->nr_stacks;
 	view->thread_ids = p->v_ids;
-	view->nr_nodes = 1;
 	return 0;
 }
 

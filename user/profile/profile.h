@@ -29,6 +29,9 @@ struct proc {
 	bool exited;
 	int32_t rank;			/* MPI rank from its environment, -1 if none
 					 * (bpfprof_thread_identity.rank) */
+	uint32_t host;			/* index into the profile's hosts (profile_add_host());
+					 * 0 and unused in a live profile, which has none */
+	uint32_t host_pid;		/* its tgid on that host; 0: the same as pid */
 	bool maps_read;			/* maps were read at least once */
 	uint64_t maps_time_ns;		/* CLOCK_MONOTONIC of the last maps read */
 	uint32_t exec_rereads;		/* immediate re-reads allowed after an exec */
@@ -64,6 +67,17 @@ const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t ad
 
 /* Record a thread (creating its process) and its name (may be NULL). */
 int profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm);
+/* Set the id thread @tid has on its host (`bpfprof merge` renumbers ids
+ * that collide across hosts; 0: the same as tid).  0 or -ENOENT. */
+int profile_set_host_tid(struct profile *p, uint32_t tid, uint32_t host_tid);
+/*
+ * The host named @name (gethostid() @host_id) of a profile merged from
+ * several measurements, added when new (found by name); its index, for
+ * struct proc.host, in *@index.  A profile without hosts is one live
+ * host's: its view takes the run's host name and gethostid().  With
+ * hosts, the view numbers the nodes in host name order.  0 or -ENOMEM.
+ */
+int profile_add_host(struct profile *p, const char *name, uint32_t host_id, uint32_t *index);
 /* Name of thread @tid, or NULL if unknown. */
 const char *profile_thread_comm(const struct profile *p, uint32_t tid);
 

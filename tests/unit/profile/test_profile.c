@@ -293,6 +293,60 @@ static void test_thread_identities(void **unused)
 	profile_free(p);
 }
 
+/*
+ * A merged profile: processes of three hosts, one of them without
+ * samples, and ids renumbered on collision.  Nodes number the hosts with
+ * samples in host name order; identities carry each host's name and id
+ * and the ids on the host, not the renumbered ones.
+ */
+static void test_merged_hosts(void **unused)
+{
+	static const struct bpfprof_run run = { .event = "cpu-clock", .hostname = "2 nodes" };
+	struct profile *p = profile_new();
+	struct bpfprof_profile v;
+	uint32_t zeta, alpha, idle, again;
+	struct proc *pr;
+
+	(void)unused;
+	assert_int_equal(profile_add_host(p, "zeta", 0x11, &zeta), 0);
+	assert_int_equal(profile_add_host(p, "idle", 0x22, &idle), 0);
+	assert_int_equal(profile_add_host(p, "alpha", 0x33, &alpha), 0);
+	assert_int_equal(profile_add_host(p, "zeta", 0x11, &again), 0);
+	assert_int_equal(again, zeta);
+	/* pid 100 on zeta; pid 100 on alpha, renumbered to 4194304 */
+	assert_non_null(pr = profile_proc(p, 100));
+	pr->host = zeta;
+	assert_non_null(pr = profile_proc(p, 4194304));
+	pr->host = alpha;
+	pr->host_pid = 100;
+	pr->rank = 1;
+	assert_non_null(pr = profile_proc(p, 7));	/* on idle, no samples */
+	pr->host = idle;
+	assert_int_equal(profile_add_samples(p, 100, 100, 0, 0, 5), 0);
+	assert_int_equal(profile_add_samples(p, 100, 101, 0, 0, 5), 0);
+	assert_int_equal(profile_add_samples(p, 4194304, 4194304, 0, 0, 3), 0);
+	assert_int_equal(profile_add_samples(p, 4194304, 4194305, 0, 0, 2), 0);
+	assert_int_equal(profile_set_host_tid(p, 4194304, 100), 0);
+	assert_int_equal(profile_set_host_tid(p, 4194305, 101), 0);
+	assert_int_equal(profile_set_host_tid(p, 999, 1), -ENOENT);
+	assert_int_equal(profile_view(p, &run, &v), 0);
+	assert_int_equal(v.nr_nodes, 2);
+	assert_int_equal(v.nr_threads, 4);
+	for (size_t i = 0; i < v.nr_threads; i++) {
+		const struct bpfprof_thread_identity *id = &v.thread_ids[i];
+		int on_alpha = v.threads[i].pid == 4194304;
+
+		assert_string_equal(id->host, on_alpha ? "alpha" : "zeta");
+		assert_int_equal(id->node, on_alpha ? 0 : 1);
+		assert_int_equal(id->host_id, on_alpha ? 0x33 : 0x11);
+		assert_int_equal(id->rank, on_alpha ? 1 : -1);
+		assert_int_equal(id->host_pid, 100);
+		assert_int_equal(id->host_tid, v.threads[i].tid % 2 ? 101 : 100);
+		assert_int_equal(id->thread, v.threads[i].tid == v.threads[i].pid ? 0 : 1);
+	}
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_many_counts),
 		cmocka_unit_test(test_thread_identities),
+		cmocka_unit_test(test_merged_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
