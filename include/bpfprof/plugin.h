@@ -232,7 +232,9 @@ struct bpfprof_thread_identity {
 	const char *host;		/* host name of the node it ran on */
 	uint32_t node;			/* logical node: index of host among the profile's
 					 * hosts in host name order, 0 .. nr_nodes - 1 */
-	uint32_t host_id;		/* physical node id: gethostid() on that node */
+	uint32_t host_id;		/* physical node id: gethostid() on that node; in a
+					 * merge, a hash of the host name where that is 0
+					 * or another node's (distinct nodes, distinct ids) */
 	int32_t rank;			/* MPI rank of its process, read from the process's
 					 * environment when first seen (OMPI_COMM_WORLD_RANK,
 					 * PMIX_RANK, PMI_RANK or SLURM_PROCID); -1 if none */

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # mpi_ranks.sh - the MPI rank of each process, read from its environment
 # (user/targets/procfs.c, OMPI_COMM_WORLD_RANK > PMIX_RANK > PMI_RANK >
-# SLURM_PROCID, the first that is a non-negative integer), as the output
+# SLURM_PROCID with SLURM_STEP_ID, the first that is a non-negative
+# integer), as the output
 # formats show it, on real runs of copies of the spin workload (a copy
 # per expected rank, so each has its own comm):
 #  - `-- COMMAND`: a shell forks them and each execs with its own rank
 #    variables (the rank is read again after exec): rank 0, 1, 2 (PMI_RANK
-#    before SLURM_PROCID), 3, and two without one (garbage, none);
+#    before SLURM_PROCID), 3, and three without one (garbage, a batch
+#    script's SLURM_PROCID=0 without a job step, none);
 #  - `-p` and `--all`: processes started before bpfprof, first seen by
 #    their snapshot.
 # pprof (go tool pprof -tags per comm): rank label with the right single
@@ -20,17 +22,18 @@ command -v go >/dev/null || fail "go not installed (golang-go, for go tool pprof
 [ -x "$WL/spin" ] || fail "no workload $WL/spin"
 FREQ=${FREQ:-499}
 host=$(uname -n)
-for c in spin_r0 spin_r1 spin_r2 spin_r3 spin_r5 spin_bad spin_none; do
+for c in spin_r0 spin_r1 spin_r2 spin_r3 spin_r5 spin_bad spin_batch spin_none; do
 	cp "$WL/spin" "$TMP/$c" || fail "cannot copy spin"
 done
 # No rank variable of ours may leak into the targets.
-CLEAN=(env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID)
+CLEAN=(env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID -u SLURM_STEP_ID)
 SCRIPT="cd $TMP
 OMPI_COMM_WORLD_RANK=0 PMI_RANK=9 ./spin_r0 1 2 &
 PMIX_RANK=1 SLURM_PROCID=8 ./spin_r1 1 &
 PMI_RANK=2 SLURM_PROCID=7 ./spin_r2 1 &
-OMPI_COMM_WORLD_RANK=x SLURM_PROCID=3 ./spin_r3 1 &
+OMPI_COMM_WORLD_RANK=x SLURM_STEP_ID=0 SLURM_PROCID=3 ./spin_r3 1 &
 PMI_RANK=bad ./spin_bad 1 &
+SLURM_PROCID=0 ./spin_batch 1 &
 ./spin_none 1 &
 wait"
 
@@ -75,7 +78,7 @@ for fmt in pprof folded; do
 	"${CLEAN[@]}" "$BPFPROF" -F "$FREQ" --format "$fmt" -o "$TMP/cmd.$fmt" -- sh -c "$SCRIPT" \
 		2>"$TMP/cmd.$fmt.err" || fail "bpfprof -- sh ($fmt) failed: $(cat "$TMP/cmd.$fmt.err")"
 done
-for x in "spin_r0 0" "spin_r1 1" "spin_r2 2" "spin_r3 3" "spin_bad" "spin_none"; do
+for x in "spin_r0 0" "spin_r1 1" "spin_r2 2" "spin_r3 3" "spin_bad" "spin_batch" "spin_none"; do
 	set -- $x
 	check_pprof "$TMP/cmd.pprof" "$1" "${2:-}"
 	check_folded "$TMP/cmd.folded" "$1" "${2:-}"

@@ -4,16 +4,23 @@
 # (tests/lib/slurm_cluster.sh) runs docs/examples/bpfprof-job.sbatch with
 # the 4-rank MPI workload tests/workloads/mpi_ranks (2 ranks per node, each
 # with a helper thread, known work per rank).  Each node's bpfprof profiles
-# the job's cgroup (--all --cgroup) and writes its own profile; a busy
-# process outside the job runs all along.  Checked per node: the profile
-# holds exactly that node's two ranks (the pids and host names the ranks
-# print), each rank's main thread in its rankR_work and its helper thread
-# in helper_work, nothing of the process outside the job, and each rank's
-# share of the node's known work within 2 points of the design.
+# the job's cgroup (--all --cgroup) into a raw measurement, DIR/%h.raw; a
+# busy process outside the job runs all along; the job script then merges
+# the measurements into one HPCToolkit database (bpfprof merge), and this
+# test merges them into pprof too.  Checked in the database, through the
+# strict reader (tests/tools/hpcdb --strict): one profile and one trace
+# line per rank x thread, tuples NODE / RANK / THREAD with the node of the
+# rank's host (nodes in host name order), the rank, the pid and tid the
+# rank printed as physical ids; each rank's main thread in its rankR_work
+# and its helper thread in helper_work; each rank's share of the job's
+# known work within 2 points of the design; nothing of the process
+# outside the job.  In pprof: every sample of a rank's process carries its
+# rank and node labels.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 . "$BPFPROF_SRC/tests/lib/slurm_cluster.sh"
 LIB=$BPFPROF_SRC/tests/lib
+HPCDB=$BPFPROF_BUILD/tools/hpcdb
 command -v mpicc > /dev/null && [ -x "$WL/mpi_ranks" ] ||
 	skip "Open MPI is not installed (apt-get install openmpi-bin libopenmpi-dev), no mpi_ranks"
 
@@ -22,14 +29,7 @@ SHARED=$SLURM_DIR/shared
 cp "$WL/spin" "$TMP/outside_job"
 "$TMP/outside_job" 600 & CHILD_PIDS+=($!)
 
-# LEAD: the one place to switch once --format raw, -o %h and `bpfprof merge`
-# land: drop BPFPROF_NODE_FORMAT (the script's default is raw, then merged
-# into HPCToolkit), and check $SHARED/prof/job-ID.hpctoolkit instead of the
-# per-node pprof files below.
-NODE_FORMAT=pprof
-
-job=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_NODE_FORMAT=$NODE_FORMAT \
-      BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
+job=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
       slurm_sbatch --nodes=2 --ntasks-per-node=2 --output="$SHARED/job.out" \
 		   "$BPFPROF_SRC/docs/examples/bpfprof-job.sbatch" "$WL/mpi_ranks" -u 0.3) ||
 	fail "sbatch failed"
@@ -41,16 +41,29 @@ fi
 cat "$SHARED/job.out"
 for n in "${SLURM_NODE_NAMES[@]}"; do
 	echo "--- bpfprof on $n:"; cat "$SHARED/prof/log/$n.log"
-	[ -s "$SHARED/prof/$n.$NODE_FORMAT" ] || fail "no profile from node $n"
+	[ -s "$SHARED/prof/$n.raw" ] || fail "no measurement from node $n"
 done
-ok "job $job completed; one profile per node: $(cd "$SHARED/prof" && ls *."$NODE_FORMAT" | tr '\n' ' ')"
+DB=$SHARED/prof/job-$job.hpctoolkit
+[ -s "$DB/meta.db" ] || fail "the job script's bpfprof merge wrote no database"
+ok "job $job completed; one measurement per node ($(cd "$SHARED/prof" && ls *.raw | tr '\n' ' ')), merged into $(basename "$DB")"
 
+"$HPCDB" --strict --threads --top 0 "$DB" > "$TMP/threads" 2> "$TMP/hpcdb.err" ||
+	fail "the strict reader refuses the merged database: $(cat "$TMP/hpcdb.err")"
+own="run_units sink helper_leaf helper_work rank0_leaf rank1_leaf rank2_leaf rank3_leaf rank0_work rank1_work rank2_work rank3_work"
+for f in $own; do
+	"$HPCDB" --threads --top 0 --function "$f" "$DB" | grep "^function " >> "$TMP/functions" ||
+		fail "hpcdb --function $f failed"
+done
+"$BPFPROF" merge -q -o "$TMP/job.pb.gz" --format pprof "$SHARED/prof/" 2> "$TMP/merge.err" ||
+	fail "bpfprof merge into pprof failed: $(cat "$TMP/merge.err")"
 "$WL/mpi_ranks" --truth 4 > "$TMP/truth"
-PYTHONPATH=$LIB python3 - "$SHARED" "$TMP/truth" "$NODE_FORMAT" "${SLURM_NODE_NAMES[@]}" <<'PY'
+PYTHONPATH=$LIB python3 - "$SHARED/job.out" "$TMP/truth" "$TMP/threads" "$TMP/functions" \
+	"$TMP/job.pb.gz" "${SLURM_NODE_NAMES[@]}" <<'PY'
 import re, sys
 import pprof_proto
 
-shared, truth_path, fmt, nodes = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+job_out, truth_path, threads_path, functions_path, pprof_path = sys.argv[1:6]
+nodes = sys.argv[6:]
 bad = 0
 def check(ok, what):
     global bad
@@ -62,59 +75,76 @@ for line in open(truth_path):
     _, r, main, helper = line.split()
     units[int(r)] = (int(main), int(helper))
 ranks = {}                                  # rank -> (pid, host)
-for line in open(shared + "/job.out"):
+for line in open(job_out):
     m = re.match(r"rank (\d+) pid (\d+) host (\S+)$", line.strip())
     if m:
         ranks[int(m.group(1))] = (int(m.group(2)), m.group(3))
 check(sorted(ranks) == [0, 1, 2, 3], "4 ranks reported: %s" % sorted(ranks))
 check(sorted({h for _, h in ranks.values()}) == sorted(nodes),
       "the ranks ran on the cluster's nodes, with their own host names")
+node_of_host = {h: i for i, h in enumerate(sorted(nodes))}
 
-for node in nodes:
-    samples = pprof_proto.load("%s/prof/%s.%s" % (shared, node, fmt))
-    mine = {r: pid for r, (pid, h) in ranks.items() if h == node}
-    pids = {s.labels.get("pid") for s in samples}
-    comms = sorted({s.labels.get("comm") for s in samples})
-    print("%s: ranks %s, %d samples, processes %s" % (node, sorted(mine), sum(s.values[0] for s in samples), comms))
-    check(len(mine) == 2, "%s ran 2 ranks" % node)
-    check(all(pid in pids for pid in mine.values()), "%s's profile has its ranks' processes" % node)
-    others = {pid for r, (pid, h) in ranks.items() if h != node}
-    check(not (pids & others), "%s's profile has no rank of the other node" % node)
-    check("outside_job" not in comms, "%s's profile has nothing of the process outside the job" % node)
-    # Known work by rank: samples taken in the workload's own code (leaf
-    # frame), under the main thread's rankR_work or the helper's
-    # helper_work.  Interrupts the kernel handles while a rank runs (softirqs
-    # of a busy shared machine) are charged to whoever runs: they are not
-    # the rank's work, so samples with kernel frames on top do not count.
-    own = {"run_units", "sink", "helper_leaf", "helper_work"}
-    own |= {"rank%d_%s" % (k, w) for k in range(4) for w in ("leaf", "work")}
-    work, main_ok, helper_ok, interrupted = {}, {}, {}, 0
-    for r, pid in mine.items():
-        fn = "rank%d_work" % (r % 4)
-        for s in samples:
-            if s.labels.get("pid") != pid:
-                continue
-            if not s.frames or s.frames[0] not in own:
-                interrupted += s.values[0] if (fn in s.frames or "helper_work" in s.frames) else 0
-                continue
-            if fn in s.frames:
-                work[r] = work.get(r, 0) + s.values[0]
-                main_ok[r] = main_ok.get(r, True) and s.labels.get("thread") != "helper"
-            elif "helper_work" in s.frames:
-                work[r] = work.get(r, 0) + s.values[0]
-                helper_ok[r] = helper_ok.get(r, True) and s.labels.get("thread") == "helper"
-        check(main_ok.get(r) is True, "rank %d: %s on its main thread" % (r, fn))
-        check(helper_ok.get(r) is True, "rank %d: helper_work on its thread named helper" % r)
-    print("%s: %d samples of the work had kernel frames on top (interrupts), not counted"
-          % (node, interrupted))
-    total = sum(work.values())
-    design = sum(sum(units[r]) for r in mine)
-    for r in sorted(mine):
-        got = 100.0 * work.get(r, 0) / total if total else 0
-        want = 100.0 * sum(units[r]) / design
-        check(abs(got - want) <= 2.0, "%s rank %d: %.2f%% of the node's known work (%d samples), design %.2f%%"
-              % (node, r, got, work.get(r, 0), want))
+# hpcdb --threads: "profile N [NODE n (hostid) RANK r (pid) THREAD t (tid)]: total T, trace samples S"
+TUPLE = r"\[NODE (\d+) \(\S+\) RANK (\d+) \((\d+)\) THREAD (\d+) \((\d+)\)\]"
+profiles, trace_lines = {}, None
+for line in open(threads_path):
+    m = re.match(r"profile (\d+) " + TUPLE + r": total ([\d.]+), trace samples (\d+)", line)
+    if m:
+        p = int(m.group(1))
+        profiles[p] = dict(node=int(m.group(2)), rank=int(m.group(3)), pid=int(m.group(4)),
+                           thread=int(m.group(5)), tid=int(m.group(6)), total=float(m.group(7)),
+                           trace=int(m.group(8)))
+    m = re.match(r"trace: (\d+) lines", line)
+    if m:
+        trace_lines = int(m.group(1))
+check(len(profiles) > 0, "%d thread profiles with NODE / RANK / THREAD tuples" % len(profiles))
+check(trace_lines == len(profiles), "one trace line per profile: %s lines, %d profiles"
+      % (trace_lines, len(profiles)))
+# Exclusive seconds of the workload's own functions, per profile.
+own = {}
+for line in open(functions_path):
+    m = re.match(r"function (\S+) profile (\d+) .*: excl ([\d.]+)% incl", line)
+    if m and int(m.group(2)) in profiles:      # not the summary's
+        p = int(m.group(2))
+        own.setdefault(p, {})[m.group(1)] = profiles[p]["total"] * float(m.group(3)) / 100
+
+work = {}
+for r, (pid, host) in sorted(ranks.items()):
+    mine = [p for p, d in profiles.items() if d["pid"] == pid]
+    check(len(mine) >= 2 and all(profiles[p]["rank"] == r for p in mine),
+          "rank %d (pid %d): %d thread profiles, all RANK %d" % (r, pid, len(mine), r))
+    check(all(profiles[p]["node"] == node_of_host[host] for p in mine),
+          "rank %d: NODE %d, its host %s" % (r, node_of_host[host], host))
+    check(all(profiles[p]["trace"] > 0 for p in mine if sum(own.get(p, {}).values()) > 0),
+          "rank %d: a trace line for each thread that worked" % r)
+    main = [p for p in mine if profiles[p]["tid"] == pid]
+    fn = "rank%d_leaf" % (r % 4)
+    check(len(main) == 1 and profiles[main[0]]["thread"] == 0 and own[main[0]].get(fn, 0) > 0,
+          "rank %d: THREAD 0 is its main thread (tid %d), in %s" % (r, pid, fn))
+    helper = [p for p in mine if own.get(p, {}).get("helper_leaf", 0) > 0]
+    check(len(helper) == 1 and profiles[helper[0]]["thread"] > 0,
+          "rank %d: helper_leaf on one other thread" % r)
+    work[r] = sum(sum(own.get(p, {}).values()) for p in mine)
+others = [d for d in profiles.values() if d["pid"] not in {pid for pid, _ in ranks.values()}]
+rest = sorted({d["rank"] for d in others})
+print("other profiles (job script, launchers, profilers): %d, ranks %s"
+      % (len(others), "%d..%d" % (rest[0], rest[-1]) if rest else "none"))
+check(not any(d["rank"] in ranks for d in others), "no process outside the MPI step holds an MPI rank")
+total, design = sum(work.values()), sum(sum(u) for u in units.values())
+for r in sorted(ranks):
+    got = 100.0 * work[r] / total if total else 0
+    want = 100.0 * sum(units[r]) / design
+    check(abs(got - want) <= 2.0, "rank %d: %.2f%% of the job's known work (%.3f s), design %.2f%%"
+          % (r, got, work[r], want))
+
+samples = pprof_proto.load(pprof_path)
+for r, (pid, host) in sorted(ranks.items()):
+    mine = [s for s in samples if s.labels.get("pid") == pid]
+    check(mine and all(s.labels.get("rank") == r and s.labels.get("node") == host for s in mine),
+          "pprof: the %d samples of rank %d carry rank=%d node=%s" % (sum(s.values[0] for s in mine), r, r, host))
+comms = {s.labels.get("comm") for s in samples}
+check("outside_job" not in comms, "nothing of the process outside the job")
 sys.exit(1 if bad else 0)
 PY
-[ $? -eq 0 ] || fail "the per-node profiles do not match the job"
-ok "each node's profile holds its two ranks with their shares"
+[ $? -eq 0 ] || fail "the merged job profile does not match the job"
+ok "one database for the job: every rank and thread with its NODE / RANK / THREAD, shares as designed; pprof has the rank labels"

@@ -11,7 +11,7 @@ TMP=$(mktemp -d /tmp/bpfprof-test.XXXXXX)
 # Workloads have no MPI rank unless a test gives them one (a suite run
 # inside a Slurm or MPI job would otherwise put "rank N" roots in folded
 # output and rank labels everywhere; see tests/integration/mpi_ranks.sh).
-unset OMPI_COMM_WORLD_RANK PMIX_RANK PMI_RANK SLURM_PROCID
+unset OMPI_COMM_WORLD_RANK PMIX_RANK PMI_RANK SLURM_PROCID SLURM_STEP_ID
 CHILD_PIDS=()
 cleanup_test() {
 	for p in "${CHILD_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done

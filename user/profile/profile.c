@@ -331,6 +331,31 @@ int profile_set_host_tid(struct profile *p, uint32_t tid, uint32_t host_tid)
 	return 0;
 }
 
+/* Whether another host than @self already has physical id @id. */
+static bool host_id_taken(const struct profile *p, uint32_t id, size_t self)
+{
+	for (size_t i = 0; i < p->nr_hosts; i++)
+		if (i != self && p->hosts[i].host_id == id)
+			return true;
+	return false;
+}
+
+/* A physical node id for @name that no other host has: its own gethostid()
+ * value @id if that is non-zero and free, else FNV-1a of the name (nodes
+ * whose host names do not resolve all get 0 from gethostid(), and cloned
+ * images share /etc/hostid), stepped past ids that are taken. */
+static uint32_t unique_host_id(const struct profile *p, const char *name, uint32_t id)
+{
+	if (id && !host_id_taken(p, id, p->nr_hosts))
+		return id;
+	id = 2166136261u;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		id = (id ^ *c) * 16777619u;
+	while (!id || host_id_taken(p, id, p->nr_hosts))
+		id++;
+	return id;
+}
+
 int profile_add_host(struct profile *p, const char *name, uint32_t host_id, uint32_t *index)
 {
 	struct host_entry *grown;
@@ -346,7 +371,7 @@ int profile_add_host(struct profile *p, const char *name, uint32_t host_id, uint
 	p->hosts = grown;
 	if (!(grown[p->nr_hosts].name = strdup(name)))
 		return -ENOMEM;
-	grown[p->nr_hosts].host_id = host_id;
+	grown[p->nr_hosts].host_id = unique_host_id(p, name, host_id);
 	*index = (uint32_t)p->nr_hosts++;
 	return 0;
 }

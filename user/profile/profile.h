@@ -75,7 +75,11 @@ int profile_set_host_tid(struct profile *p, uint32_t tid, uint32_t host_tid);
  * several measurements, added when new (found by name); its index, for
  * struct proc.host, in *@index.  A profile without hosts is one live
  * host's: its view takes the run's host name and gethostid().  With
- * hosts, the view numbers the nodes in host name order.  0 or -ENOMEM.
+ * hosts, the view numbers the nodes in host name order.  A host whose
+ * @host_id is 0 (gethostid() when the host name does not resolve) or
+ * already another host's (cloned /etc/hostid) gets a 32-bit FNV-1a hash
+ * of its name instead, made unique: physical node ids tell nodes apart.
+ * 0 or -ENOMEM.
  */
 int profile_add_host(struct profile *p, const char *name, uint32_t host_id, uint32_t *index);
 /* Name of thread @tid, or NULL if unknown. */

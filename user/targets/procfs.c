@@ -183,6 +183,12 @@ int32_t procfs_env_rank(const char *env, size_t len)
 		const char *v = env_value(env, len, rank_vars[i], &n);
 		int32_t rank = v ? parse_rank(v, n) : -1;
 
+		/* A batch script has SLURM_PROCID=0 too: only srun's tasks of a
+		 * job step, which have SLURM_STEP_ID, are ranks. */
+		if (!strcmp(rank_vars[i], "SLURM_PROCID") &&
+		    !env_value(env, len, "SLURM_STEP_ID", &n))
+			rank = -1;
+
 		if (rank >= 0)
 			return rank;
 	}

@@ -39,6 +39,9 @@ int procfs_for_each_thread(uint32_t pid, int (*fn)(void *ctx, uint32_t tid), voi
  * PMI_RANK (MPICH, Intel MPI) and SLURM_PROCID (srun) that is set and is
  * a non-negative decimal integer no larger than INT32_MAX (digits only:
  * no sign, no space); a variable set to anything else is passed over.
+ * SLURM_PROCID counts only beside SLURM_STEP_ID, in the tasks of a job
+ * step: Slurm also gives the batch script (and all it starts outside
+ * srun) SLURM_PROCID=0, without a step id.
  * Where a name is set twice, its first entry counts, as for getenv().
  * Returns the rank, or -1 if none.
  */

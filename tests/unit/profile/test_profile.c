@@ -347,6 +347,36 @@ static void test_merged_hosts(void **unused)
 	profile_free(p);
 }
 
+/* Nodes keep distinct physical ids: a host id of 0 (unresolvable host
+ * name) or one another host already has (cloned /etc/hostid) is replaced
+ * by a hash of the name; a free non-zero id is kept. */
+static void test_host_ids_unique(void **unused)
+{
+	static const char *const names[] = { "n1", "n2", "n3", "n4" };
+	static const uint32_t ids[] = { 0, 0, 0x7f0100, 0x7f0100 };
+	struct profile *p = profile_new();
+	struct bpfprof_profile view;
+	uint32_t host[4];
+
+	(void)unused;
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(profile_add_host(p, names[i], ids[i], &host[i]), 0);
+		assert_int_equal(profile_thread(p, 100 + i, 100 + i, "r"), 0);
+		profile_find_proc(p, 100 + i)->host = host[i];
+		assert_int_equal(profile_add_samples(p, 100 + i, 100 + i, 0, 0, 1), 0);
+	}
+	assert_int_equal(profile_view(p, &run, &view), 0);
+	assert_int_equal(view.nr_nodes, 4);
+	for (size_t i = 0; i < view.nr_threads; i++) {
+		assert_int_not_equal(view.thread_ids[i].host_id, 0);
+		for (size_t j = 0; j < i; j++)
+			assert_int_not_equal(view.thread_ids[i].host_id, view.thread_ids[j].host_id);
+		if (!strcmp(view.thread_ids[i].host, "n3"))
+			assert_int_equal(view.thread_ids[i].host_id, 0x7f0100);
+	}
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_many_counts),
 		cmocka_unit_test(test_thread_identities),
+		cmocka_unit_test(test_host_ids_unique),
 		cmocka_unit_test(test_merged_hosts),
 	};
 

@@ -44,7 +44,7 @@ static void test_values(void **state)
 	assert_int_equal(RANK("PMI_RANK=007\0"), 7);
 	assert_int_equal(RANK("PMI_RANK=2147483647\0"), 2147483647);
 	/* The last entry without its NUL; a value cut by @len. */
-	assert_int_equal(RANK("A=1\0SLURM_PROCID=5"), 5);
+	assert_int_equal(RANK("A=1\0SLURM_STEP_ID=0\0SLURM_PROCID=5"), 5);
 	assert_int_equal(procfs_env_rank("PMI_RANK=123\0", 11), 12);
 	/* Not a non-negative decimal integer. */
 	assert_int_equal(RANK("PMI_RANK=\0"), -1);
@@ -62,16 +62,19 @@ static void test_precedence(void **state)
 {
 	/* OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID: whatever
 	 * order they are in. */
-	assert_int_equal(RANK("SLURM_PROCID=4\0PMI_RANK=3\0PMIX_RANK=2\0OMPI_COMM_WORLD_RANK=1\0"),
+	assert_int_equal(RANK("SLURM_STEP_ID=0\0SLURM_PROCID=4\0PMI_RANK=3\0PMIX_RANK=2\0OMPI_COMM_WORLD_RANK=1\0"),
 			 1);
-	assert_int_equal(RANK("SLURM_PROCID=4\0PMI_RANK=3\0PMIX_RANK=2\0"), 2);
-	assert_int_equal(RANK("SLURM_PROCID=4\0PMI_RANK=3\0"), 3);
-	assert_int_equal(RANK("SLURM_PROCID=4\0"), 4);
+	assert_int_equal(RANK("SLURM_STEP_ID=0\0SLURM_PROCID=4\0PMI_RANK=3\0PMIX_RANK=2\0"), 2);
+	assert_int_equal(RANK("SLURM_STEP_ID=0\0SLURM_PROCID=4\0PMI_RANK=3\0"), 3);
+	assert_int_equal(RANK("SLURM_STEP_ID=0\0SLURM_PROCID=4\0"), 4);
+	/* The batch script: SLURM_PROCID=0, no step. */
+	assert_int_equal(RANK("SLURM_PROCID=0\0SLURM_NODEID=0\0"), -1);
+	assert_int_equal(RANK("SLURM_PROCID=0\0PMI_RANK=2\0"), 2);
 	/* One set to garbage is passed over for the next. */
-	assert_int_equal(RANK("OMPI_COMM_WORLD_RANK=\0PMIX_RANK=x\0SLURM_PROCID=9\0"), 9);
+	assert_int_equal(RANK("OMPI_COMM_WORLD_RANK=\0PMIX_RANK=x\0SLURM_PROCID=9\0SLURM_STEP_ID=3\0"), 9);
 	/* The first entry of a name counts. */
 	assert_int_equal(RANK("PMI_RANK=6\0PMI_RANK=8\0"), 6);
-	assert_int_equal(RANK("PMI_RANK=bad\0PMI_RANK=8\0SLURM_PROCID=1\0"), 1);
+	assert_int_equal(RANK("PMI_RANK=bad\0PMI_RANK=8\0SLURM_STEP_ID=1\0SLURM_PROCID=1\0"), 1);
 }
 
 /* A child started with the environment @envp: its rank through /proc. */
