@@ -3,7 +3,9 @@
  * pprof_samples.c - the Samples of the profile: one per bpfprof count
  * (thread, user stack, kernel stack).  Its locations are the kernel frames
  * (leaf first) then the user frames, its values [samples, samples *
- * period ns], its labels pid and tid (numeric), comm (process name) and
+ * period ns], its labels pid and tid (numeric: the ids on the thread's
+ * node, which a merge keeps where it renumbered ids that collided across
+ * nodes), comm (process name) and
  * thread (thread name), and from the thread's identity (thread_ids) node
  * (host name) and, when its process has one, rank (numeric, with the
  * unit "rank": go tool pprof drops a numeric label that is 0 and has no
@@ -358,8 +360,14 @@ static int thread_labels(struct sample_writer *s, uint32_t index, struct pprof_s
 
 		if (comm < 0 || tcomm < 0)
 			return -ENOMEM;
-		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[0], .num = t->pid });
-		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[1], .num = t->tid });
+		/* the ids on the thread's node: a merge renumbers ids that collide */
+		const struct bpfprof_thread_identity *id =
+			s->prof->thread_ids ? &s->prof->thread_ids[index] : NULL;
+
+		write_sample_label(&s->labels, &(struct pprof_label){
+			.key = k[0], .num = id && id->host_pid ? id->host_pid : t->pid });
+		write_sample_label(&s->labels, &(struct pprof_label){
+			.key = k[1], .num = id && id->host_tid ? id->host_tid : t->tid });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[2], .str = comm });
 		write_sample_label(&s->labels, &(struct pprof_label){ .key = k[3], .str = tcomm });
 		if (s->prof->thread_ids && identity_labels(s, index))

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "merge/merge_cli.h"
 
@@ -26,7 +27,7 @@ static const struct option long_options[] = {
 
 void merge_usage(void)
 {
-	printf("usage: bpfprof merge -o OUT [--format F] [--debug-dir DIR] [--sysroot DIR] FILE|DIR...\n"
+	printf("usage: bpfprof merge -o OUT [--format F] [--debug-dir DIR]... [--sysroot DIR] FILE|DIR...\n"
 	       "\n"
 	       "Merge measurements written by `bpfprof --format raw` (one per node, or\n"
 	       "several) into one profile, symbolized here, in any output format.  A DIR\n"
@@ -36,7 +37,9 @@ void merge_usage(void)
 	       "      --format F        output format (default gperftools; see bpfprof\n"
 	       "                        --list-formats); not raw\n"
 	       "      --plugin PATH.so  an output plugin by path\n"
-	       "      --debug-dir DIR   look for binaries by build-id under DIR\n"
+	       "      --debug-dir DIR   look for binaries that moved under DIR: by build-id\n"
+	       "                        (DIR/.build-id/xx/rest), DIR/PATH, DIR/NAME; may be\n"
+	       "                        repeated; debuginfod too when DEBUGINFOD_URLS is set\n"
 	       "      --sysroot DIR     the recording machine's files are under DIR\n"
 	       "  -q, --quiet           no summary line\n"
 	       "  -h, --help            this text\n");
@@ -47,6 +50,13 @@ static int bad(const char *msg, const char *arg)
 	fprintf(stderr, "bpfprof merge: %s%s%s; see bpfprof merge --help\n", msg,
 		arg ? ": " : "", arg ? arg : "");
 	return -EINVAL;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return *path && !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
 static int check(struct merge_options *o)
@@ -61,6 +71,11 @@ static int check(struct merge_options *o)
 		return bad("--format and --plugin exclude each other", NULL);
 	if (o->out.format && !strcmp(o->out.format, "raw"))
 		return bad("merge writes profiles, not raw measurements", "--format raw");
+	for (size_t i = 0; i < o->nr_debug_dirs; i++)
+		if (!is_dir(o->debug_dirs[i]))
+			return bad("--debug-dir is not a directory", o->debug_dirs[i]);
+	if (o->sysroot && !is_dir(o->sysroot))
+		return bad("--sysroot is not a directory", o->sysroot);
 	return 0;
 }
 
@@ -79,7 +94,11 @@ int merge_options_parse(int argc, char **argv, struct merge_options *o)
 		case OPT_FORMAT: o->out.format = optarg; break;
 		case OPT_PLUGIN: o->out.plugin_path = optarg; break;
 		case OPT_UNTRUSTED: o->out.allow_untrusted_plugin = true; break;
-		case OPT_DEBUG_DIR: o->debug_dir = optarg; break;
+		case OPT_DEBUG_DIR:
+			if (o->nr_debug_dirs == MERGE_MAX_DEBUG_DIRS)
+				return bad("too many --debug-dir (at most 16)", optarg);
+			o->debug_dirs[o->nr_debug_dirs++] = optarg;
+			break;
 		case OPT_SYSROOT: o->sysroot = optarg; break;
 		case 'q': o->out.quiet = true; break;
 		case 'h': o->help = true; break;

@@ -2,7 +2,7 @@
 /*
  * merge/merge_cli.h - the command line of `bpfprof merge`:
  *
- *   bpfprof merge -o OUT [--format F | --plugin PATH.so] [--debug-dir DIR]
+ *   bpfprof merge -o OUT [--format F | --plugin PATH.so] [--debug-dir DIR]...
  *                 [--sysroot DIR] [-q] FILE|DIR...
  *
  * parsed with its own getopt_long into struct merge_options.
@@ -15,10 +15,15 @@
 
 #include "cli/options.h"
 
+/* --debug-dir may be given this many times. */
+#define MERGE_MAX_DEBUG_DIRS 16
+
 struct merge_options {
 	struct options out;		/* -o, --format, --plugin, -q for the output session
 					 * (the rest zero); argv/argc are merge's */
-	const char *debug_dir;		/* --debug-dir: where moved binaries are looked for */
+	const char *debug_dirs[MERGE_MAX_DEBUG_DIRS]; /* --debug-dir, in the order given:
+					 * where moved binaries are looked for */
+	size_t nr_debug_dirs;
 	const char *sysroot;		/* --sysroot: the recording machine's files under DIR */
 	char **inputs;			/* FILE|DIR operands (point into argv) */
 	size_t nr_inputs;
@@ -27,8 +32,8 @@ struct merge_options {
 
 /*
  * Parse `bpfprof merge ARGS` (@argv[0] is "merge") into @o (zeroed
- * here; points into @argv).  0, or -EINVAL after a one-line message on
- * stderr.
+ * here; points into @argv).  --debug-dir and --sysroot must name
+ * directories.  0, or -EINVAL after a one-line message on stderr.
  */
 int merge_options_parse(int argc, char **argv, struct merge_options *o);
 

@@ -9,27 +9,47 @@
  *   [vdso], anonymous and   the names stored for that process
  *   other file-less memory  (RAW_SEC_USER_SYMBOLS), else the mapping only
  *   file-backed addresses   the symbolizer with pid 0 (by path) over the
- *                           recorded mappings; merge_locate_setup() is
- *                           where binaries that moved are found
+ *                           recorded mappings, found where they were
+ *                           or, moved, by build-id (merge_locate_setup())
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "merge/merge.h"
+#include "symbols/locate.h"
 #include "symbols/symbolize.h"
 
 /*
- * Where the recorded binaries are looked for: today at their recorded
- * paths only.  This is the one place a locator (by build-id under
- * @debug_dir, under @sysroot, or through debuginfod; user/symbols/) plugs
- * into @s.  0 or negative errno.
+ * Where the recorded binaries are looked for (symbols/locate.h): at their
+ * recorded paths under @o's --sysroot, by build-id under each --debug-dir
+ * and this machine's debug tree, and through debuginfod when
+ * DEBUGINFOD_URLS is set; a file whose build-id is not the recorded one
+ * is never used.  The directories are made absolute here.  0 or negative
+ * errno (after a one-line message).
  */
-static int merge_locate_setup(struct symbolizer *s, const char *debug_dir, const char *sysroot)
+static int merge_locate_setup(struct symbolizer *s, const struct merge_options *o)
 {
-	(void)s;
-	(void)debug_dir;
-	(void)sysroot;
-	return 0;
+	char *dirs[MERGE_MAX_DEBUG_DIRS] = { 0 }, *sysroot = NULL;
+	struct locate_opts lo = { .debug_dirs = (const char *const *)dirs,
+				  .nr_debug_dirs = o->nr_debug_dirs, .debuginfod = true };
+	int err = 0;
+
+	for (size_t i = 0; i < o->nr_debug_dirs && !err; i++)
+		if (!(dirs[i] = realpath(o->debug_dirs[i], NULL)))
+			err = -errno;
+	if (!err && o->sysroot && !(sysroot = realpath(o->sysroot, NULL)))
+		err = -errno;
+	lo.sysroot = sysroot;
+	err = err ?: symbolizer_set_locator(s, &lo);
+	if (err)
+		fprintf(stderr, "bpfprof merge: cannot search --debug-dir/--sysroot: %s\n",
+			strerror(-err));
+	for (size_t i = 0; i < o->nr_debug_dirs; i++)
+		free(dirs[i]);
+	free(sysroot);
+	return err;
 }
 
 static void fill_from(const struct raw_symbol *e, uint64_t ip, int kernel,
@@ -102,5 +122,5 @@ int merge_symbols_attach(struct merge *m)
 {
 	m->session.host.resolve = merge_resolve;
 	m->session.host.resolve_ctx = m;
-	return merge_locate_setup(m->symbolizer, m->opts->debug_dir, m->opts->sysroot);
+	return merge_locate_setup(m->symbolizer, m->opts);
 }

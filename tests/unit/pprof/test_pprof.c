@@ -1011,6 +1011,25 @@ static void test_identity_labels(void **unused)
 	}
 	free_decoded(&d);
 	free(data);
+
+	/* a merge renumbered the process (4194346, 4194347): pid and tid are
+	 * the ids it had on its node */
+	struct bpfprof_thread_identity moved[2] = { ids[0], ids[1] };
+	moved[0].host_pid = moved[0].host_tid = moved[1].host_pid = 900;
+	moved[1].host_tid = 901;
+	p.thread_ids = moved;
+	assert_int_equal(run_plugin(&p, path), 0);
+	data = gunzip_file(path, &len);
+	decode(data, len, &d);
+	assert_int_equal(d.nr_samples > 0, 1);
+	for (size_t i = 0; i < d.nr_samples; i++) {
+		int64_t tid = label_num(&d, &d.samples[i], "tid");
+
+		assert_int_equal(label_num(&d, &d.samples[i], "pid"), 900);
+		assert_true(tid == 900 || tid == 901);
+	}
+	free_decoded(&d);
+	free(data);
 	unlink(path);
 }
 
