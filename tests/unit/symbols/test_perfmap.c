@@ -5,7 +5,7 @@
  * entries checked against a brute-force model over random maps, a file
  * that grows (also in the middle of a line) and is replaced, over-long
  * lines, a huge file, the re-read rate limit, and the file of a live
- * process (this one): its path, the owner rule, symbolic links.
+ * process (this one): its path, the owner rule, symbolic links, FIFOs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -366,6 +366,10 @@ static void test_own_process(void **state)
 	assert_null(perfmap_find(pm, 0x3000));
 	unlink(own);
 	unlink(link);
+	/* a FIFO neither blocks nor is read */
+	assert_int_equal(mkfifo(own, 0600), 0);
+	assert_int_equal(perfmap_update(pm, 5), -EPERM);
+	unlink(own);
 	/* after an exec: nothing known, read again */
 	perfmap_reset(pm);
 	assert_null(perfmap_find(pm, 0x1000));
