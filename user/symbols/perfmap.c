@@ -52,6 +52,7 @@ struct perfmap {
 	uint64_t off;			/* bytes of the file parsed */
 	bool skipping;			/* inside an over-long line */
 	bool tried;
+	bool absent;			/* the last attempt found nothing to read */
 	uint64_t last_try_ns;
 	struct perfmap_entry *ents;	/* sorted, not overlapping */
 	size_t nr, cap;
@@ -428,6 +429,18 @@ static int apply_pending(struct perfmap *pm)
 		return 0;
 	if (sweep(pm, &b, &nb))
 		return -ENOMEM;
+	if (!pm->nr || (nb && b[0].start >= pm->ents[pm->nr - 1].end)) {
+		/* all above the old ones (a JIT filling its code space): append */
+		int err = grow((void **)&pm->ents, &pm->cap, pm->nr, nb, sizeof(*pm->ents));
+
+		if (!err) {
+			memcpy(pm->ents + pm->nr, b, nb * sizeof(*b));
+			pm->nr += nb;
+			pm->nr_pend = 0;
+		}
+		free(b);
+		return err;
+	}
 	/* each piece of b can split one of a in two */
 	out = malloc((2 * pm->nr + 2 * nb + 1) * sizeof(*out));
 	if (!out) {
@@ -647,12 +660,16 @@ const struct perfmap_entry *perfmap_lookup(struct perfmap *pm, uint64_t addr, ui
 {
 	const struct perfmap_entry *e = perfmap_find(pm, addr);
 
-	if (e || !pm)
-		return e;
-	if (pm->tried && now_ns - pm->last_try_ns < PERFMAP_REREAD_NS)
+	if (!pm)
 		return NULL;
-	perfmap_update(pm, now_ns);
-	return perfmap_find(pm, addr);
+	pm->stats.lookups++;
+	if (!e && (!pm->tried || now_ns - pm->last_try_ns >=
+				  (pm->absent ? PERFMAP_ABSENT_REREAD_NS : PERFMAP_REREAD_NS))) {
+		pm->absent = perfmap_update(pm, now_ns) < 0;
+		e = perfmap_find(pm, addr);
+	}
+	pm->stats.misses += !e;
+	return e;
 }
 
 const char *perfmap_name(const struct perfmap *pm)

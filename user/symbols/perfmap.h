@@ -34,8 +34,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A miss re-reads the file at most this often (ns), see perfmap_lookup(). */
+/* A miss re-reads the file at most this often (ns), see perfmap_lookup();
+ * while the last attempt found no file to read, at most every
+ * PERFMAP_ABSENT_REREAD_NS (most processes with anonymous code have no
+ * perf map). */
 #define PERFMAP_REREAD_NS 50000000ull
+#define PERFMAP_ABSENT_REREAD_NS 1000000000ull
 
 /* Lines longer than this (bytes, with the newline) are skipped as malformed. */
 #define PERFMAP_MAX_LINE 65536
@@ -55,6 +59,8 @@ struct perfmap_stats {
 	uint64_t reads;			/* perfmap_update() calls that read the file */
 	uint64_t bytes;			/* bytes parsed */
 	uint64_t resets;		/* the file was replaced or truncated */
+	uint64_t lookups;		/* perfmap_lookup() calls */
+	uint64_t misses;		/* of them, not found even after a re-read */
 };
 
 struct perfmap;
@@ -108,8 +114,9 @@ const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t addr
 
 /*
  * The entry holding @addr; on a miss the file is read again first if the
- * last read (or attempt) was PERFMAP_REREAD_NS or more before @now_ns
- * (CLOCK_MONOTONIC), or never.  NULL if still not found.
+ * last read (or attempt) was PERFMAP_REREAD_NS (PERFMAP_ABSENT_REREAD_NS
+ * after a failed one) or more before @now_ns (CLOCK_MONOTONIC), or never.
+ * NULL if still not found.
  */
 const struct perfmap_entry *perfmap_lookup(struct perfmap *pm, uint64_t addr, uint64_t now_ns);
 

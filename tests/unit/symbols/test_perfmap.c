@@ -258,6 +258,18 @@ static void test_lookup_rereads(void **state)
 	/* a hit never reads */
 	assert_non_null(perfmap_lookup(pm, 0x1000, t0 + 10 * PERFMAP_REREAD_NS));
 	assert_int_equal(perfmap_stats(pm)->reads, 2);
+	assert_int_equal(perfmap_stats(pm)->lookups, 4);
+	assert_int_equal(perfmap_stats(pm)->misses, 1);
+	perfmap_free(pm);
+
+	/* no file: tried again only after PERFMAP_ABSENT_REREAD_NS */
+	unlink(path);
+	pm = perfmap_new_path(path, NULL);
+	assert_non_null(pm);
+	assert_null(perfmap_lookup(pm, 0x1000, t0));
+	write_file(path, "1000 10 a\n", "w");
+	assert_null(perfmap_lookup(pm, 0x1000, t0 + PERFMAP_REREAD_NS));
+	assert_non_null(perfmap_lookup(pm, 0x1000, t0 + PERFMAP_ABSENT_REREAD_NS));
 	perfmap_free(pm);
 }
 
