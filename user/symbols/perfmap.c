@@ -420,6 +420,17 @@ static size_t overlay(const struct perfmap_entry *a, size_t na, const struct per
 	return n;
 }
 
+/* The pending lines were laid: empty them, not keeping a big read's room. */
+static void pend_done(struct perfmap *pm)
+{
+	pm->nr_pend = 0;
+	if (pm->cap_pend > 4096) {
+		free(pm->pend);
+		pm->pend = NULL;
+		pm->cap_pend = 0;
+	}
+}
+
 static int apply_pending(struct perfmap *pm)
 {
 	struct perfmap_entry *b, *out;
@@ -436,7 +447,7 @@ static int apply_pending(struct perfmap *pm)
 		if (!err) {
 			memcpy(pm->ents + pm->nr, b, nb * sizeof(*b));
 			pm->nr += nb;
-			pm->nr_pend = 0;
+			pend_done(pm);
 		}
 		free(b);
 		return err;
@@ -453,7 +464,7 @@ static int apply_pending(struct perfmap *pm)
 	pm->ents = out;
 	pm->nr = n;
 	pm->cap = n;
-	pm->nr_pend = 0;
+	pend_done(pm);
 	return 0;
 }
 
@@ -494,14 +505,16 @@ static int status_field(const char *text, const char *key, uint32_t *vals, int m
 	return n;
 }
 
-static bool same_mount_ns(uint32_t pid)
+/* 1 if @pid is in our mount namespace, 0 if not, -1 if that cannot be
+ * told (a zombie has no namespaces any more). */
+static int same_mount_ns(uint32_t pid)
 {
 	char path[64];
 	struct stat a, b;
 
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/ns/mnt", pid);
 	if (stat(path, &a) || stat("/proc/self/ns/mnt", &b))
-		return true;	/* cannot tell: the process's /tmp is ours */
+		return -1;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -511,7 +524,7 @@ static int decide_path(struct perfmap *pm)
 	uint32_t nspid[8], uids[4], ns;
 	char status[64], *text = NULL, *path = NULL;
 	size_t len;
-	int n;
+	int n, same;
 
 	snprintf(status, sizeof(status), "/proc/%" PRIu32 "/status", pm->pid);
 	if (pm->exited || procfs_read_file(status, &text, &len)) {
@@ -533,7 +546,9 @@ static int decide_path(struct perfmap *pm)
 			return -ENOMEM;
 		pm->name = name;
 	}
-	if (!same_mount_ns(pm->pid) &&
+	/* not known to share our /tmp: only its root leads to its own */
+	same = same_mount_ns(pm->pid);
+	if ((same == 0 || (same < 0 && ns != pm->pid)) &&
 	    asprintf(&path, "/proc/%" PRIu32 "/root%s", pm->pid, pm->name) < 0)
 		return -ENOMEM;
 	pm->path = path ? path : strdup(pm->name);
