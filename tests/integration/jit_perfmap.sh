@@ -53,6 +53,8 @@ lib=$BPFPROF_SRC/tests/lib
 [ -n "$NODE" ] || fail "node is not installed (Debian package nodejs)"
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
 echo "node: $NODE $("$NODE" --version)"
+# V8 writes isolate-*-v8.log files into node's working directory
+cd "$TMP" || fail "cannot enter $TMP"
 
 MAPS=()
 cleanup_maps() { rm -f "${MAPS[@]}"; cleanup_test; }
