@@ -369,6 +369,8 @@ static int write_and_summarise(struct collector *c)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
 		if (c->interp)
 			summary_print_python(stderr, &c->stats, c->interp, c->opts->verbose);
+		if (c->opts->verbose)
+			summary_print_perfmaps(stderr, c->profile);
 		if (mmap_events_lost(c->mmaps))
 			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "
 				"mappings come from /proc alone\n",

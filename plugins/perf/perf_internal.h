@@ -55,6 +55,14 @@ struct perf_sample_id {
 	uint32_t cpu;
 };
 
+/* The kernel's (and perf's) name of anonymous memory in MMAP2 records:
+ * perf looks code in it up in /tmp/perf-PID.map. */
+#define PERF_ANON_NAME "//anon"
+
+/* Whether @m is anonymous executable memory ("" or "[anon:NAME]"),
+ * written as PERF_ANON_NAME. */
+PERF_HIDDEN int perf_anon_mapping(const struct bpfprof_mapping *m);
+
 PERF_HIDDEN int write_record_mmap(struct buf *b, uint32_t pid, uint32_t tid,
 				  uint64_t start, uint64_t len, uint64_t pgoff,
 				  const char *filename, uint16_t misc,

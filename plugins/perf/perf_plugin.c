@@ -322,7 +322,7 @@ static int on_mmap(struct perf_state *st, const struct bpfprof_event *ev,
 	struct perf_proc *p;
 	int err;
 
-	if (!m || !m->path || !m->path[0] || m->end <= m->start)
+	if (!m || !m->path || (!m->path[0] && !perf_anon_mapping(m)) || m->end <= m->start)
 		return 0;
 	p = get_proc(st, ev->pid);
 	if (!p)
@@ -482,7 +482,8 @@ static int build_prelude(struct perf_state *st, const struct bpfprof_profile *pr
 		for (j = 0; j < pr->nr_mappings && !err; j++) {
 			const struct bpfprof_mapping *m = &pr->mappings[j];
 
-			if (!m->path || !m->path[0] || !(m->prot & BPFPROF_PROT_EXEC))
+			if (!m->path || (!m->path[0] && !perf_anon_mapping(m)) ||
+			    !(m->prot & BPFPROF_PROT_EXEC))
 				continue;
 			err = add_dso(st, m->path, m->build_id, m->build_id_size, 0);
 			if (!err && need_maps) {

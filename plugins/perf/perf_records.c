@@ -123,9 +123,17 @@ int write_record_mmap2(struct buf *b, uint32_t pid, uint32_t tid,
 		prot |= 0x4;		/* PROT_EXEC */
 	buf_u32(b, prot);
 	buf_u32(b, m->shared ? 0x01 : 0x02); /* MAP_SHARED : MAP_PRIVATE */
-	put_padded_string(b, m->path, 4096);
+	/* anonymous memory under the kernel's own name: perf names the code
+	 * in it from the process's /tmp/perf-PID.map */
+	put_padded_string(b, perf_anon_mapping(m) ? PERF_ANON_NAME : m->path, 4096);
 	write_sample_id(b, id);
 	return record_end(b, rec);
+}
+
+int perf_anon_mapping(const struct bpfprof_mapping *m)
+{
+	return (m->prot & BPFPROF_PROT_EXEC) && m->path &&
+	       (!m->path[0] || !strncmp(m->path, "[anon:", 6));
 }
 
 /* PERF_RECORD_COMM; @exec marks the name an execve() gave. */

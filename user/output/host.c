@@ -12,6 +12,7 @@
 #include "host.h"
 #include "interp/interp.h"
 #include "profile/profile.h"
+#include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
 
 static struct host *host_of(const struct bpfprof_host *api)
@@ -19,11 +20,33 @@ static struct host *host_of(const struct bpfprof_host *api)
 	return (struct host *)api->priv;
 }
 
+/*
+ * JIT code: an address in anonymous executable memory that the process's
+ * perf map names gets that map as its module (perf's name for it,
+ * "/tmp/perf-PID.map"), its own address as the offset, and the name.
+ */
+static void jit_symbol(struct proc *proc, uint64_t ip, struct bpfprof_symbol *sym)
+{
+	const struct perfmap_entry *e;
+
+	if (sym->function || !sym->mapping ||
+	    !perfmap_covers_mapping(sym->mapping->path, sym->mapping->prot))
+		return;
+	e = proc_jit_symbol(proc, ip);
+	if (!e)
+		return;
+	sym->module = perfmap_name(proc->perfmap);
+	sym->module_offset = ip;
+	sym->function = e->name;
+	sym->function_start = e->sym_start;
+}
+
 static int host_symbolize(const struct bpfprof_host *api, uint32_t pid, uint64_t ip, int kernel,
 			  struct bpfprof_symbol *sym)
 {
 	struct host *h = host_of(api);
-	const struct proc *proc;
+	struct proc *proc;
+	int err;
 
 	memset(sym, 0, sizeof(*sym));
 	if (h->resolve)
@@ -35,7 +58,10 @@ static int host_symbolize(const struct bpfprof_host *api, uint32_t pid, uint64_t
 	proc = profile_find_proc(h->profile, pid);
 	if (!proc)
 		return -ENOENT;
-	return symbolizer_user(h->symbolizer, pid, proc->maps, proc->nr_maps, ip, sym);
+	err = symbolizer_user(h->symbolizer, pid, proc->maps, proc->nr_maps, ip, sym);
+	if (!err)
+		jit_symbol(proc, ip, sym);
+	return err;
 }
 
 static const struct bpfprof_stack *host_stack(const struct bpfprof_host *api, uint32_t index)

@@ -9,6 +9,7 @@
 
 #include "profile/profile.h"
 #include "summary.h"
+#include "symbols/perfmap.h"
 #include "unwind/cfi_walk.h"
 
 #define TOP_FUNCTIONS 10
@@ -298,4 +299,45 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)ls.process_updates, (unsigned long long)ls.process_update_errors,
 		(unsigned long long)ls.mappings_dropped, CFI_MAX_MAPPINGS,
 		(unsigned long long)ls.cache_hits);
+}
+
+struct perfmap_totals {
+	struct perfmap_stats st;
+	uint64_t procs, entries;
+};
+
+static void add_perfmap(void *ctx, struct proc *proc)
+{
+	struct perfmap_totals *t = ctx;
+	const struct perfmap_stats *st;
+
+	if (!proc->perfmap)
+		return;
+	st = perfmap_stats(proc->perfmap);
+	t->procs++;
+	t->entries += perfmap_entries(proc->perfmap);
+	t->st.lines += st->lines;
+	t->st.malformed += st->malformed;
+	t->st.reads += st->reads;
+	t->st.bytes += st->bytes;
+	t->st.resets += st->resets;
+	t->st.lookups += st->lookups;
+	t->st.misses += st->misses;
+}
+
+void summary_print_perfmaps(FILE *out, struct profile *profile)
+{
+	struct perfmap_totals t = { 0 };
+
+	profile_for_each_proc(profile, add_perfmap, &t);
+	if (!t.procs)
+		return;
+	fprintf(out, "bpfprof: perf maps (JIT names): %llu processes with JIT code, %llu entries from "
+		"%llu lines (%.1f KiB; %llu malformed, %llu files replaced) in %llu reads; %llu "
+		"lookups of frames, %llu missed at the time\n",
+		(unsigned long long)t.procs, (unsigned long long)t.entries,
+		(unsigned long long)t.st.lines, t.st.bytes / 1024.0,
+		(unsigned long long)t.st.malformed, (unsigned long long)t.st.resets,
+		(unsigned long long)t.st.reads, (unsigned long long)t.st.lookups,
+		(unsigned long long)t.st.misses);
 }

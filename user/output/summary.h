@@ -49,6 +49,15 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 			  const struct interp *interp, bool verbose);
 
 /*
+ * With -v: what the perf maps of processes with JIT code gave
+ * (symbols/perfmap.h): processes, entries, lines read (malformed ones),
+ * reads, lookups of frames in anonymous code and those that missed
+ * (then: a frame sampled before its line was written is named later).
+ * Nothing when no process had a frame in anonymous executable memory.
+ */
+void summary_print_perfmaps(FILE *out, struct profile *profile);
+
+/*
  * What --call-graph auto's stack walks did: one line with the walks by
  * how they ended (enum cfi_walk_stop) from @stats; with @verbose, one
  * more on @loader's unwind tables (count, rows, kernel memory, build and

@@ -10,6 +10,7 @@
 #include "interp/interp.h"
 #include "kernel/clock.h"
 #include "kernel/sampler.h"
+#include "symbols/perfmap.h"
 
 void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
 		 struct tracker *tracker, const struct record_sink *sink,
@@ -61,7 +62,13 @@ void ingest_new_stack(struct ingest *in, const struct task_event *e)
 		return;
 	st = profile_stack(in->profile, index);
 	for (uint32_t i = 0; st && i < st->nr; i++) {
-		if (proc_find_map(proc, st->ips[i]) || interp_is_frame(st->ips[i]))
+		const struct bpfprof_mapping *m = proc_find_map(proc, st->ips[i]);
+
+		/* JIT code: read the perf map while the process lives (first
+		 * need, then misses; rate-limited in proc_jit_symbol()) */
+		if (m && perfmap_covers_mapping(m->path, m->prot))
+			proc_jit_symbol(proc, i ? st->ips[i] - 1 : st->ips[i]);
+		if (m || interp_is_frame(st->ips[i]))
 			continue;
 		tracker_refresh_maps(in->tracker, proc, e->time_ns, i == 0);
 		return;

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
 #include "profile.h"
+#include "symbols/perfmap.h"
 
 struct proc_entry {
 	struct proc proc;		/* first: a struct proc * is a struct proc_entry * */
@@ -148,6 +150,7 @@ void profile_free(struct profile *p)
 		free(pe->proc.exe);
 		free(pe->proc.cmdline);
 		mappings_free(pe->proc.maps, pe->proc.nr_maps);
+		perfmap_free(pe->proc.perfmap);
 		free(pe);
 	}
 	HASH_ITER(hh, p->threads, te, ttmp) {
@@ -280,6 +283,20 @@ void proc_clear_maps(struct proc *proc)
 	mappings_free(proc->maps, proc->nr_maps);
 	proc->maps = NULL;
 	proc->nr_maps = 0;
+	perfmap_reset(proc->perfmap);
+}
+
+const struct perfmap_entry *proc_jit_symbol(struct proc *proc, uint64_t ip)
+{
+	struct timespec ts;
+
+	if (!proc->perfmap && !(proc->perfmap = perfmap_new(proc->pid)))
+		return NULL;
+	if (proc->exited)
+		perfmap_process_exited(proc->perfmap);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return perfmap_lookup(proc->perfmap, ip,
+			      (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
 const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t addr)

@@ -16,6 +16,7 @@
 #include "bpfprof/plugin.h"
 
 struct profile;
+struct perfmap;
 
 /* A process as the collector tracks it (owned by the profile). */
 struct proc {
@@ -38,6 +39,9 @@ struct proc {
 	bool exec_started;		/* the kernel's records told an exec whose EXEC
 					 * event has not come yet (targets/tracker.c) */
 	uint64_t samples;
+	struct perfmap *perfmap;	/* names of its JIT code (symbols/perfmap.h),
+					 * NULL until a frame in anonymous code
+					 * needed it; reset at exec */
 };
 
 struct profile *profile_new(void);
@@ -60,8 +64,16 @@ int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_
 /* Free @nr mappings (their paths and build-ids) and the array. */
 void mappings_free(struct bpfprof_mapping *maps, size_t nr);
 
-/* Forget all mappings (after an exec). */
+/* Forget all mappings (after an exec), and what its perf map said. */
 void proc_clear_maps(struct proc *proc);
+
+/*
+ * The perf map entry naming @ip of @proc (symbols/perfmap.h), the map
+ * created on first use; a miss re-reads the map file, at most every
+ * PERFMAP_REREAD_NS.  NULL if none (or out of memory).  The entry's name
+ * and perfmap_name(proc->perfmap) live until profile_free().
+ */
+const struct perfmap_entry *proc_jit_symbol(struct proc *proc, uint64_t ip);
 /* The mapping holding @addr, or NULL. */
 const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t addr);
 
