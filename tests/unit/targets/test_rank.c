@@ -12,8 +12,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +79,22 @@ static void test_precedence(void **state)
 	assert_int_equal(RANK("PMI_RANK=bad\0PMI_RANK=8\0SLURM_STEP_ID=1\0SLURM_PROCID=1\0"), 1);
 }
 
+/* Whether process @pid runs /bin/sleep's image yet. */
+static bool execed(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strncmp(comm, "sleep", 5);
+}
+
 /* A child started with the environment @envp: its rank through /proc. */
 static int32_t child_rank(char *const envp[])
 {
@@ -86,6 +104,10 @@ static int32_t child_rank(char *const envp[])
 	int status;
 
 	assert_int_equal(posix_spawn(&pid, "/bin/sleep", NULL, NULL, argv, envp), 0);
+	/* posix_spawn() may return before the child's exec: until then its
+	 * environment is still a copy of ours */
+	for (int i = 0; i < 5000 && !execed(pid); i++)
+		usleep(1000);
 	rank = procfs_rank((uint32_t)pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
