@@ -79,20 +79,31 @@ static void test_precedence(void **state)
 	assert_int_equal(RANK("PMI_RANK=bad\0PMI_RANK=8\0SLURM_STEP_ID=1\0SLURM_PROCID=1\0"), 1);
 }
 
-/* Whether process @pid runs /bin/sleep's image yet. */
-static bool execed(pid_t pid)
+/* The first bytes of /proc/@pid/@file into @buf ("" if unreadable). */
+static void read_proc(pid_t pid, const char *file, char *buf, size_t size)
 {
-	char path[64], comm[32] = "";
+	char path[64];
+	size_t n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = 0;
-	fclose(f);
-	return !strncmp(comm, "sleep", 5);
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+}
+
+/* Whether process @pid runs /bin/sleep's image with its own environment
+ * yet: exec renames the task before it lays out the new environment. */
+static bool execed(pid_t pid)
+{
+	char comm[32], env[8];
+
+	read_proc(pid, "comm", comm, sizeof(comm));
+	read_proc(pid, "environ", env, sizeof(env));
+	return !strncmp(comm, "sleep", 5) && env[0];
 }
 
 /* A child started with the environment @envp: its rank through /proc. */
