@@ -32,6 +32,10 @@
 #     is (`auto`, once the BPF CFI walker lands; `fp` before, and then
 #     this test fails);
 #   - bpfprof -g: frame pointers;
+#   both with --no-interpreters: this test compares native stacks with
+#   perf's, and by default python3's evaluator frames (perf's
+#   _PyEval_EvalFrameDefault, a quarter of its leaves) are replaced by the
+#   Python functions they run (issue 17), which python_stacks.sh checks;
 #   - perf record -e cpu-clock --call-graph dwarf,65528, the reference: the
 #     largest stack copy perf takes, so its unwinding reaches the root
 #     wherever 64 KiB of stack suffice.
@@ -217,10 +221,10 @@ profile() {
 	perf record -N -D -1 --control "fifo:$d.ctl,$d.ack" -e cpu-clock -F "$FREQ" -m 64M \
 		--call-graph dwarf,65528 -p "$wl" -o "$d.perf.data" >"$d.perf.out" 2>"$d.perf.err" & pp=$!
 	CHILD_PIDS+=("$pp")
-	"$BPFPROF" -p "$wl" -F $((FREQ + 4)) -d 120 --format perf -o "$d.default.data" \
+	"$BPFPROF" -p "$wl" -F $((FREQ + 4)) -d 120 --no-interpreters --format perf -o "$d.default.data" \
 		2>"$d.default.err" & bp=$!
 	CHILD_PIDS+=("$bp")
-	"$BPFPROF" -p "$wl" -F $((FREQ - 6)) -d 120 -g --format perf -o "$d.fp.data" \
+	"$BPFPROF" -p "$wl" -F $((FREQ - 6)) -d 120 -g --no-interpreters --format perf -o "$d.fp.data" \
 		2>"$d.fp.err" & fp=$!
 	CHILD_PIDS+=("$fp")
 	python3 "$lib/procwait.py" attached "$bp" "$fp" --timeout 30 ||
