@@ -148,18 +148,13 @@ struct cfi_mapping {
  * pointer, the fixed row CFI_FP_ROW: CFA = rbp + 16, the return address
  * at rbp + 8, the caller's rbp at rbp; with rbp unknown the walk stops
  * (CFI_WALK_RBP_UNKNOWN), and a frame pointer that does not lead up the
- * stack, or leads more than CFI_FP_MAX_FRAME up, ends it
- * (CFI_WALK_BAD_STEP).  The frames such a
+ * stack ends it (CFI_WALK_BAD_STEP), as for any row.  The frames such a
  * step reaches that have no unwind information either (no table, no
  * row: a JIT's entry stubs and builtins, e.g. V8's embedded builtins in
  * node's .text) are stepped the same way, until a frame with a row;
  * anywhere else, no table or no row still ends the walk.
  */
 #define CFI_MAP_FRAME_POINTER 0x1u
-/* A frame-pointer step whose CFA is more than this above sp (bytes) is
- * taken for a garbage rbp (code that uses rbp as a general register)
- * and ends the walk (CFI_WALK_BAD_STEP). */
-#define CFI_FP_MAX_FRAME (1u << 20)
 #define CFI_FP_ROW { .pc = 0, .kind = CFI_KIND_RBP, .rbp = -2, .cfa = 2 }
 
 /*

@@ -248,12 +248,6 @@ static __always_inline int cfi_step(struct cfi_walk *w, const struct cfi_row *ro
 
 	if (cfi_cfa(w, row, &cfa))
 		return -1;
-	/* w->fp_chain: @row is w->fp (cfi_frame_row()); a frame pointer that
-	 * is no frame's is checked before any read */
-	if (w->fp_chain && (cfa <= w->sp || cfa - w->sp > CFI_FP_MAX_FRAME)) {
-		w->stop = CFI_WALK_BAD_STEP;
-		return -1;
-	}
 	if (cfi_read(signal ? w->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
 		w->stop = CFI_WALK_READ_FAULT;
 		return -1;

@@ -155,11 +155,6 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		}
 		break;
 	}
-	/* a frame pointer that is no frame's: checked before any read */
-	if (row == &fp_row && (cfa <= f->sp || cfa - f->sp > CFI_FP_MAX_FRAME)) {
-		res->stop = CFI_WALK_BAD_STEP;
-		return -1;
-	}
 	ra_addr = row->kind == CFI_KIND_SIGNAL ? f->sp + (int64_t)row->cfa * 8 + 8 : cfa - 8;
 	if (read(arg, ra_addr, &ra)) {
 		res->stop = CFI_WALK_READ_FAULT;
