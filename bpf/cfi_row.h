@@ -138,24 +138,8 @@ struct cfi_mapping {
 	__u32 first;	/* BPF side: index of the table's first row in its
 			 * chunk (the reference walk ignores it) */
 	__u32 rows;	/* rows in the table (0 without one) */
-	__u32 flags;	/* CFI_MAP_* */
+	__u32 pad;
 };
-
-/*
- * struct cfi_mapping.flags: anonymous executable memory (JIT code: V8,
- * the JVM, CPython's -X perf trampolines all keep rbp frames there).  A
- * frame in such a mapping without a table is stepped by its frame
- * pointer, the fixed row CFI_FP_ROW: CFA = rbp + 16, the return address
- * at rbp + 8, the caller's rbp at rbp; with rbp unknown the walk stops
- * (CFI_WALK_RBP_UNKNOWN), and a frame pointer that does not lead up the
- * stack ends it (CFI_WALK_BAD_STEP), as for any row.  The frames such a
- * step reaches that have no unwind information either (no table, no
- * row: a JIT's entry stubs and builtins, e.g. V8's embedded builtins in
- * node's .text) are stepped the same way, until a frame with a row;
- * anywhere else, no table or no row still ends the walk.
- */
-#define CFI_MAP_FRAME_POINTER 0x1u
-#define CFI_FP_ROW { .pc = 0, .kind = CFI_KIND_RBP, .rbp = -2, .cfa = 2 }
 
 /*
  * Executable mappings of one process the walk sees at most (a power of
@@ -186,8 +170,7 @@ enum cfi_walk_stop {
 	CFI_WALK_MAX_DEPTH,	/* --max-stack frames written */
 	CFI_WALK_UNMAPPED,	/* a pc in no known mapping (table not loaded yet,
 				 * or anonymous code such as a JIT's) */
-	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet), not
-				 * stepped by frame pointer */
+	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet) */
 	CFI_WALK_NO_ROW,	/* a pc no FDE covers */
 	CFI_WALK_UNSUPPORTED,	/* a stop row: a rule rows cannot express */
 	CFI_WALK_READ_FAULT,	/* CFA or return address not readable */

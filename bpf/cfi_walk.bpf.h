@@ -76,8 +76,6 @@ struct cfi_walk {
 	__u32 n;		/* frames written */
 	__u32 stop;		/* enum cfi_walk_stop */
 	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
-	struct cfi_row fp;	/* CFI_FP_ROW: frames in anonymous code */
-	__u32 fp_chain;		/* this frame was reached by a CFI_FP_ROW step */
 };
 
 /*
@@ -182,19 +180,12 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 	}
 	table = m->table;
 	rows = table == CFI_NO_TABLE ? NULL : bpf_map_lookup_elem(&cfi_tables, &table);
-	if (!rows && ((m->flags & CFI_MAP_FRAME_POINTER) || w->fp_chain)) {
-		w->fp_chain = 1;	/* JIT code, or its caller without CFI */
-		return &w->fp;
-	}
 	if (!rows) {
 		w->stop = CFI_WALK_NO_TABLE;
 		w->miss_pc = pc;
 		return NULL;
 	}
 	row = cfi_find_row(rows, m->first, m->rows, pc - m->bias);
-	if ((!row || row->kind == CFI_KIND_STOP_NO_ROW) && w->fp_chain)
-		return &w->fp;
-	w->fp_chain = 0;
 	if (!row || row->kind == CFI_KIND_STOP_NO_ROW)
 		w->stop = CFI_WALK_NO_ROW;
 	else if (row->kind == CFI_KIND_STOP_OUTERMOST)
@@ -333,7 +324,7 @@ static __always_inline void cfi_request_maps(__u32 tgid, __u32 tid, __u64 pc)
 static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct cfi_walk w = { .st = st, .bp_known = 1, .exact = 1, .n = 1, .fp = CFI_FP_ROW };
+	struct cfi_walk w = { .st = st, .bp_known = 1, .exact = 1, .n = 1 };
 	struct pt_regs *regs;
 
 	if (!task->mm)

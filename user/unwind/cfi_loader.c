@@ -313,9 +313,7 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 	out->start = m->start;
 	out->end = m->end;
 	out->table = CFI_NO_TABLE;
-	if (!m->path[0] || !strncmp(m->path, "[anon:", 6))
-		out->flags = CFI_MAP_FRAME_POINTER;	/* JIT code (cfi_row.h) */
-	else if (m->path[0] == '/')
+	if (m->path[0] == '/')
 		e = file_entry(l, pid, m);
 	else if (!strcmp(m->path, VDSO_PATH))
 		e = vdso_entry(l, m);

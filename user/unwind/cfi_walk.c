@@ -74,15 +74,11 @@ static const struct cfi_row *find_row(const struct cfi_row *rows, uint32_t nr, u
 	return &rows[lo];
 }
 
-/* The row of a frame in anonymous code (CFI_MAP_FRAME_POINTER). */
-static const struct cfi_row fp_row = CFI_FP_ROW;
-
 /* The state of the frame being stepped from. */
 struct frame {
 	uint64_t ip, sp, bp;
 	int bp_known;
 	int exact;		/* look ip up as is (first frame, after a signal frame) */
-	int fp_chain;		/* reached by a frame-pointer step (cfi_row.h) */
 };
 
 /* The row for frame @f, or NULL with *@why set. */
@@ -99,15 +95,11 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 		return NULL;
 	}
 	t = m->table < p->nr_tables ? p->tables[m->table] : NULL;
-	if (!t && ((m->flags & CFI_MAP_FRAME_POINTER) || f->fp_chain))
-		return &fp_row;		/* JIT code, or its caller without CFI */
 	if (!t) {
 		res->stop = CFI_WALK_NO_TABLE;
 		return NULL;
 	}
 	row = find_row(t->rows, t->nr, pc - m->bias);
-	if ((!row || row->kind == CFI_KIND_STOP_NO_ROW) && f->fp_chain)
-		return &fp_row;
 	if (!row || row->kind == CFI_KIND_STOP_NO_ROW) {
 		res->stop = CFI_WALK_NO_ROW;
 		return NULL;
@@ -181,7 +173,6 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	f->bp = bp;
 	f->bp_known = bp_known;
 	f->exact = row->kind == CFI_KIND_SIGNAL;
-	f->fp_chain = row == &fp_row;
 	return 0;
 }
 
@@ -190,7 +181,7 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	     struct cfi_walk_result *res)
 {
 	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0 };
-	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0, 1, 1, 0 };
+	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0, 1, 1 };
 
 	if (!p || !regs || !read || !ips || !max)
 		return -EINVAL;

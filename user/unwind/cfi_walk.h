@@ -12,12 +12,9 @@
  *  1. pc = ip for the first frame and for a frame reached through a
  *     signal frame, else ip - 1 (ip is a return address);
  *  2. the mapping holding pc (binary search by start); none: stop
- *     CFI_WALK_UNMAPPED; no table: the frame-pointer row CFI_FP_ROW in
- *     anonymous code (CFI_MAP_FRAME_POINTER, step 4) and in a frame
- *     that a CFI_FP_ROW step reached, else CFI_WALK_NO_TABLE;
+ *     CFI_WALK_UNMAPPED; no table: CFI_WALK_NO_TABLE;
  *  3. the row for pc - bias (binary search, CFI_SEARCH_STEPS at most);
- *     none or a gap marker: CFI_FP_ROW in a frame that a CFI_FP_ROW
- *     step reached, else CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
+ *     none or a gap marker: CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
  *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
  *  4. CFA by the row's kind (CFI_KIND_RBP with rbp unknown:
  *     CFI_WALK_RBP_UNKNOWN), then the return address; a failed read of

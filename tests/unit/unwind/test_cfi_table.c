@@ -655,71 +655,6 @@ static void test_walk_rules(void **state)
 	assert_string_equal(cfi_kind_name(CFI_KIND_SIGNAL), "signal");
 }
 
-/*
- * JIT code: a mapping without a table flagged CFI_MAP_FRAME_POINTER is
- * stepped by its frame pointer, and so is a frame without CFI that such a
- * step reached (a JIT's entry stub), until a frame with a row.
- */
-static void test_walk_jit_frame_pointers(void **state)
-{
-	static struct fake f;
-	struct cfi_mapping maps[2];
-	struct cfi_walk_result res;
-	uint64_t ips[16], sp = FAKE_SP, b1 = FAKE_SP + 64, b2 = FAKE_SP + 128, b3 = FAKE_SP + 192;
-	uint64_t jit = (self_map.end + 0x200000) & ~0xfffull;
-	int n;
-
-	fake_init(&f);
-	maps[0] = self_map;
-	maps[1] = (struct cfi_mapping){ .start = jit, .end = jit + 0x1000, .table = CFI_NO_TABLE,
-					.flags = CFI_MAP_FRAME_POINTER };
-	f.proc.maps = maps;
-	f.proc.nr_maps = 2;
-	/* JIT leaf -> JIT -> stub without CFI -> cfit_merge_1 (CFI) -> outermost */
-	fake_put(&f, b1, b2);
-	fake_put(&f, b1 + 8, jit + 0x200);
-	fake_put(&f, b2, b3);
-	fake_put(&f, b2 + 8, A(cfit_nocfi) + 1);
-	fake_put(&f, b3, 0x3333);
-	fake_put(&f, b3 + 8, A(cfit_merge_1) + 1);
-	fake_put(&f, b3 + 16 + 8, A(cfit_outer) + 1);	/* cfit_merge_1: CFA = sp + 16 */
-	n = fake_walk(&f, jit + 0x10, sp, b1, ips, 16, &res);
-	assert_int_equal(n, 5);
-	assert_int_equal(res.stop, CFI_WALK_END);
-	assert_int_equal(ips[0], jit + 0x10);
-	assert_int_equal(ips[1], jit + 0x200);
-	assert_int_equal(ips[2], A(cfit_nocfi) + 1);
-	assert_int_equal(ips[3], A(cfit_merge_1) + 1);
-	assert_int_equal(ips[4], A(cfit_outer) + 1);
-	/* without the flag, anonymous code ends the walk */
-	maps[1].flags = 0;
-	n = fake_walk(&f, jit + 0x10, sp, b1, ips, 16, &res);
-	assert_int_equal(n, 1);
-	assert_int_equal(res.stop, CFI_WALK_NO_TABLE);
-	maps[1].flags = CFI_MAP_FRAME_POINTER;
-	/* code without CFI not reached from JIT code still ends it */
-	n = fake_walk(&f, A(cfit_nocfi) + 1, sp, b3, ips, 16, &res);
-	assert_int_equal(n, 1);
-	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
-	/* a frame with a row ends the chain: no row after it ends the walk */
-	fake_put(&f, b1 + 8, A(cfit_merge_1) + 1);
-	fake_put(&f, b1 + 16 + 8, A(cfit_nocfi) + 1);
-	n = fake_walk(&f, jit + 0x10, sp, b1, ips, 16, &res);
-	assert_int_equal(n, 3);
-	assert_int_equal(ips[1], A(cfit_merge_1) + 1);
-	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
-	/* rbp lost on the way (cfit_odd_6), then needed by JIT code */
-	fake_put(&f, sp + 8, jit + 0x10);
-	n = fake_walk(&f, A(cfit_odd_6), sp, b1, ips, 16, &res);
-	assert_int_equal(n, 2);
-	assert_int_equal(ips[1], jit + 0x10);
-	assert_int_equal(res.stop, CFI_WALK_RBP_UNKNOWN);
-	/* a frame pointer below sp: the stack does not grow */
-	n = fake_walk(&f, jit + 0x10, b1, sp, ips, 16, &res);
-	assert_int_equal(n, 1);
-	assert_int_equal(res.stop, CFI_WALK_BAD_STEP);
-}
-
 /* ---- against libdwfl on real processes (issue 15 item 5) ------------------- */
 
 /* A child of this test that burns CPU in frames without frame pointers,
@@ -1440,7 +1375,6 @@ int main(void)
 		cmocka_unit_test(test_rows_real_libraries),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_walk_rules),
-		cmocka_unit_test(test_walk_jit_frame_pointers),
 		cmocka_unit_test(test_stripped_and_no_cfi),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_garbage),
