@@ -306,6 +306,20 @@ struct bpfprof_event {
 };
 
 /*
+ * Frames of interpreted code (CPython's Python functions).  A user stack
+ * may hold frames that are no machine address: each stands for a function
+ * of an interpreter, and lies in [BPFPROF_INTERP_FRAME_START,
+ * BPFPROF_INTERP_FRAME_END), outside every process's address space.  The
+ * host's symbolize() names them (mapping NULL; function, file and line the
+ * interpreter's; module the source file, e.g. a .py file; function_start
+ * the same for every frame of one function, the frames of a function at
+ * or above it, the functions' frames disjoint).  Within a run, one such
+ * address means one function in one process.
+ */
+#define BPFPROF_INTERP_FRAME_START 0xa000000000000000ull
+#define BPFPROF_INTERP_FRAME_END 0xb000000000000000ull
+
+/*
  * What an address resolves to.  Strings are owned by the host and stay
  * valid until close(); fields that are not known are NULL or 0.
  */

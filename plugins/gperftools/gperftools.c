@@ -47,6 +47,17 @@
  * are taken last, because google-pprof would resolve their copy, leaf - 1,
  * to the function before.  A profile of one single sample cannot be
  * protected: google-pprof keeps only its leaf.
+ *
+ * Interpreted frames (Python functions, plugin.h's
+ * BPFPROF_INTERP_FRAME_START .. END) lie in no mapping; pprof names an
+ * address only from the objects listed.  A process with such frames gets
+ * the image of its interpreted functions written beside the output
+ * (OUTPUT.python.so, common/interp_image.h) and one more line in the
+ * list, mapping the whole range to it at offset 0: google-pprof reads its
+ * symbols with nm like any library's.  google-pprof skips every address
+ * above 0x7fffffffffffffff in its reports ("fake entries on RH9"), so the
+ * range is written moved to GPERF_INTERP_BASE, below that and still far
+ * above any process's addresses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,7 +67,11 @@
 #include <uthash.h>
 
 #include "bpfprof/plugin.h"
+#include "common/interp_image.h"
 #include "common/plugin_ctx.h"
+
+/* Where interpreted frames are written (see the file comment). */
+#define GPERF_INTERP_BASE 0x7000000000000000ull
 
 /* One distinct user call chain and the samples it got. */
 struct chain {
@@ -109,16 +124,38 @@ static int write_binary_header(struct plugin_ctx *st)
 	return write_slots(st, hdr, 5);
 }
 
+/* The pc @ip is written as (interpreted frames moved, see above). */
+static uint64_t file_pc(uint64_t ip)
+{
+	return interp_image_frame(ip) ? ip - BPFPROF_INTERP_FRAME_START + GPERF_INTERP_BASE : ip;
+}
+
+/* The @n pcs at @ips, as file_pc() writes them. */
+static int write_pcs(struct plugin_ctx *st, const uint64_t *ips, size_t n)
+{
+	uint64_t chunk[256];
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i += 256) {
+		size_t k = n - i < 256 ? n - i : 256;
+
+		for (size_t j = 0; j < k; j++)
+			chunk[j] = file_pc(ips[i + j]);
+		err = write_slots(st, chunk, k);
+	}
+	return err;
+}
+
 /* Spec "Binary Profile Records": count, number of pcs, pcs leaf first. */
 static int write_profile_records(struct plugin_ctx *st, const struct record *recs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct record *r = &recs[i];
-		uint64_t head[3] = { r->count, r->nr + (r->leaf_twice ? 1 : 0), r->ips[0] };
+		uint64_t head[3] = { r->count, r->nr + (r->leaf_twice ? 1 : 0), file_pc(r->ips[0]) };
 		int err = write_slots(st, head, r->leaf_twice ? 3 : 2);
 
 		if (!err)
-			err = write_slots(st, r->ips, r->nr);
+			err = write_pcs(st, r->ips, r->nr);
 		if (err)
 			return err;
 	}
@@ -147,10 +184,18 @@ static int write_map_path(FILE *f, const char *path)
  * Spec "Text List of Mapped Objects": one /proc/PID/maps line per mapping,
  * in the kernel's layout: a path is padded to column 73, then one space.
  */
-static int write_mapped_objects(struct plugin_ctx *st, const struct bpfprof_process *proc)
+static int write_mapped_objects(struct plugin_ctx *st, const struct bpfprof_process *proc,
+				const char *image)
 {
 	FILE *f = st->out->file;
 
+	errno = 0;
+	if (image && (fprintf(f, "%016llx-%016llx r-xp 00000000 00:00 0%*s", GPERF_INTERP_BASE,
+			      GPERF_INTERP_BASE + (BPFPROF_INTERP_FRAME_END -
+						   BPFPROF_INTERP_FRAME_START),
+			      31, "") < 0 ||
+		      write_map_path(f, image) || fputc('\n', f) == EOF))
+		return write_failed(st);
 	for (size_t i = 0; proc && i < proc->nr_mappings; i++) {
 		const struct bpfprof_mapping *m = &proc->mappings[i];
 		errno = 0;
@@ -382,6 +427,38 @@ static int guard_second_frame(struct plugin_ctx *st, uint32_t pid, struct record
 	}
 }
 
+/*
+ * The image of the interpreted functions of @recs (@n, of process @pid)
+ * beside the output; its path in *@image, NULL if there are none or it
+ * could not be written (a warning: the frames stay unnamed).
+ */
+static int write_interp_image(struct plugin_ctx *st, uint32_t pid, const struct record *recs,
+			      size_t n, char **image)
+{
+	struct interp_image im = { 0 };
+	uint8_t bid[20];
+	int err = 0;
+
+	*image = NULL;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct bpfprof_stack u = { .ips = recs[i].ips, .nr = recs[i].nr };
+
+		err = interp_image_add_stack(&im, st->host, pid, &u);
+	}
+	if (!err && im.nr && (err = interp_image_path(st->out->path, image)) == 0 &&
+	    (err = interp_image_write(&im, *image, bid)) != 0 && err != -ENOMEM) {
+		st->host->warn(st->host, "gperftools: cannot write %s: %s; Python frames stay "
+			       "unnamed", *image, strerror(-err));
+		err = 0;
+		free(*image);
+		*image = NULL;
+	}
+	interp_image_free(&im);
+	if (err == -ENOMEM)
+		st->host->error(st->host, "gperftools: out of memory");
+	return err == -ENOMEM ? err : 0;
+}
+
 static int gperf_open(const struct bpfprof_host *host, const struct bpfprof_run *run,
 		      const struct bpfprof_output *out, void **state)
 {
@@ -393,6 +470,7 @@ static int gperf_write(void *state, const struct bpfprof_profile *prof)
 	struct plugin_ctx *st = state;
 	const struct bpfprof_process *proc = prof->nr_processes ? &prof->processes[0] : NULL;
 	struct record *recs = NULL;
+	char *image = NULL;
 	size_t nr = 0;
 	uint64_t no_user_stack;
 	int err;
@@ -410,7 +488,9 @@ static int gperf_write(void *state, const struct bpfprof_profile *prof)
 			       "stack (kernel threads, unreadable stacks) left out of %s",
 			       no_user_stack, st->out->path);
 
-	err = guard_second_frame(st, proc ? proc->pid : 0, recs, &nr);
+	err = write_interp_image(st, proc ? proc->pid : 0, recs, nr, &image);
+	if (!err)
+		err = guard_second_frame(st, proc ? proc->pid : 0, recs, &nr);
 	if (!err)
 		err = write_binary_header(st);
 	if (!err)
@@ -418,13 +498,14 @@ static int gperf_write(void *state, const struct bpfprof_profile *prof)
 	if (!err)
 		err = write_binary_trailer(st);
 	if (!err)
-		err = write_mapped_objects(st, proc);
+		err = write_mapped_objects(st, proc, image);
 	if (!err) {
 		errno = 0;
 		if (fflush(st->out->file) || ferror(st->out->file))
 			err = write_failed(st);
 	}
 out:
+	free(image);
 	free(recs);
 	return err;
 }

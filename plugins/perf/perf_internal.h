@@ -8,6 +8,8 @@
  *                   sections (HEADER_*), one writer per structure
  *   perf_sysinfo.c  facts read from the running system (kernel text,
  *                   kernel build-id, CPU description, memory size)
+ *   perf_interp.c   interpreted frames (Python functions): the MMAP2
+ *                   record and the image perf names them from
  *   perf_plugin.c   the plugin entry point: open/event/write/close, the
  *                   per-process/per-thread/per-file state and the order
  *                   records reach the file in
@@ -27,6 +29,8 @@
 #include <bpfprof/plugin.h>
 
 #include "common/buf.h"		/* the buffer every structure is built in */
+#include "common/hashtab.h"
+#include "common/interp_image.h"
 
 #define PERF_HIDDEN __attribute__((visibility("hidden")))
 
@@ -183,5 +187,40 @@ PERF_HIDDEN void read_cpu_info(const char *cpuinfo, char *desc, size_t desc_size
 			       char *cpuid, size_t cpuid_size);
 /* MemTotal of /proc/meminfo in kB, 0 if unknown. */
 PERF_HIDDEN uint64_t read_total_mem_kb(const char *meminfo);
+
+/* ---- interpreted frames (perf_interp.c) ----------------------------------- */
+
+/* What the plugin keeps about interpreted frames (common/interp_image.h). */
+struct perf_interp {
+	char *image_path;		/* absolute; NULL: frames are left unnamed */
+	uint8_t *stacks;		/* per user stack index: does it hold any */
+	size_t nr_stacks;
+	struct hashtab announced;	/* pid -> its MMAP2 of the range is written */
+	size_t nr_symbols;		/* functions in the image written */
+};
+
+/* Start with the image at the absolute @output_path plus
+ * INTERP_IMAGE_SUFFIX.  0 or -ENOMEM. */
+PERF_HIDDEN int perf_interp_init(struct perf_interp *pi, const char *output_path);
+PERF_HIDDEN void perf_interp_free(struct perf_interp *pi);
+/* Whether user stack @index (@u) holds interpreted frames: 1, 0, or
+ * -ENOMEM.  Decided once per index. */
+PERF_HIDDEN int perf_interp_stack(struct perf_interp *pi, uint32_t index,
+				  const struct bpfprof_stack *u);
+/* 1 if the MMAP2 record of the range must be written for @pid now (it is
+ * then taken as written), 0 if it is, -ENOMEM. */
+PERF_HIDDEN int perf_interp_need_map(struct perf_interp *pi, uint32_t pid);
+/* @pid exec'd: its next interpreted sample writes the MMAP2 record again. */
+PERF_HIDDEN void perf_interp_forget(struct perf_interp *pi, uint32_t pid);
+/* The mapping that MMAP2 record describes. */
+PERF_HIDDEN void perf_interp_mapping(const struct perf_interp *pi, struct bpfprof_mapping *m);
+/*
+ * Write the image of every interpreted function in @prof's user stacks,
+ * if an MMAP2 record names it; its build-id in @build_id.  1 if written,
+ * 0 if there was none to write, or a negative errno.
+ */
+PERF_HIDDEN int perf_interp_write_image(struct perf_interp *pi, const struct bpfprof_host *host,
+					const struct bpfprof_profile *prof,
+					uint8_t build_id[20]);
 
 #endif /* BPFPROF_PERF_INTERNAL_H */

@@ -13,7 +13,8 @@
  *            never kept in memory), FINISHED_ROUND as time advances
  *   write()  COMM/MMAP2 for what the stream did not announce (inserted at
  *            the start of the data section), LOST_SAMPLES for drops the
- *            stream did not report, the feature sections, then the header
+ *            stream did not report, the image of interpreted functions
+ *            (perf_interp.c), the feature sections, then the header
  *
  * perf sorts records by time between FINISHED_ROUND markers; a record
  * older than what perf has already flushed would be reported "out of
@@ -70,6 +71,7 @@ struct perf_state {
 	struct perf_proc *procs;
 	struct perf_task *tasks;
 	struct perf_dso *dsos;
+	struct perf_interp interp;	/* Python frames: their MMAP2s and image */
 	/* ordering (see PERF_ROUND_NS) */
 	uint64_t max_ts, round_mark_ts, round_prev_max, flush_limit;
 	uint64_t nr_late_samples;
@@ -213,6 +215,8 @@ static int perf_open(const struct bpfprof_host *host, const struct bpfprof_run *
 	st->run = run;
 	st->file = out->file;
 	fill_perf_event_attr(&st->attr, run);
+	if (perf_interp_init(&st->interp, out->path))
+		return open_fail(st, -ENOMEM, "out of memory");
 
 	/* header (rewritten by write()), ids, attrs */
 	buf_zero(&st->rec, PERF_FILE_HEADER_SIZE);
@@ -257,6 +261,30 @@ static uint32_t event_cpu(const struct bpfprof_event *ev)
 	return ev->cpu == UINT32_MAX ? 0 : ev->cpu;
 }
 
+/*
+ * Before a sample of @pid whose user stack @index (@u) holds interpreted
+ * frames: the MMAP2 record of their range, once per process (and image),
+ * just before the sample.
+ */
+static int interp_map(struct perf_state *st, uint32_t pid, uint32_t index,
+		      const struct bpfprof_stack *u, const struct perf_sample_id *id)
+{
+	struct perf_sample_id mid = *id;
+	struct bpfprof_mapping m;
+	int r = perf_interp_stack(&st->interp, index, u);
+
+	if (r > 0)
+		r = perf_interp_need_map(&st->interp, pid);
+	if (r <= 0)
+		return r;
+	perf_interp_mapping(&st->interp, &m);
+	if (mid.time > st->flush_limit)
+		mid.time--;
+	buf_reset(&st->rec);
+	r = write_record_mmap2(&st->rec, pid, id->tid, &m, &mid);
+	return r ? r : emit(st, mid.time);
+}
+
 static int on_sample(struct perf_state *st, const struct bpfprof_event *ev,
 		     const struct perf_sample_id *id)
 {
@@ -273,6 +301,12 @@ static int on_sample(struct perf_state *st, const struct bpfprof_event *ev,
 	t = get_task(st, ev->tid);
 	if (!p || !t)
 		return -ENOMEM;
+	if (u) {
+		int err = interp_map(st, ev->pid, ev->sample.user_stack, u, id);
+
+		if (err)
+			return err;
+	}
 	if (!p->mmap_seen && u && u->nr)
 		p->sampled_early = 1;
 	if (!t->comm_seen)
@@ -359,6 +393,8 @@ static int perf_event_cb(void *state, const struct bpfprof_event *ev)
 			break;
 		}
 		t->comm_seen = 1;
+		if (ev->type == BPFPROF_EVENT_EXEC)
+			perf_interp_forget(&st->interp, ev->pid);
 		err = write_record_comm(&st->rec, ev->pid, ev->tid, ev->comm,
 					ev->type == BPFPROF_EVENT_EXEC, &id);
 		break;
@@ -422,6 +458,9 @@ static int write_counted_samples(struct perf_state *st, const struct bpfprof_pro
 						   (uint64_t)((double)dur * (double)k / (double)total), 0),
 			};
 
+			err = us ? interp_map(st, t->pid, c->user_stack, us, &id) : 0;
+			if (err)
+				return err;
 			buf_reset(&st->rec);
 			if (!st->nr_samples++)
 				st->first_sample_ns = id.time;
@@ -619,6 +658,21 @@ static int write_features_and_header(struct perf_state *st)
 	return err;
 }
 
+/* The image of interpreted functions, listed with its build-id; a
+ * failure is a warning (the frames stay unnamed), not the profile's. */
+static int write_interp_image(struct perf_state *st, const struct bpfprof_profile *profile)
+{
+	uint8_t bid[20];
+	int r = perf_interp_write_image(&st->interp, st->host, profile, bid);
+
+	if (r < 0 && r != -ENOMEM) {
+		st->host->warn(st->host, "perf: cannot write %s: %s; Python frames stay unnamed",
+			       st->interp.image_path, strerror(-r));
+		return 0;
+	}
+	return r > 0 ? add_dso(st, st->interp.image_path, bid, sizeof(bid), 0) : r;
+}
+
 static int perf_write(void *state, const struct bpfprof_profile *profile)
 {
 	struct perf_state *st = state;
@@ -638,6 +692,10 @@ static int perf_write(void *state, const struct bpfprof_profile *profile)
 	if (!err) {
 		what = "writing lost samples";
 		err = write_remaining_drops(st);
+	}
+	if (!err) {
+		what = "writing the image of interpreted functions";
+		err = write_interp_image(st, profile);
 	}
 	if (!err) {
 		what = "writing the header";
@@ -678,6 +736,7 @@ static void perf_close(void *state)
 		free(d);
 	}
 	buf_free(&st->rec);
+	perf_interp_free(&st->interp);
 	free(st);
 }
 

@@ -112,7 +112,8 @@ struct pprof_location {
 struct pprof_function {
 	uint64_t id;
 	int64_t name, system_name, filename;
-	int64_t start_line;
+	int64_t start_line;		/* 0: unknown */
+	int start_line_asked;		/* the host was asked for it (not written) */
 };
 
 #define PPROF_MAX_COMMENTS 4

@@ -25,7 +25,10 @@
  *    end would save another 10% but hold them all in memory and leave
  *    their compression to the end).
  *  - One Function per distinct (name, source file), written with the
- *    next batch of locations.  The host hands out the same string pointers
+ *    next batch of locations; its start line is the line of its first
+ *    address, as the host tells it (the line of a Python function's
+ *    first instruction, its def line; of a C function's entry, its
+ *    opening line), as HPCToolkit's writer does for its procedures.  The host hands out the same string pointers
  *    for the same symbols, so a table by (name pointer, file pointer)
  *    answers most lookups before the one by string contents.
  *  - One Mapping per mapping that holds a location (identical file
@@ -386,11 +389,36 @@ static int symbolize(struct pprof_tables *t, uint64_t ip, int kernel, int leaf,
 	return t->host->symbolize(t->host, pid, leaf || !ip ? ip : ip - 1, kernel, sym);
 }
 
+/*
+ * The start line of the function of @sym (the host's answer for frame @ip,
+ * as symbolize() asked): the line of the function's first address if it
+ * is in the same file, else 0.
+ */
+static int64_t start_line(struct pprof_tables *t, uint64_t ip, int kernel, int leaf,
+			  const struct bpfprof_symbol *sym)
+{
+	uint64_t at = leaf || !ip ? ip : ip - 1;
+	uint32_t pid = t->proc ? t->proc->pid : 0;
+	struct bpfprof_symbol def;
+
+	if (!sym->file || sym->module_offset < sym->function_start ||
+	    sym->module_offset - sym->function_start > at)
+		return 0;
+	memset(&def, 0, sizeof(def));
+	if (t->host->symbolize(t->host, pid, at - (sym->module_offset - sym->function_start),
+			       kernel, &def) ||
+	    !def.file || !def.line || strcmp(def.file, sym->file))
+		return 0;
+	return def.line;
+}
+
 /* Create the Location of @ip (see the file comment) from the host's
- * answer @rc, @sym; its id or 0 on ENOMEM. */
-static uint32_t new_location(struct pprof_tables *t, uint64_t ip, int kernel, int rc,
+ * answer @rc, @sym; its id or 0 on ENOMEM.  A function created for it
+ * gets its start line. */
+static uint32_t new_location(struct pprof_tables *t, uint64_t ip, int kernel, int leaf, int rc,
 			     const struct bpfprof_symbol *sym)
 {
+	struct pprof_function *fn;
 	struct loc_rec rec = { .addr = ip, .id = (uint32_t)t->nr_locations + 1 };
 	ptrdiff_t mi = -1;
 
@@ -407,6 +435,11 @@ static uint32_t new_location(struct pprof_tables *t, uint64_t ip, int kernel, in
 		if (!rec.function_id)
 			return 0;
 		rec.line = sym->line;
+		fn = t->nr_pending_functions ? &t->functions[t->nr_pending_functions - 1] : NULL;
+		if (fn && fn->id == rec.function_id && !fn->start_line && !fn->start_line_asked) {
+			fn->start_line = start_line(t, ip, kernel, leaf, sym);
+			fn->start_line_asked = 1;
+		}
 	}
 	if (mi >= 0) {
 		rec.mapping_id = (uint32_t)t->mappings[mi].id;
@@ -446,7 +479,7 @@ static uint32_t find_location(const struct pprof_tables *t, uint64_t ip, uint32_
 static uint32_t add_location(struct pprof_tables *t, uint64_t ip, uint32_t scope, int leaf,
 			     int rc, const struct bpfprof_symbol *sym, int *own)
 {
-	uint32_t id = new_location(t, ip, scope == PPROF_KERNEL_SCOPE, rc, sym);
+	uint32_t id = new_location(t, ip, scope == PPROF_KERNEL_SCOPE, leaf, rc, sym);
 
 	if (id && (scope & 1) && t->recs[t->nr_recs - 1].function_id == 0) {
 		scope = pprof_scopes_process(t->scopes);

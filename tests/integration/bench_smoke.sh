@@ -6,7 +6,8 @@
 # format of bpfprof with -p and --all, each with a slowdown, CPU time, RSS,
 # output size and sample counts; the long --all runs; the collector's CPU
 # per short-lived exec'd child; one row per plugin in the writers table and
-# the symbolizer table.  No timing is asserted: the numbers of a smoke run
+# the symbolizer table; the Python frames section (pyburn under perf and
+# bpfprof), with frames read per sample.  No timing is asserted: the numbers of a smoke run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -17,10 +18,12 @@ bash "$BPFPROF_SRC/tests/bench/run" "$BPFPROF_BUILD" --quick > "$TMP/report.md" 
 cat "$TMP/report.md"
 R=$TMP/report.md
 for s in "### Overhead" "### --all for" "### Short-lived exec'd children" "### Writers" \
-	 "### Symbolizer"; do
+	 "### Symbolizer" "### Python frames"; do
 	grep -q "^$s" "$R" || fail "section '$s' missing"
 done
 ok "every section present"
+grep -q "frames read per sample with Python frames" "$R" || grep -q "^### Python frames: skipped" "$R" ||
+	fail "Python section without frames read per sample"
 ! grep -q "FAILED\|failed\]" "$R" || fail "a measurement failed"
 ok "no failed measurement"
 for t in -p -a; do

@@ -8,7 +8,8 @@ neither Go nor a protobuf package.
 
   pprof_proto.py samples PROFILE   print "VALUE0 key=value... ;leaf;...;root"
 
-As a module: load(path) -> list of Sample (values, labels, frames).
+As a module: load(path) -> list of Sample (values, labels, frames);
+functions(path) -> list of (name, filename, start_line), one per Function.
 """
 import gzip
 import sys
@@ -111,6 +112,26 @@ def load(path):
         frames = [strings[functions.get(f, 0)] for loc in locs for f in locations.get(loc, [])]
         samples.append(Sample(values, labels, frames))
     return samples
+
+
+def _data(path):
+    data = open(path, "rb").read()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def functions(path):
+    """Every Function of the profile as (name, filename, start_line)."""
+    data = _data(path)
+    strings, funcs = [], []
+    for num, wt, v in _fields(data):
+        if num == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif num == 5:
+            f = {2: 0, 4: 0, 5: 0}
+            for n, w, x in _fields(v):
+                f[n] = x
+            funcs.append(f)
+    return [(strings[f[2]], strings[f[4]], f[5]) for f in funcs]
 
 
 def main(argv):

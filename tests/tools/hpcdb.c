@@ -18,9 +18,10 @@
  *         [--modules] DIR
  *
  * --threads prints each thread profile's total, trace sample count and top
- * functions; --function NAME prints NAME's exclusive and inclusive share of
- * the summary and (with --threads) of each thread; --description prints
- * meta.db's description.
+ * functions; --function NAME prints each procedure of that name meta.db
+ * lists ("procedure NAME: module M file F line L"), and NAME's exclusive
+ * and inclusive share of the summary and (with --threads) of each thread;
+ * --description prints meta.db's description.
  *
  * --modules prints each load module's exclusive and inclusive time as
  * hpcviewer's flat view sums them; a module whose exclusive time exceeds
@@ -726,6 +727,13 @@ static void read_meta(void)
 			if (!pn && !pm && !pf)
 				die("meta.db: function %llu has no name, module or file",
 				    (unsigned long long)i);
+			if (pn && g_function &&
+			    !strcmp(str_in(f, M.strings, pn, "function name", "Strings"), g_function))
+				printf("procedure %s: module %s file %s line %u\n", g_function,
+				       pm ? module_path(f, pm) : "-",
+				       pf ? str_in(f, M.strings, r64(f, pf + 8), "file path", "Strings")
+					  : "-",
+				       r32(f, e + 0x20));
 		}
 	}
 

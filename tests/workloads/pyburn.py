@@ -4,6 +4,12 @@ of CPU, for tests/integration/python_stacks.sh and the Python benchmark.
 
   pyburn.py SECONDS [TRUTH_FILE]
 
+With PYBURN_ROUNDS=N in the environment the work is fixed instead (N
+rounds of the loop below, SECONDS ignored), for the benchmark
+(tests/bench/python.py): it prints "pyburn: start" when the work starts
+and "pyburn: rounds N cpu_s C wall_s W process_cpu_s P" when it ends, on
+stdout (P: the whole process's CPU time so far).
+
 Calls (weights are shares of the loop iterations):
 
   pyburn_run                      the root of the measured work
@@ -29,6 +35,7 @@ only; runs on CPython 3.11 to 3.13.
 """
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -104,14 +111,16 @@ def pyburn_math(n, x):
     return x ^ int(y) & 1
 
 
-def pyburn_run(seconds):
+def pyburn_run(seconds, rounds=None):
     rng = random.Random(17)
     x = 12345
     t0 = time.thread_time_ns()
     end = t0 + int(seconds * 1e9)
     # ~1 ms chunks: base iterations per weight point, varied by 0.5x..1.5x
     base = 200
-    while time.thread_time_ns() < end:
+    done = 0
+    while (time.thread_time_ns() < end) if rounds is None else (done < rounds):
+        done += 1
         jobs = [0, 1, 2]
         rng.shuffle(jobs)
         for j in jobs:
@@ -129,7 +138,17 @@ def pyburn_run(seconds):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
-    pyburn_run(seconds)
+    rounds = os.environ.get("PYBURN_ROUNDS")
+    if rounds:
+        print("pyburn: start", flush=True)
+        c0, w0 = time.thread_time(), time.perf_counter()
+        pyburn_run(0, int(rounds))
+        c1, w1 = time.thread_time(), time.perf_counter()
+        t = os.times()
+        print("pyburn: rounds %s cpu_s %.6f wall_s %.6f process_cpu_s %.6f"
+              % (rounds, c1 - c0, w1 - w0, t.user + t.system), flush=True)
+    else:
+        pyburn_run(seconds)
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w") as f:
             for name in sorted(total_ns):

@@ -23,6 +23,11 @@
 
 struct interp;
 
+/* The plugin ABI names the range Python frames lie in. */
+_Static_assert(PY_FRAME_ADDR(0, 0) >> 60 << 60 == BPFPROF_INTERP_FRAME_START &&
+		       ((PY_FRAME_TAG + 1) << 60) == BPFPROF_INTERP_FRAME_END,
+	       "Python frames outside BPFPROF_INTERP_FRAME_START .. END");
+
 /* What was read, for -v (the BPF side's counters are the sampler's). */
 struct interp_stats {
 	uint64_t processes;		/* CPython processes found */

@@ -157,7 +157,7 @@ struct d_sample {
 };
 struct d_mapping { uint64_t id, start, limit, offset; int64_t file, build_id; int has_functions; };
 struct d_location { uint64_t id, mapping, address, function; int64_t line; int nr_lines; };
-struct d_function { uint64_t id; int64_t name, system_name, file; };
+struct d_function { uint64_t id; int64_t name, system_name, file, start_line; };
 
 struct decoded {
 	int64_t sample_types[4][2]; size_t nr_sample_types;
@@ -277,6 +277,7 @@ static void decode(const uint8_t *data, size_t len, struct decoded *d)
 				if (g.num == 2) fn->name = g.v;
 				if (g.num == 3) fn->system_name = g.v;
 				if (g.num == 4) fn->file = g.v;
+				if (g.num == 5) fn->start_line = (int64_t)g.v;
 			}
 			break;
 		}
@@ -371,6 +372,7 @@ static int app_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int ke
 			sym->mapping = &maps[i];
 			sym->module_offset = ip - maps[i].start + maps[i].pgoff;
 			sym->function = i == 0 ? (ip < EXE_START + 0x100 ? "leaf" : "main") : "__libc_start_main";
+			sym->function_start = i == 0 ? maps[0].pgoff + (ip < EXE_START + 0x100 ? 0 : 0x100) : 0;
 			sym->file = i == 0 ? "app.c" : NULL;
 			sym->line = i == 0 ? (uint32_t)(ip & 0xfff) : 0;
 			return 0;
@@ -594,8 +596,17 @@ static void test_profile(void **unused)
 	assert_string_equal(str(&d, d.mappings[0].file), "/usr/bin/app");
 	assert_string_equal(str(&d, d.mappings[2].file), "[kernel.kallsyms]");
 
-	/* every location is symbolized once (cached by location) */
-	assert_int_equal(fh.nr_calls, 7);
+	/* a function's start line is its first address's line (main: 0x100;
+	 * leaf's, at EXE_START, is line 0: unknown) */
+	for (size_t i = 0; i < d.nr_functions; i++)
+		if (!strcmp(str(&d, d.functions[i].name), "main"))
+			assert_int_equal(d.functions[i].start_line, 0x100);
+		else
+			assert_int_equal(d.functions[i].start_line, 0);
+
+	/* every location is symbolized once (cached by location), and the
+	 * first address of each function with a file once (leaf, main) */
+	assert_int_equal(fh.nr_calls, 9);
 	assert_int_equal(d.nr_locations, 7);
 	/* every string once */
 	for (size_t i = 0; i < d.nr_strings; i++)

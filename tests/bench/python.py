@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""python.py - the cost of Python frames (issue 17) for tests/bench/run:
+the pyburn workload (tests/workloads/pyburn.py, a fixed number of rounds
+with PYBURN_ROUNDS) under Debian's python3.11, run alone, under
+`perf record -e cpu-clock -g` and under bpfprof with its default options
+(Python frames on), both at the same frequency and in command mode
+(`PROFILER -- python3.11 pyburn.py`).  The three runs of a repetition are
+taken back to back in a rotating order; per repetition, the slowdown of
+each profiler is the workload's wall time (and its own CPU time) over the
+unprofiled run's, and the profilers' own CPU (user + system of the perf or
+bpfprof process, whole run: start-up, sampling, writing, i.e. wait4()'s
+usage minus the CPU python reported just before its exit; and while the
+workload worked, from /proc/PID/task/*/schedstat) is compared as a ratio.
+The cost of taking a sample in the kernel (perf's callchain walk, the BPF
+program) is charged to the workload: its CPU time over the one alone.
+Medians over the repetitions.  bpfprof's -v lines give the frames read
+per sample with Python frames and the caches' hit rates.
+
+  python.py --build BUILD [--reps N] [--rounds N] [--freq HZ] [--quick]
+            [--json FILE]
+
+Prints a Markdown section on stdout (progress on stderr).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import log, task_cpu_ns  # noqa: E402
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = "/usr/bin/python3.11"
+PYBURN = os.path.join(SRC, "tests", "workloads", "pyburn.py")
+VARIANTS = ("none", "perf", "bpfprof")
+
+
+def command(variant, build, freq, out):
+    if variant == "perf":
+        return ["perf", "record", "-e", "cpu-clock", "-F", str(freq), "-g", "-q",
+                "-o", os.path.join(out, "perf.data"), "--"]
+    if variant == "bpfprof":
+        return [os.path.join(build, "bpfprof"), "-v", "-F", str(freq),
+                "-o", os.path.join(out, "bpfprof.prof"), "--"]
+    return []
+
+
+def parse_python(err):
+    """What bpfprof -v says of Python stacks."""
+    r = {}
+    m = re.search(r"Python: (\d+) samples of (\d+) CPython processes, (\d+) with Python frames",
+                  err)
+    if m:
+        r["py_samples"], r["py_with"] = int(m.group(1)), int(m.group(3))
+    m = re.search(r"Python: ([\d.]+) frames read per sample with Python frames; thread states: "
+                  r"(\d+) cache hits, (\d+) list walks \(([\d.]+)% hits\).*?code objects: "
+                  r"(\d+) named, (\d+) unreadable, (\d+) frames in new stacks \(([\d.]+)% "
+                  r"known already\)", err)
+    if m:
+        r["frames_per_sample"] = float(m.group(1))
+        r["tstate_hit_pct"] = float(m.group(4))
+        r["codes_named"] = int(m.group(5))
+        r["frames_in_new_stacks"] = int(m.group(7))
+        r["code_hit_pct"] = float(m.group(8))
+    m = re.search(r"bpfprof: (\d+) samples \((\d+) seen\)", err)
+    if m:
+        r["samples"] = int(m.group(1))
+    m = re.search(r"frames lost: (.*)", err)
+    r["lost"] = m.group(1).strip() if m else ""
+    return r
+
+
+def run_one(variant, a, tmp):
+    out = tempfile.mkdtemp(prefix="py.", dir=tmp)
+    env = dict(os.environ, PYBURN_ROUNDS=str(a.rounds))
+    cmd = command(variant, a.build, a.freq, out) + [PY, PYBURN, "0"]
+    errf = open(os.path.join(out, "stderr"), "w+")
+    p = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.PIPE, stderr=errf, text=True)
+    res = {"variant": variant}
+    try:
+        line = p.stdout.readline()
+        if "pyburn: start" not in line:
+            raise RuntimeError("%s: pyburn did not start: %r" % (variant, line))
+        cpu0 = task_cpu_ns(p.pid) if variant != "none" else None
+        line = p.stdout.readline()
+        cpu1 = task_cpu_ns(p.pid) if variant != "none" else None
+        m = re.search(r"cpu_s ([\d.]+) wall_s ([\d.]+) process_cpu_s ([\d.]+)", line)
+        if not m:
+            raise RuntimeError("%s: pyburn output %r" % (variant, line))
+        res["cpu"], res["wall"] = float(m.group(1)), float(m.group(2))
+        res["python_cpu"] = float(m.group(3))
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        errf.seek(0)
+        err = errf.read()
+        if p.returncode:
+            raise RuntimeError("%s exited %d: %s" % (variant, p.returncode, err[-800:]))
+        if variant != "none":
+            # wait4()'s usage includes the profiler's reaped child, python:
+            # take away what python used (all but its exit)
+            res["prof_cpu_total"] = ru.ru_utime + ru.ru_stime - res["python_cpu"]
+            if cpu0 is not None and cpu1 is not None:
+                # schedstat of the profiler's threads only (python is
+                # another process)
+                res["prof_cpu_run"] = (cpu1 - cpu0) / 1e9
+        if variant == "bpfprof":
+            res.update(parse_python(err))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        errf.close()
+        shutil.rmtree(out, ignore_errors=True)
+    return res
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, spec="%.3f"):
+    return spec % x if x is not None else "–"
+
+
+def markdown(a, reps):
+    def col(v, key):
+        return [r[v].get(key) for r in reps]
+
+    slow = {v: med([r[v]["wall"] / r["none"]["wall"] for r in reps]) for v in ("perf", "bpfprof")}
+    slow_cpu = {v: med([r[v]["cpu"] / r["none"]["cpu"] for r in reps]) for v in ("perf", "bpfprof")}
+    tot = {v: med(col(v, "prof_cpu_total")) for v in ("perf", "bpfprof")}
+    run = {v: med(col(v, "prof_cpu_run")) for v in ("perf", "bpfprof")}
+    tot_ratio = med([r["bpfprof"]["prof_cpu_total"] / r["perf"]["prof_cpu_total"] for r in reps])
+    run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
+                     for r in reps if r["perf"].get("prof_cpu_run")])
+    base_wall = med(col("none", "wall"))
+    b = {k: med(col("bpfprof", k)) for k in ("frames_per_sample", "tstate_hit_pct",
+                                              "code_hit_pct", "samples", "py_with",
+                                              "codes_named")}
+    lines = [
+        "### Python frames (issue 17): pyburn under %s at %d Hz, %d paired repetitions"
+        % (PY, a.freq, len(reps)),
+        "",
+        "Workload: tests/workloads/pyburn.py, PYBURN_ROUNDS=%d (%s s wall, %s s CPU alone);"
+        " each profiler in command mode (`PROFILER -- %s pyburn.py`); bpfprof with its"
+        " default options (gperftools output, auto unwinding, Python frames)."
+        % (a.rounds, fmt(base_wall, "%.2f"), fmt(med(col("none", "cpu")), "%.2f"), PY),
+        "",
+        "| | perf record -g | bpfprof | bpfprof / perf |",
+        "|---|---:|---:|---:|",
+        "| workload wall time / alone (median of pairs) | %s | %s | |"
+        % (fmt(slow["perf"]), fmt(slow["bpfprof"])),
+        "| workload CPU time / alone | %s | %s | |" % (fmt(slow_cpu["perf"]),
+                                                        fmt(slow_cpu["bpfprof"])),
+        "| slowdown (wall, %%) | %s | %s | %s |"
+        % (fmt((slow["perf"] - 1) * 100, "%.1f") if slow["perf"] else "–",
+           fmt((slow["bpfprof"] - 1) * 100, "%.1f") if slow["bpfprof"] else "–",
+           fmt((slow["bpfprof"] - 1) / (slow["perf"] - 1), "%.2f")
+           if slow["perf"] and slow["bpfprof"] and slow["perf"] > 1 else "–"),
+        "| profiler CPU s while the workload ran | %s | %s | %s |"
+        % (fmt(run["perf"]), fmt(run["bpfprof"]), fmt(run_ratio, "%.2f")),
+        "| profiler CPU s, whole run (start-up, writing) | %s | %s | %s |"
+        % (fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
+        "",
+        "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
+        " sample with Python frames; thread-state cache %s%% hits; code objects: %s named,"
+        " %s%% of the Python frames in new stacks known already."
+        % (fmt(b["samples"], "%d"), fmt(b["py_with"], "%d"),
+           fmt(b["frames_per_sample"], "%.1f"), fmt(b["tstate_hit_pct"], "%.1f"),
+           fmt(b["codes_named"], "%d"), fmt(b["code_hit_pct"], "%.1f")),
+        "",
+        "Per repetition (wall s: alone / perf / bpfprof; profiler CPU s while working:"
+        " perf / bpfprof):",
+        "",
+    ]
+    for i, r in enumerate(reps):
+        lines.append("- %d: %.3f / %.3f / %.3f; %s / %s" % (
+            i + 1, r["none"]["wall"], r["perf"]["wall"], r["bpfprof"]["wall"],
+            fmt(r["perf"].get("prof_cpu_run")), fmt(r["bpfprof"].get("prof_cpu_run"))))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--rounds", type=int)
+    ap.add_argument("--freq", type=int, default=999)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--tmpdir", default="/var/tmp")
+    a = ap.parse_args()
+    a.build = os.path.realpath(a.build)
+    a.reps = a.reps or (2 if a.quick else 7)
+    a.rounds = a.rounds or (300 if a.quick else 2500)
+    if not os.access(PY, os.X_OK) or not shutil.which("perf"):
+        print("### Python frames: skipped (needs %s and perf)\n" % PY)
+        return 0
+    tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
+    reps = []
+    try:
+        for i in range(a.reps):
+            order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
+            rep = {}
+            for v in order:
+                log("python: rep %d/%d %s" % (i + 1, a.reps, v))
+                rep[v] = run_one(v, a, tmp)
+            reps.append(rep)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(reps, f, indent=1)
+    sys.stdout.write(markdown(a, reps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
