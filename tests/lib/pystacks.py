@@ -24,6 +24,7 @@ is (the interpreter's C code below it, math.sqrt's included, is its own
 time, as its measured CPU time is); total share: the samples that have it
 anywhere in the stack.
 """
+import os
 import sys
 
 import profdump
@@ -56,7 +57,11 @@ def check_whole(sel, n, roots=("_start",), through="Py_RunMain"):
     whole = sum(c.samples for c in sel if c.user and c.user[-1].endswith(roots)
                 and through in c.user)
     left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
-    check(whole >= 0.99 * n, "%d of %d samples have whole stacks (%s ... %s ...)"
+    # A sanitized collector (the CI's ASan run) is several times slower to
+    # load the mappings of new threads and libraries, so more of the
+    # first samples stop at an address it has not loaded yet ("unmapped").
+    need = 0.97 if os.environ.get("BPFPROF_SANITIZED") else 0.99
+    check(whole >= need * n, "%d of %d samples have whole stacks (%s ... %s ...)"
           % (whole, n, "|".join(roots), through))
     check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
 
