@@ -57,6 +57,7 @@ struct collector {
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
+	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
 	struct mmap_events *mmaps;	/* the kernel's mapping records, NULL if unavailable */
@@ -400,6 +401,7 @@ static int run(struct collector *c)
 
 	if ((err = setup(c)))
 		return err;
+	c->cpu_s[0] = own_cpu_s();
 	c->info.run.start_ns = monotonic_ns();
 	c->info.run.realtime_anchor_ns = clock_now_ns(CLOCK_REALTIME);
 	c->tracker.start_ns = c->info.run.start_ns;
@@ -413,12 +415,28 @@ static int run(struct collector *c)
 	command_release(&c->command);
 	if ((err = sample_until_done(c)) || (err = drain(c)))
 		return err;
+	c->cpu_s[1] = own_cpu_s();
 	if (c->command.exec_errno) {
 		fprintf(stderr, "bpfprof: cannot run '%s': %s; no profile written\n", o->command[0],
 			strerror(c->command.exec_errno));
 		return -ENOEXEC;
 	}
-	return write_and_summarise(c);
+	err = write_and_summarise(c);
+	c->cpu_s[2] = own_cpu_s();
+	return err;
+}
+
+/* -v: where the profiler's own CPU went, by phase (the cost users compare
+ * with perf record's). */
+static void print_own_cpu(const struct collector *c)
+{
+	const double *t = c->cpu_s;
+
+	if (!c->opts->verbose || c->opts->quiet || t[2] == 0)
+		return;
+	fprintf(stderr, "bpfprof: own CPU %.3f s: %.3f s to start (BPF load, first tables), "
+		"%.3f s sampling and draining the maps, %.3f s writing, %.3f s to tear down\n",
+		t[3], t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2]);
 }
 
 int collector_run(const struct options *opts)
@@ -430,6 +448,8 @@ int collector_run(const struct options *opts)
 	signals_install();
 	err = run(&c);
 	cleanup(&c);
+	c.cpu_s[3] = own_cpu_s();
+	print_own_cpu(&c);
 	if (err == -ENOEXEC && c.command.exec_errno)
 		return 127;
 	if (err)

@@ -9,6 +9,7 @@
 #define BPFPROF_CLOCK_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 /* Now, in ns of @clk (CLOCK_MONOTONIC for everything compared with samples). */
@@ -24,6 +25,18 @@ static inline uint64_t clock_now_ns(clockid_t clk)
 static inline uint64_t monotonic_ns(void)
 {
 	return clock_now_ns(CLOCK_MONOTONIC);
+}
+
+/* CPU time (user + system, s) this process's threads used so far; reaped
+ * children (the profiled command) are not in it. */
+static inline double own_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 #endif /* BPFPROF_CLOCK_H */
