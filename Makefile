@@ -137,6 +137,15 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 
 -include $(USER_OBJ:.o=.d)
 
+# The unwind-table cache (user/unwind/cfi_cache.c) keeps tables only for
+# a builder identical to the one that wrote them: its id hashes the
+# sources and structs a table depends on.
+CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_build.h \
+		   user/unwind/cfi_table.h user/unwind/cfi_cache.c bpf/cfi_row.h \
+		   user/symbols/elf_segments.c user/symbols/elf_segments.h
+$(B)/obj/user/unwind/cfi_cache.o: $(CFI_BUILDER_SRC)
+$(B)/obj/user/unwind/cfi_cache.o: CPPFLAGS += -DCFI_BUILDER_ID=0x$(shell cat $(CFI_BUILDER_SRC) | sha256sum | cut -c1-16)ull
+
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 

@@ -35,6 +35,7 @@
 #include "targets/command.h"
 #include "targets/targets.h"
 #include "targets/tracker.h"
+#include "unwind/cfi_cache.h"
 #include "unwind/cfi_loader.h"
 #include "unwind/unwind.h"
 
@@ -55,6 +56,7 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
+	struct cfi_cache *cfi_cache;	/* its on-disk tables; NULL: none */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
 	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
@@ -139,6 +141,33 @@ static void maps_changed(void *ctx, uint32_t pid)
 }
 
 /*
+ * The on-disk cache of unwind tables for the loader: --unwind-cache DIR
+ * (an error if unusable), else the default directory (without a cache if
+ * unusable, said with -v), none with --no-unwind-cache.
+ */
+static int open_unwind_cache(struct collector *c)
+{
+	const struct options *o = c->opts;
+	char buf[4096];
+	const char *dir = o->unwind_cache ? o->unwind_cache : cfi_cache_default_dir(buf, sizeof(buf));
+	int err;
+
+	if (o->no_unwind_cache || !dir)
+		return 0;
+	if ((err = cfi_cache_open(dir, &c->cfi_cache))) {
+		if (o->unwind_cache || o->verbose)
+			fprintf(stderr, "bpfprof: cannot use %s for the unwind-table cache: %s%s\n", dir,
+				err == -EPERM ? "not owned by this user or writable by others"
+					      : strerror(-err),
+				o->unwind_cache ? "; give another --unwind-cache or --no-unwind-cache"
+						: "; tables are built every run");
+		return o->unwind_cache ? err : 0;
+	}
+	cfi_loader_set_cache(c->cfi, c->cfi_cache);
+	return 0;
+}
+
+/*
  * --call-graph auto, before the first sample: the tables of libc, ld.so
  * and the vDSO, and those of the -p targets, so that their first samples
  * are walked whole (the tracker's snapshot writes the same again later).
@@ -147,6 +176,7 @@ static int before_sampling(void *ctx, struct sampler *s)
 {
 	struct collector *c = ctx;
 	const struct options *o = c->opts;
+	int err;
 
 	/* The BPF program puts Python frames into the stacks it walks (auto)
 	 * or the kernel walks (fp); dwarf's are unwound here, without. */
@@ -162,6 +192,8 @@ static int before_sampling(void *ctx, struct sampler *s)
 				sampler_cfi_requests_fd(s), o->unwind_memory);
 	if (!c->cfi)
 		return -ENOMEM;
+	if ((err = open_unwind_cache(c)))
+		return err;
 	cfi_loader_preload(c->cfi);
 	for (size_t i = 0; i < o->nr_ids && o->targets == TARGETS_PIDS; i++)
 		cfi_loader_load_pid(c->cfi, o->ids[i]);
@@ -390,6 +422,8 @@ static void cleanup(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	unwinder_free(c->unwinder);
 	cfi_loader_free(c->cfi);
+	cfi_cache_trim(c->cfi_cache, CFI_CACHE_DEFAULT_MAX_BYTES);
+	cfi_cache_close(c->cfi_cache);
 	interp_free(c->interp);
 	profile_free(c->profile);
 }

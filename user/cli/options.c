@@ -37,6 +37,8 @@ enum long_only {
 	OPT_UNWIND_MEMORY,
 	OPT_CGROUP,
 	OPT_NO_INTERPRETERS,
+	OPT_UNWIND_CACHE,
+	OPT_NO_UNWIND_CACHE,
 };
 
 static const struct option long_options[] = {
@@ -65,6 +67,8 @@ static const struct option long_options[] = {
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "no-interpreters", no_argument, NULL, OPT_NO_INTERPRETERS },
+	{ "unwind-cache", required_argument, NULL, OPT_UNWIND_CACHE },
+	{ "no-unwind-cache", no_argument, NULL, OPT_NO_UNWIND_CACHE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -106,6 +110,9 @@ void options_usage(void)
 	       "                          %d to %d)\n"
 	       "      --ringbuf-size B    bytes of the sample ring buffer (default %u)\n"
 	       "      --unwind-memory MIB kernel memory for auto's unwind tables (default 256)\n"
+	       "      --unwind-cache DIR  keep auto's unwind tables by build-id in DIR (default\n"
+	       "                          $XDG_CACHE_HOME or ~/.cache, bpfprof/cfi)\n"
+	       "      --no-unwind-cache   build every unwind table, keep none\n"
 	       "      --no-interpreters   no Python functions in place of CPython's evaluator\n"
 	       "                          frames (done by default with auto and fp)\n"
 	       "\n"
@@ -225,6 +232,7 @@ static bool *flag_of(struct options *o, int c)
 	case OPT_IDLE: return &o->idle;
 	case OPT_ALLOW_UNTRUSTED: return &o->allow_untrusted_plugin;
 	case OPT_NO_INTERPRETERS: return &o->no_interpreters;
+	case OPT_NO_UNWIND_CACHE: return &o->no_unwind_cache;
 	default: return NULL;
 	}
 }
@@ -368,6 +376,12 @@ static int parse_one(struct options *o, int c, const char *arg)
 		return 0;
 	case OPT_PLUGIN:
 		o->plugin_path = arg;
+		return 0;
+	case OPT_UNWIND_CACHE:
+		if (arg[0] != '/')
+			return usage_error("invalid --unwind-cache '%s': expected an absolute directory "
+					   "path", arg);
+		o->unwind_cache = arg;
 		return 0;
 	case OPT_CGROUP:
 		if (!*arg)

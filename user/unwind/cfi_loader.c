@@ -22,6 +22,7 @@
 #include "kernel/clock.h"
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
+#include "unwind/cfi_cache.h"
 #include "unwind/cfi_loader.h"
 #include "unwind/cfi_table.h"
 
@@ -62,6 +63,7 @@ struct cfi_loader {
 	bool vdso_tried;
 	struct file_entry *vdso_entry;
 	struct cfi_process *scratch;	/* the value being written */
+	struct cfi_cache *cache;	/* on-disk tables by build-id; borrowed, NULL: none */
 	struct cfi_loader_stats st;
 };
 
@@ -177,14 +179,14 @@ static int load_table(struct cfi_loader *l, struct file_entry *e, const struct c
 	l->st.tables++;
 	l->st.rows += t->nr;
 	l->st.table_bytes += (uint64_t)t->nr * sizeof(struct cfi_row);
-	l->st.cfi_bytes += t->stats.eh_frame_bytes + t->stats.debug_frame_bytes;
 	l->st.load_ns += monotonic_ns() - t0;
 	return 0;
 }
 
-/* Fill @e from the built table @t (NULL: none), taking its segments. */
+/* Fill @e from the table @t (NULL: none), built since @t0 or, @cached,
+ * read from the on-disk cache; takes its segments and frees it. */
 static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct cfi_table *t,
-			     uint64_t t0, const char *path)
+			     uint64_t t0, const char *path, bool cached)
 {
 	int err;
 
@@ -193,7 +195,12 @@ static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct 
 		l->st.files_without_table++;
 		return;
 	}
-	l->st.build_ns += monotonic_ns() - t0;
+	if (cached) {
+		l->st.cached_tables++;
+	} else {
+		l->st.build_ns += monotonic_ns() - t0;
+		l->st.cfi_bytes += t->stats.eh_frame_bytes + t->stats.debug_frame_bytes;
+	}
 	err = load_table(l, e, t, path);
 	if (err && err != -ENOSPC)
 		l->st.files_without_table++;	/* the kernel refused a chunk */
@@ -248,6 +255,12 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	if (!e)
 		return NULL;
 	e->key = key;
+	if (key.build_id_size && cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0) {
+		entry_take_table(l, e, t, t0, m->path, true);
+		HASH_ADD(hh, l->files, key, sizeof(e->key), e);
+		return e;
+	}
+	t = NULL;
 	fd = procmaps_open_file(pid, m);
 	if (fd >= 0) {
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -256,7 +269,11 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 		elf_end(elf);
 		close(fd);
 	}
-	entry_take_table(l, e, t, t0, m->path);
+	/* by the build-id of the file read, which the mapping's names */
+	if (t && key.build_id_size && t->build_id_size == key.build_id_size &&
+	    !memcmp(t->build_id, key.build_id, key.build_id_size))
+		cfi_cache_put(l->cache, t);
+	entry_take_table(l, e, t, t0, m->path, false);
 	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
 	return e;
 }
@@ -272,7 +289,7 @@ static struct file_entry *vdso_entry(struct cfi_loader *l, const struct bpfprof_
 		if (vdso_image_own(&l->vdso) == 0 && (l->vdso_entry = calloc(1, sizeof(*l->vdso_entry)))) {
 			if (cfi_table_build_mem(l->vdso->data, l->vdso->size, &t))
 				t = NULL;
-			entry_take_table(l, l->vdso_entry, t, t0, VDSO_PATH);
+			entry_take_table(l, l->vdso_entry, t, t0, VDSO_PATH, false);
 		}
 	}
 	if (!l->vdso_entry || !vdso_image_matches(l->vdso, m, &l->vdso->abi))
@@ -371,6 +388,11 @@ int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid)
 {
 	bpf_map_delete_elem(l->procs_fd, &pid);
+}
+
+void cfi_loader_set_cache(struct cfi_loader *l, struct cfi_cache *cache)
+{
+	l->cache = cache;
 }
 
 void cfi_loader_stats(const struct cfi_loader *l, struct cfi_loader_stats *st)

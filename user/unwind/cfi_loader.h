@@ -39,8 +39,10 @@ struct cfi_loader_stats {
 	uint64_t rows;			/* their rows */
 	uint64_t table_bytes;		/* their rows' bytes */
 	uint64_t chunk_bytes;		/* BPF map memory holding them (chunks), bytes */
-	uint64_t cfi_bytes;		/* bytes of .eh_frame + .debug_frame they came from */
-	uint64_t build_ns;		/* time spent building them (ns, CLOCK_MONOTONIC) */
+	uint64_t cached_tables;		/* of those, read from the on-disk cache (cfi_cache.h) */
+	uint64_t cfi_bytes;		/* bytes of .eh_frame + .debug_frame the tables
+					 * built (not cached) came from */
+	uint64_t build_ns;		/* time spent building those (ns, CLOCK_MONOTONIC) */
 	uint64_t load_ns;		/* time spent creating and filling their maps (ns) */
 	uint64_t files_without_table;	/* files whose table could not be built (no CFI,
 					 * not x86-64 ELF, unreadable, ...) */
@@ -91,6 +93,15 @@ int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid);
 
 /* Process @pid is gone: drop its value (its tables stay). */
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid);
+
+/*
+ * Read tables from and write them to @cache (cfi_cache.h; borrowed, must
+ * outlive the loader's use; NULL: build every table) from now on: a file
+ * with a build-id is looked up there before its table is built, and a
+ * table built is stored there.
+ */
+struct cfi_cache;
+void cfi_loader_set_cache(struct cfi_loader *l, struct cfi_cache *cache);
 
 /* Copy the counters into *@st. */
 void cfi_loader_stats(const struct cfi_loader *l, struct cfi_loader_stats *st);

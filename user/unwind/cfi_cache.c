@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * cfi_cache.c - owns the on-disk cache of unwind tables by build-id (see
+ * cfi_cache.h): the directory, reading and checking a cached table,
+ * writing one atomically, and bounding the directory's size.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "kernel/clock.h"
+#include "unwind/cfi_cache.h"
+
+/* A hash of the builder's sources and structs (Makefile); 0 in a build
+ * that did not define it, which then never matches a file written by
+ * one that did. */
+#ifndef CFI_BUILDER_ID
+#define CFI_BUILDER_ID 0ull
+#endif
+
+#define CFI_CACHE_MAGIC "BPFPCFI1"
+#define CFI_CACHE_SUFFIX ".cfi"
+#define CFI_CACHE_MAX_ROWS (64u << 20)	/* 1 GiB of rows: anything more is corrupt */
+#define CFI_CACHE_MAX_SEGMENTS 4096u
+
+/* The first bytes of a cache file. */
+struct cfi_cache_header {
+	char magic[8];			/* CFI_CACHE_MAGIC */
+	uint64_t builder;		/* CFI_BUILDER_ID of the writer */
+	uint8_t build_id_size;		/* 1..64 */
+	uint8_t pad[7];
+	uint8_t build_id[64];
+	uint32_t nr_rows;		/* struct cfi_row entries after the segments */
+	uint32_t nr_segments;		/* struct elf_segment entries after the header */
+	uint16_t e_type;		/* the file's ELF type */
+	uint16_t pad2;
+	uint32_t crc;			/* CRC-32 (zlib) of the segments and rows */
+	struct cfi_table_stats stats;	/* of the build (build_ns 0) */
+};
+
+struct cfi_cache {
+	char *dir;
+	bool stored;			/* something was written this run */
+	struct cfi_cache_stats st;
+};
+
+const char *cfi_cache_default_dir(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, size, "%s/bpfprof/cfi", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, size, "%s/.cache/bpfprof/cfi", home);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < size ? buf : NULL;
+}
+
+/* Ours and not writable by others: safe to read tables from. */
+static bool trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* mkdir -p @dir with mode 0700 for what is created.  0 or -errno. */
+static int make_dirs(const char *dir)
+{
+	char *p = strdup(dir), *s;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = strchr(p + 1, '/'); !err; s = strchr(s + 1, '/')) {
+		if (s)
+			*s = '\0';
+		if (mkdir(p, 0700) && errno != EEXIST)
+			err = -errno;
+		if (!s)
+			break;
+		*s = '/';
+	}
+	free(p);
+	return err;
+}
+
+int cfi_cache_open(const char *dir, struct cfi_cache **out)
+{
+	struct cfi_cache *c;
+	struct stat st;
+	int err;
+
+	if (!dir || dir[0] != '/' || !out)
+		return -EINVAL;
+	if ((err = make_dirs(dir)))
+		return err;
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (!trusted(&st))
+		return -EPERM;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->dir = strdup(dir))) {
+		free(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+/* "<dir>/<hex build-id>.cfi" (@tmp: a temporary name beside it). */
+static char *entry_path(const struct cfi_cache *c, const uint8_t *id, size_t n, bool tmp)
+{
+	size_t len = strlen(c->dir) + 2 * n + 40;
+	char *p = malloc(len), *q;
+
+	if (!p)
+		return NULL;
+	q = p + sprintf(p, "%s/", c->dir);
+	for (size_t i = 0; i < n; i++)
+		q += sprintf(q, "%02x", id[i]);
+	if (tmp)
+		sprintf(q, CFI_CACHE_SUFFIX ".tmp.%d", (int)getpid());
+	else
+		strcpy(q, CFI_CACHE_SUFFIX);
+	return p;
+}
+
+/* Read all @size bytes at @off of @fd.  0 or -EIO (short) / -errno. */
+static int read_at(int fd, void *buf, size_t size, off_t off)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pread(fd, (char *)buf + done, size - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Whether @h describes a file of @file_size bytes holding @id's table. */
+static bool header_ok(const struct cfi_cache_header *h, const uint8_t *id, size_t id_size,
+		      uint64_t file_size)
+{
+	uint64_t want;
+
+	if (memcmp(h->magic, CFI_CACHE_MAGIC, sizeof(h->magic)) || h->builder != CFI_BUILDER_ID ||
+	    h->build_id_size != id_size || memcmp(h->build_id, id, id_size) ||
+	    h->nr_rows < 2 || h->nr_rows > CFI_CACHE_MAX_ROWS ||
+	    h->nr_segments > CFI_CACHE_MAX_SEGMENTS)
+		return false;
+	want = sizeof(*h) + (uint64_t)h->nr_segments * sizeof(struct elf_segment) +
+	       (uint64_t)h->nr_rows * sizeof(struct cfi_row);
+	return want == file_size;
+}
+
+/* Rows strictly increasing by pc, as the walker's binary search needs. */
+static bool rows_ok(const struct cfi_row *rows, uint32_t nr)
+{
+	for (uint32_t i = 1; i < nr; i++)
+		if (rows[i].pc <= rows[i - 1].pc)
+			return false;
+	return true;
+}
+
+/* The table of an open cache file @fd, checked; NULL if it fails a check
+ * (*@err -ENOENT) or memory ran out (*@err -ENOMEM). */
+static struct cfi_table *read_table(int fd, const uint8_t *id, size_t id_size, int *err)
+{
+	struct cfi_cache_header h;
+	struct cfi_table *t = NULL;
+	size_t seg_bytes, row_bytes;
+	struct stat st;
+	uLong crc;
+
+	*err = -ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !trusted(&st) ||
+	    read_at(fd, &h, sizeof(h), 0) || !header_ok(&h, id, id_size, (uint64_t)st.st_size))
+		return NULL;
+	seg_bytes = (size_t)h.nr_segments * sizeof(struct elf_segment);
+	row_bytes = (size_t)h.nr_rows * sizeof(struct cfi_row);
+	if (!(t = calloc(1, sizeof(*t))) ||
+	    !(t->rows = malloc(row_bytes)) ||
+	    (seg_bytes && !(t->segments.segs = malloc(seg_bytes)))) {
+		*err = -ENOMEM;
+		goto fail;
+	}
+	t->segments.nr = h.nr_segments;
+	if (read_at(fd, t->segments.segs, seg_bytes, sizeof(h)) ||
+	    read_at(fd, t->rows, row_bytes, (off_t)(sizeof(h) + seg_bytes)))
+		goto fail;
+	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->segments.segs, (uInt)seg_bytes);
+	crc = crc32(crc, (const Bytef *)t->rows, (uInt)row_bytes);
+	if ((uint32_t)crc != h.crc || !rows_ok(t->rows, h.nr_rows))
+		goto fail;
+	t->nr = h.nr_rows;
+	t->segments.e_type = h.e_type;
+	t->build_id_size = h.build_id_size;
+	memcpy(t->build_id, h.build_id, sizeof(t->build_id));
+	t->stats = h.stats;
+	*err = 0;
+	return t;
+fail:
+	cfi_table_free(t);
+	return NULL;
+}
+
+int cfi_cache_get(struct cfi_cache *c, const uint8_t *id, size_t id_size,
+		  struct cfi_table **out)
+{
+	uint64_t t0 = monotonic_ns();
+	char *path;
+	int fd, err;
+
+	if (!c || !id || id_size == 0 || id_size > 64)
+		return -ENOENT;
+	if (!(path = entry_path(c, id, id_size, false)))
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		c->st.misses++;
+		free(path);
+		return -ENOENT;
+	}
+	*out = read_table(fd, id, id_size, &err);
+	if (!err)	/* used now: cfi_cache_trim() removes the least recently used */
+		futimens(fd, (const struct timespec[2]){ { .tv_nsec = UTIME_NOW },
+							  { .tv_nsec = UTIME_OMIT } });
+	close(fd);
+	if (err == -ENOENT) {
+		c->st.misses++;
+		c->st.rejected++;
+		unlink(path);		/* another builder's or a damaged table */
+	} else if (!err) {
+		c->st.hits++;
+		c->st.read_ns += monotonic_ns() - t0;
+	}
+	free(path);
+	return err;
+}
+
+/* Write @size bytes of @buf to @fd.  0 or -errno. */
+static int write_all(int fd, const void *buf, size_t size)
+{
+	while (size) {
+		ssize_t n = write(fd, buf, size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = (const char *)buf + n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
+{
+	struct cfi_cache_header h = { .builder = CFI_BUILDER_ID };
+	size_t seg_bytes, row_bytes;
+	char *tmp, *path;
+	uLong crc;
+	int fd, err;
+
+	if (!c || !t || !t->build_id_size || t->build_id_size > sizeof(h.build_id) || t->nr < 2)
+		return -EINVAL;
+	seg_bytes = t->segments.nr * sizeof(struct elf_segment);
+	row_bytes = (size_t)t->nr * sizeof(struct cfi_row);
+	memcpy(h.magic, CFI_CACHE_MAGIC, sizeof(h.magic));
+	h.build_id_size = t->build_id_size;
+	memcpy(h.build_id, t->build_id, t->build_id_size);
+	h.nr_rows = t->nr;
+	h.nr_segments = (uint32_t)t->segments.nr;
+	h.e_type = t->segments.e_type;
+	h.stats = t->stats;
+	h.stats.build_ns = 0;
+	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->segments.segs, (uInt)seg_bytes);
+	h.crc = (uint32_t)crc32(crc, (const Bytef *)t->rows, (uInt)row_bytes);
+
+	tmp = entry_path(c, t->build_id, t->build_id_size, true);
+	path = entry_path(c, t->build_id, t->build_id_size, false);
+	err = tmp && path ? 0 : -ENOMEM;
+	fd = err ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err)
+		err = write_all(fd, &h, sizeof(h)) ?: write_all(fd, t->segments.segs, seg_bytes) ?:
+		      write_all(fd, t->rows, row_bytes);
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err && tmp)
+		unlink(tmp);
+	if (!err) {
+		c->st.stores++;
+		c->stored = true;
+	}
+	free(tmp);
+	free(path);
+	return err;
+}
+
+/* ---- bounding the directory ---------------------------------------------- */
+
+struct cache_file {
+	char *name;
+	uint64_t bytes;
+	time_t atime;
+};
+
+static int by_atime(const void *a, const void *b)
+{
+	const struct cache_file *x = a, *y = b;
+
+	return (x->atime > y->atime) - (x->atime < y->atime);
+}
+
+/* The ".cfi" files of @dfd, with sizes and access times; their total in
+ * *@total.  NULL (and nothing to trim) when memory runs out. */
+static struct cache_file *list_files(DIR *d, size_t *nr, uint64_t *total)
+{
+	struct cache_file *v = NULL, *nv;
+	size_t cap = 0;
+	struct dirent *de;
+
+	*nr = 0;
+	*total = 0;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len <= strlen(CFI_CACHE_SUFFIX) ||
+		    strcmp(de->d_name + len - strlen(CFI_CACHE_SUFFIX), CFI_CACHE_SUFFIX) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (*nr == cap) {
+			cap = cap ? 2 * cap : 64;
+			if (!(nv = realloc(v, cap * sizeof(*v))))
+				break;
+			v = nv;
+		}
+		if (!(v[*nr].name = strdup(de->d_name)))
+			break;
+		v[*nr].bytes = (uint64_t)st.st_size;
+		v[*nr].atime = st.st_atime;
+		*total += v[(*nr)++].bytes;
+	}
+	return v;
+}
+
+void cfi_cache_trim(struct cfi_cache *c, uint64_t max_bytes)
+{
+	struct cache_file *v;
+	uint64_t total;
+	size_t nr, i;
+	DIR *d;
+
+	if (!c || !c->stored || !(d = opendir(c->dir)))
+		return;
+	v = list_files(d, &nr, &total);
+	if (v && total > max_bytes) {
+		qsort(v, nr, sizeof(*v), by_atime);
+		for (i = 0; i < nr && total > max_bytes / 4 * 3; i++)
+			if (unlinkat(dirfd(d), v[i].name, 0) == 0) {
+				total -= v[i].bytes;
+				c->st.evicted++;
+			}
+	}
+	for (i = 0; v && i < nr; i++)
+		free(v[i].name);
+	free(v);
+	closedir(d);
+}
+
+void cfi_cache_stats(const struct cfi_cache *c, struct cfi_cache_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (c)
+		*st = c->st;
+}
+
+void cfi_cache_close(struct cfi_cache *c)
+{
+	if (!c)
+		return;
+	free(c->dir);
+	free(c);
+}
