@@ -126,6 +126,14 @@ struct dwarf_sample_event {
 	__u8 stack[];
 };
 
+/*
+ * TASK_EVENT_NEW_STACK records wake the collector at most this often (ns);
+ * the collector polls at BPFPROF_NEW_STACK_POLL_MS while new stacks keep
+ * coming, so none waits much longer than that for its copy and names.
+ */
+#define BPFPROF_NEW_STACK_WAKEUP_NS 25000000ull
+#define BPFPROF_NEW_STACK_POLL_MS 50
+
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {
 	TASK_EVENT_FORK = 1,		/* new task: tgid/tid child, ptgid/ptid parent */

@@ -313,7 +313,7 @@ static __always_inline void cfi_request_maps(__u32 tgid, __u32 tid, __u64 pc)
 	if (!e)
 		return;
 	e->stack_id = pc;
-	bpf_ringbuf_submit(e, 0);
+	task_event_submit(e);
 }
 
 /*

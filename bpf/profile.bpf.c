@@ -88,6 +88,10 @@ volatile __u32 active_counts = 0;		/* written by the collector */
  */
 volatile __u64 counts_added = 0;
 volatile __u64 stacks_added = 0;
+/* When a new-stack record last woke the collector (CLOCK_MONOTONIC ns). */
+volatile __u64 new_stack_woke_ns = 0;
+/* 1 after a record submitted without a wake-up (emit_new_stack()). */
+volatile __u32 events_unannounced = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -286,9 +290,35 @@ static __always_inline struct task_event *task_event_reserve(__u32 type, __u32 t
 	return e;
 }
 
+/*
+ * Submit a lifecycle record, waking the collector the ring's way (only if
+ * it has read everything before this record), or for sure when records
+ * were submitted without a wake-up since the last one: the ring's rule
+ * would then never wake it, the reader not having caught up with those.
+ * Races between CPUs only add a wake-up or leave one to the next record
+ * or the collector's poll timeout.
+ */
+static __always_inline void task_event_submit(struct task_event *e)
+{
+	__u64 flags = 0;
+
+	if (events_unannounced) {
+		events_unannounced = 0;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	bpf_ringbuf_submit(e, flags);
+}
+
 #include "cfi_walk.bpf.h"
 #include "python.bpf.h"
 
+/*
+ * Announce a new user stack.  Its record wakes the collector at most once
+ * per BPFPROF_NEW_STACK_WAKEUP_NS: a burst of new stacks (a program's
+ * start) then costs one wake-up, not one per stack, and the collector,
+ * which polls often while stacks keep coming (collector.c), reads the
+ * rest within that time.
+ */
 static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
 {
 	struct task_event *e = task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
@@ -296,7 +326,13 @@ static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id)
 	if (!e)
 		return;
 	e->stack_id = id;
-	bpf_ringbuf_submit(e, 0);
+	if (e->time_ns - new_stack_woke_ns < BPFPROF_NEW_STACK_WAKEUP_NS) {
+		events_unannounced = 1;
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	new_stack_woke_ns = e->time_ns;
+	task_event_submit(e);
 }
 
 /*
@@ -371,7 +407,7 @@ static __always_inline void note_thread(__u32 tgid, __u32 tid)
 	if (!e)
 		return;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	task_event_submit(e);
 }
 
 static __always_inline int count_sample_in(void *counts, struct count_key *key)
@@ -608,7 +644,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	e->ptgid = ptgid;
 	e->ptid = ptid;
-	bpf_ringbuf_submit(e, 0);
+	task_event_submit(e);
 	return 0;
 }
 
@@ -625,7 +661,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	py_forget_process(tgid);
 	e = task_event_new(TASK_EVENT_EXEC, p);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		task_event_submit(e);
 	return 0;
 }
 
@@ -666,7 +702,7 @@ int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
 		return 0;
 	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	task_event_submit(e);
 	return 0;
 }
 
@@ -684,7 +720,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (e) {
 		e->group_dead = group_dead;
 		e->exit_code = BPF_CORE_READ(p, exit_code);
-		bpf_ringbuf_submit(e, 0);
+		task_event_submit(e);
 	}
 	/* The target map holds live targets only: a long run of short-lived
 	 * children never fills it. */

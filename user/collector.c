@@ -59,6 +59,7 @@ struct collector {
 	struct cfi_cache *cfi_cache;	/* its on-disk tables; NULL: none */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
+	bool new_stacks_recently;	/* the last poll copied new stacks */
 	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
@@ -300,16 +301,21 @@ static int sample_until_done(struct collector *c)
 	int timeout, n;
 
 	while (!signals_stop_requested() && !c->session.failed) {
-		uint64_t now = monotonic_ns();
+		uint64_t now = monotonic_ns(), stacks = c->ingest.stacks_copied;
 
 		if (now >= deadline || !targets_alive(o, c->profile, &c->command))
 			break;
 		/* Sleep until the next thing to do; lifecycle events (a target's
-		 * exit among them) and signals wake us earlier. */
+		 * exit among them) and signals wake us earlier, new stacks at
+		 * most every BPFPROF_NEW_STACK_WAKEUP_NS: while they come, look
+		 * for those that did not wake us. */
 		timeout = ms_until(now, next_drain < deadline ? next_drain : deadline);
 		if (c->session.stream && timeout > STREAM_POLL_MS)
 			timeout = STREAM_POLL_MS;
+		if (c->new_stacks_recently && timeout > BPFPROF_NEW_STACK_POLL_MS)
+			timeout = BPFPROF_NEW_STACK_POLL_MS;
 		n = sampler_poll(c->sampler, timeout);
+		c->new_stacks_recently = c->ingest.stacks_copied != stacks;
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
