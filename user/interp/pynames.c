@@ -8,6 +8,7 @@
  * location table, pyline.c).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -20,6 +21,8 @@
 #define PY_MAX_LINETABLE 65536
 /* Bytes of a code object's header read: every field the layouts name. */
 #define PY_CODE_HEADER 256
+/* Code object headers read with one system call (a stack's Python frames). */
+#define PY_HEADER_BATCH 64
 
 /* Copy @len bytes at @addr of @pid; 0 or -EFAULT (short or failed). */
 static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
@@ -99,16 +102,13 @@ static int32_t get_i32(const uint8_t *b, size_t off)
 }
 
 /*
- * The header of the code object at @addr of @p: its identity in *@id.
- * 0, -EFAULT if unreadable, -EINVAL if it is not a code object.
+ * The identity in *@id of the code object whose header @hdr of @p holds.
+ * 0, or -EINVAL if it is not a code object.
  */
-static int read_header(const struct py_proc *p, uint64_t addr, uint8_t *hdr,
-		       struct py_code_id *id)
+static int parse_header(const struct py_proc *p, const uint8_t *hdr, struct py_code_id *id)
 {
 	const struct py_layout *l = p->layout;
 
-	if (read_mem(p->pid, addr, hdr, PY_CODE_HEADER))
-		return -EFAULT;
 	if (get_u64(hdr, l->object_type) != p->code_type)
 		return -EINVAL;
 	id->qualname = get_u64(hdr, l->code_qualname);
@@ -118,12 +118,39 @@ static int read_header(const struct py_proc *p, uint64_t addr, uint8_t *hdr,
 	return 0;
 }
 
-/* Read the names of the code object of @c (pid, addr set) from @p. */
-static int read_code(const struct py_proc *p, struct py_code *c)
+/*
+ * The headers of the code objects at @addrs[0..@n) of @pid into @hdrs,
+ * with one process_vm_readv() for all (the kernel stops at the first
+ * that fails: those after it are read one by one).  ok[i] says whether
+ * header i could be read.
+ */
+static void read_headers(uint32_t pid, const uint64_t *addrs, size_t n,
+			 uint8_t (*hdrs)[PY_CODE_HEADER], bool *ok)
+{
+	struct iovec local[PY_HEADER_BATCH], remote[PY_HEADER_BATCH];
+	ssize_t got;
+	size_t i, whole;
+
+	if (n == 0 || n > PY_HEADER_BATCH)
+		return;
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){ .iov_base = hdrs[i], .iov_len = PY_CODE_HEADER };
+		remote[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)addrs[i],
+					    .iov_len = PY_CODE_HEADER };
+	}
+	got = process_vm_readv((pid_t)pid, local, n, remote, n, 0);
+	whole = got > 0 ? (size_t)got / PY_CODE_HEADER : 0;
+	for (i = 0; i < n; i++)
+		ok[i] = i < whole || (i > whole && read_mem(pid, addrs[i], hdrs[i],
+							    PY_CODE_HEADER) == 0);
+}
+
+/* Read the names of the code object of @c (pid, addr set) from @p, whose
+ * header is @hdr. */
+static int read_code(const struct py_proc *p, const uint8_t *hdr, struct py_code *c)
 {
 	const struct py_layout *l = p->layout;
-	uint8_t hdr[PY_CODE_HEADER];
-	int err = read_header(p, c->addr, hdr, &c->id);
+	int err = parse_header(p, hdr, &c->id);
 
 	if (err)
 		return err;
@@ -190,23 +217,23 @@ static bool same_code(const struct py_code_id *a, const struct py_code_id *b)
 }
 
 /*
- * The entry of the code object @addr of @p as it is now: the newest one
- * read at that address if the object there is still that one (or can no
- * longer be read), else a new entry.  Its index, or -1 on ENOMEM.
+ * The entry of the code object @addr of @p as it is now, its header read
+ * into @hdr (NULL: it could not be read): the newest one read at that
+ * address if the object there is still that one (or can no longer be
+ * read), else a new entry.  Its index, or -1 on ENOMEM.
  */
-static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr)
+static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr,
+			  const uint8_t *hdr)
 {
 	struct py_code_slot *s = it->cap_slots ? slot_find(it->slots, it->cap_slots, p->pid, addr)
 					       : NULL;
-	uint8_t hdr[PY_CODE_HEADER];
 	struct py_code_id now;
 	struct py_code *c;
 
 	it->stats.frames_seen++;
 	if (s && s->pid) {
 		c = &it->codes[s->index];
-		if (read_header(p, addr, hdr, &now) == -EFAULT ||
-		    (c->ok && same_code(&now, &c->id))) {
+		if (!hdr || (c->ok && parse_header(p, hdr, &now) == 0 && same_code(&now, &c->id))) {
 			it->stats.frames_cached++;
 			return s->index;
 		}
@@ -223,7 +250,7 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	memset(c, 0, sizeof(*c));
 	c->pid = p->pid;
 	c->addr = addr;
-	c->ok = read_code(p, c) == 0;
+	c->ok = hdr && read_code(p, hdr, c) == 0;
 	if (c->ok)
 		it->stats.codes++;
 	else
@@ -231,20 +258,50 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	return s->index;
 }
 
-void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)
+/* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
+ * their headers are read together). */
+static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *ips, size_t n)
 {
-	const struct py_proc *p = NULL;
+	uint8_t hdrs[PY_HEADER_BATCH][PY_CODE_HEADER];
+	uint64_t addrs[PY_HEADER_BATCH];
+	bool ok[PY_HEADER_BATCH];
+	size_t i, k = 0;
 	int64_t index;
 
-	for (size_t i = 0; it && i < nr; i++) {
+	for (i = 0; i < n; i++)
+		if (interp_is_frame(ips[i]))
+			addrs[k++] = PY_FRAME_CODE(ips[i]);
+	read_headers(p->pid, addrs, k, hdrs, ok);
+	for (i = 0, k = 0; i < n; i++) {
 		if (!interp_is_frame(ips[i]))
 			continue;
-		if (!p && !(p = interp_proc(it, pid)))
-			return;
-		index = learn_code(it, p, PY_FRAME_CODE(ips[i]));
+		index = learn_code(it, p, addrs[k], ok[k] ? hdrs[k] : NULL);
+		k++;
 		/* the frame names the entry, whatever lives at the address later */
 		ips[i] = index < 0 ? PY_FRAME_ADDR(0, 0)
 				   : PY_FRAME_ADDR(((uint64_t)index + 1) << 3, PY_FRAME_INSTR(ips[i]));
+	}
+}
+
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)
+{
+	const struct py_proc *p = NULL;
+	size_t start = 0, frames = 0;
+
+	/* in runs of at most PY_HEADER_BATCH Python frames */
+	for (size_t i = 0; it && i <= nr; i++) {
+		if (i < nr && !interp_is_frame(ips[i]))
+			continue;
+		if (i < nr && frames < PY_HEADER_BATCH) {
+			frames++;
+			continue;
+		}
+		if (frames && (p || (p = interp_proc(it, pid))))
+			learn_frames(it, p, ips + start, i - start);
+		if (frames && !p)
+			return;
+		start = i;
+		frames = i < nr ? 1 : 0;
 	}
 }
 
