@@ -10,8 +10,12 @@ taken back to back in a rotating order; per repetition, the slowdown of
 each profiler is the workload's wall time (and its own CPU time) over the
 unprofiled run's, and the profilers' own CPU (user + system of the perf or
 bpfprof process, whole run: start-up, sampling, writing, i.e. wait4()'s
-usage minus the CPU python reported just before its exit; and while the
-workload worked, from /proc/PID/task/*/schedstat) is compared as a ratio.
+usage minus the CPU python reported just before its exit, minus what
+python's own exit costs in the unprofiled run (the same for both
+profilers); and while the workload worked, from /proc/PID/task/*/schedstat)
+is compared as a ratio.  bpfprof keeps the unwind tables it builds in an
+on-disk cache (a fresh one per bench run): the repetitions read them from
+there, and one extra first run with an empty cache gives the cold cost.
 The cost of taking a sample in the kernel (perf's callchain walk, the BPF
 program) is charged to the workload: its CPU time over the one alone.
 Medians over the repetitions.  bpfprof's -v lines give the frames read
@@ -42,13 +46,13 @@ PYBURN = os.path.join(SRC, "tests", "workloads", "pyburn.py")
 VARIANTS = ("none", "perf", "bpfprof")
 
 
-def command(variant, build, freq, out):
+def command(variant, a, out):
     if variant == "perf":
-        return ["perf", "record", "-e", "cpu-clock", "-F", str(freq), "-g", "-q",
+        return ["perf", "record", "-e", "cpu-clock", "-F", str(a.freq), "-g", "-q",
                 "-o", os.path.join(out, "perf.data"), "--"]
     if variant == "bpfprof":
-        return [os.path.join(build, "bpfprof"), "-v", "-F", str(freq),
-                "-o", os.path.join(out, "bpfprof.prof"), "--"]
+        return [os.path.join(a.build, "bpfprof"), "-v", "-F", str(a.freq),
+                "--unwind-cache", a.cache, "-o", os.path.join(out, "bpfprof.prof"), "--"]
     return []
 
 
@@ -72,6 +76,14 @@ def parse_python(err):
     m = re.search(r"bpfprof: (\d+) samples \((\d+) seen\)", err)
     if m:
         r["samples"] = int(m.group(1))
+    m = re.search(r"own CPU ([\d.]+) s: ([\d.]+) s to start.*?, ([\d.]+) s sampling.*?, "
+                  r"([\d.]+) s writing, ([\d.]+) s to tear down", err)
+    if m:
+        r["own_total"], r["own_start"], r["own_sampling"], r["own_writing"], r["own_teardown"] = \
+            (float(g) for g in m.groups())
+    m = re.search(r"(\d+) tables from the on-disk cache", err)
+    if m:
+        r["cached_tables"] = int(m.group(1))
     m = re.search(r"frames lost: (.*)", err)
     r["lost"] = m.group(1).strip() if m else ""
     return r
@@ -80,7 +92,7 @@ def parse_python(err):
 def run_one(variant, a, tmp):
     out = tempfile.mkdtemp(prefix="py.", dir=tmp)
     env = dict(os.environ, PYBURN_ROUNDS=str(a.rounds))
-    cmd = command(variant, a.build, a.freq, out) + [PY, PYBURN, "0"]
+    cmd = command(variant, a, out) + [PY, PYBURN, "0"]
     errf = open(os.path.join(out, "stderr"), "w+")
     p = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.PIPE, stderr=errf, text=True)
     res = {"variant": variant}
@@ -102,10 +114,11 @@ def run_one(variant, a, tmp):
         err = errf.read()
         if p.returncode:
             raise RuntimeError("%s exited %d: %s" % (variant, p.returncode, err[-800:]))
+        # wait4()'s usage includes the profiler's reaped child, python:
+        # take away what python used (all but its exit; the exit is
+        # measured alone in the "none" runs and taken away in markdown())
+        res["prof_cpu_total"] = ru.ru_utime + ru.ru_stime - res["python_cpu"]
         if variant != "none":
-            # wait4()'s usage includes the profiler's reaped child, python:
-            # take away what python used (all but its exit)
-            res["prof_cpu_total"] = ru.ru_utime + ru.ru_stime - res["python_cpu"]
             if cpu0 is not None and cpu1 is not None:
                 # schedstat of the profiler's threads only (python is
                 # another process)
@@ -136,15 +149,22 @@ def markdown(a, reps):
 
     slow = {v: med([r[v]["wall"] / r["none"]["wall"] for r in reps]) for v in ("perf", "bpfprof")}
     slow_cpu = {v: med([r[v]["cpu"] / r["none"]["cpu"] for r in reps]) for v in ("perf", "bpfprof")}
-    tot = {v: med(col(v, "prof_cpu_total")) for v in ("perf", "bpfprof")}
+    # python's own exit, charged to whoever reaps it: measured alone
+    exit_cpu = med(col("none", "prof_cpu_total")) or 0.0
+    tot = {v: med([x - exit_cpu for x in col(v, "prof_cpu_total")]) for v in ("perf", "bpfprof")}
     run = {v: med(col(v, "prof_cpu_run")) for v in ("perf", "bpfprof")}
-    tot_ratio = med([r["bpfprof"]["prof_cpu_total"] / r["perf"]["prof_cpu_total"] for r in reps])
+    tot_ratio = med([(r["bpfprof"]["prof_cpu_total"] - exit_cpu) /
+                     (r["perf"]["prof_cpu_total"] - exit_cpu) for r in reps])
+    cold = a.cold.get("prof_cpu_total") if a.cold else None
+    cold = cold - exit_cpu if cold is not None else None
+    perf_tot = tot["perf"]
     run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
                      for r in reps if r["perf"].get("prof_cpu_run")])
     base_wall = med(col("none", "wall"))
     b = {k: med(col("bpfprof", k)) for k in ("frames_per_sample", "tstate_hit_pct",
                                               "code_hit_pct", "samples", "py_with",
-                                              "codes_named")}
+                                              "codes_named", "own_start", "own_sampling",
+                                              "own_writing", "own_teardown", "cached_tables")}
     lines = [
         "### Python frames (issue 17): pyburn under %s at %d Hz, %d paired repetitions"
         % (PY, a.freq, len(reps)),
@@ -167,8 +187,18 @@ def markdown(a, reps):
            if slow["perf"] and slow["bpfprof"] and slow["perf"] > 1 else "–"),
         "| profiler CPU s while the workload ran | %s | %s | %s |"
         % (fmt(run["perf"]), fmt(run["bpfprof"]), fmt(run_ratio, "%.2f")),
-        "| profiler CPU s, whole run (start-up, writing) | %s | %s | %s |"
-        % (fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
+        "| profiler CPU s, whole run (start-up, writing; python's exit, %s s, taken away) "
+        "| %s | %s | %s |"
+        % (fmt(exit_cpu), fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
+        "| bpfprof's first run, empty unwind-table cache (one run) | | %s | %s |"
+        % (fmt(cold), fmt(cold / perf_tot, "%.2f") if cold is not None and perf_tot else "–"),
+        "",
+        "bpfprof's own account (-v, medians): %s s to start (BPF load, first tables), %s s"
+        " sampling and draining the maps, %s s writing and the summary, %s s to tear down;"
+        " %s unwind tables read from the cache (cold run: %s)."
+        % (fmt(b["own_start"]), fmt(b["own_sampling"]), fmt(b["own_writing"]),
+           fmt(b["own_teardown"]), fmt(b["cached_tables"], "%d"),
+           fmt(a.cold.get("cached_tables") if a.cold else None, "%d")),
         "",
         "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
         " sample with Python frames; thread-state cache %s%% hits; code objects: %s named,"
@@ -205,8 +235,11 @@ def main():
         print("### Python frames: skipped (needs %s and perf)\n" % PY)
         return 0
     tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
+    a.cache = os.path.join(tmp, "cfi-cache")
     reps = []
     try:
+        log("python: first bpfprof run, empty unwind-table cache")
+        a.cold = run_one("bpfprof", a, tmp)
         for i in range(a.reps):
             order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
             rep = {}
