@@ -92,8 +92,17 @@ struct kernel_leaf {
 	UT_hash_handle hh;
 };
 
+/* One user frame's name, symbolized once per (process, address). */
+struct frame_memo {
+	struct { uint32_t pid; uint64_t ip; } key;
+	bool resolved;
+	char *name;
+	UT_hash_handle hh;
+};
+
 struct tally {
 	struct func_total *totals;	/* self samples by function name */
+	struct frame_memo *frames;	/* names asked for so far */
 	struct kernel_leaf *kleaves;
 	uint64_t kernel_self;		/* samples whose leaf is a kernel frame */
 	uint64_t user_frames, unresolved, kernel_frames;
@@ -115,6 +124,42 @@ static void add_kernel_leaf(struct tally *t, uint64_t ip, uint64_t samples)
 	k->samples += samples;
 }
 
+/* The name of user frame @ip of @pid (memoized in @t: stacks share most of
+ * their frames); NULL when memory ran out. */
+static const struct frame_memo *user_frame(struct tally *t, const struct bpfprof_host *host,
+					   uint32_t pid, uint64_t ip)
+{
+	struct frame_memo *m, key = { 0 };
+	char name[512];
+
+	key.key.pid = pid;
+	key.key.ip = ip;
+	HASH_FIND(hh, t->frames, &key.key, sizeof(key.key), m);
+	if (m)
+		return m;
+	frame_name(host, pid, ip, 0, name, sizeof(name), &key.resolved);
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->name = strdup(name))) {
+		free(m);
+		return NULL;
+	}
+	m->key = key.key;
+	m->resolved = key.resolved;
+	HASH_ADD(hh, t->frames, key, sizeof(m->key), m);
+	return m;
+}
+
+static void free_frames(struct tally *t)
+{
+	struct frame_memo *m, *tmp;
+
+	HASH_ITER(hh, t->frames, m, tmp) {
+		HASH_DEL(t->frames, m);
+		free(m->name);
+		free(m);
+	}
+}
+
 /*
  * Self samples per user leaf function (named), kernel leaves by address
  * (named later only if they can matter, see name_kernel_leaves()), and user
@@ -122,8 +167,7 @@ static void add_kernel_leaf(struct tally *t, uint64_t ip, uint64_t samples)
  */
 static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *host, struct tally *t)
 {
-	char name[512];
-	bool ok;
+	const struct frame_memo *m;
 
 	for (size_t i = 0; i < v->nr_counts; i++) {
 		const struct bpfprof_count *cnt = &v->counts[i];
@@ -136,11 +180,11 @@ static void tally(const struct bpfprof_profile *v, const struct bpfprof_host *ho
 			add_kernel_leaf(t, k->ips[0], cnt->samples);
 		for (uint32_t f = 0; f < u->nr; f++) {
 			/* return addresses: look up the call instruction */
-			frame_name(host, pid, u->ips[f] - (f > 0), 0, name, sizeof(name), &ok);
+			m = user_frame(t, host, pid, u->ips[f] - (f > 0));
 			t->user_frames += cnt->samples;
-			t->unresolved += ok ? 0 : cnt->samples;
+			t->unresolved += m && m->resolved ? 0 : cnt->samples;
 			if (f == 0 && k->nr == 0)
-				add_total(&t->totals, name, cnt->samples);
+				add_total(&t->totals, m ? m->name : "[unknown]", cnt->samples);
 		}
 		if (k->nr == 0 && u->nr == 0)
 			add_total(&t->totals, "[no stack]", cnt->samples);
@@ -234,6 +278,7 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		run->sample_freq ? "Hz" : "ns period");
 	print_drops(out, stats);
 	tally(&v, host, &ty);
+	free_frames(&ty);
 	name_kernel_leaves(host, &ty, kept);
 	fprintf(out, "bpfprof: unresolved user frames: %llu of %llu; kernel frames: %llu; "
 		"distinct stacks: %zu\n", (unsigned long long)ty.unresolved,
