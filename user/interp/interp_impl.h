@@ -59,6 +59,8 @@ struct py_code_slot {
 	uint64_t addr;
 };
 
+#define PY_LINE_CACHE 4096		/* slots of struct interp's line cache */
+
 struct interp {
 	int procs_fd;
 	struct py_file *files;
@@ -70,6 +72,10 @@ struct interp {
 	struct py_code_slot *slots;	/* open addressing by (pid, addr) */
 	size_t nr_slots, cap_slots;	/* cap: a power of two */
 	struct interp_stats stats;
+	/* the line of recently named frames (a frame address: code entry and
+	 * instruction), direct-mapped: writers name the same frames once
+	 * per stack, and py_line_of() walks the location table each time */
+	struct { uint64_t ip; uint32_t line; } lines[PY_LINE_CACHE];
 };
 
 /* The process @pid, NULL if it has no interpreter known. */

@@ -305,6 +305,20 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
 	}
 }
 
+/* The line of frame @ip of code entry @c, through the line cache. */
+static uint32_t frame_line(struct interp *it, const struct py_code *c, uint64_t ip)
+{
+	size_t slot = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 52) & (PY_LINE_CACHE - 1);
+
+	if (it->lines[slot].ip != ip) {
+		it->lines[slot].ip = ip;
+		it->lines[slot].line = (uint32_t)py_line_of(c->linetable, c->linetable_len,
+							    c->firstlineno,
+							    (uint32_t)PY_FRAME_INSTR(ip));
+	}
+	return it->lines[slot].line;
+}
+
 int interp_symbolize(struct interp *it, uint32_t pid, uint64_t ip, struct bpfprof_symbol *sym)
 {
 	uint64_t id = PY_FRAME_CODE(ip) >> 3;
@@ -326,8 +340,7 @@ int interp_symbolize(struct interp *it, uint32_t pid, uint64_t ip, struct bpfpro
 	sym->function = c->qualname;
 	sym->function_start = PY_FRAME_ADDR(PY_FRAME_CODE(ip), 0);
 	sym->file = c->filename;
-	sym->line = (uint32_t)py_line_of(c->linetable, c->linetable_len, c->firstlineno,
-					 (uint32_t)PY_FRAME_INSTR(ip));
+	sym->line = frame_line(it, c, ip);
 	return 0;
 }
 
