@@ -29,6 +29,14 @@ struct py_layout {
 	uint16_t object_type;		/* PyObject.ob_type */
 };
 
+/*
+ * The bits of PyASCIIObject.state, read as a uint32_t, of 3.11-3.13:
+ * kind (3 bits: 1, 2 or 4 bytes a character), compact, ascii.
+ */
+#define PY_STR_KIND_SHIFT 2
+#define PY_STR_COMPACT_BIT 5
+#define PY_STR_ASCII_BIT 6
+
 /* The layout of CPython 3.@minor, NULL if unknown. */
 const struct py_layout *py_layout_find(unsigned minor);
 
