@@ -6,8 +6,8 @@
  * py_offsets of bpf/python.h) and those the collector uses to name a code
  * object (its strings and line table).  The table was taken from the
  * DWARF of Debian's python3.11 (its debug file) and of pyenv's 3.11.7,
- * 3.12.1 and 3.13.0; tests/unit/interp/ checks it against the DWARF of
- * every interpreter on the machine that has it.
+ * 3.12.1 and 3.13.0; tests/unit/interp/test_py_layout.c checks every
+ * field against the DWARF of every interpreter on the machine that has it.
  */
 #ifndef BPFPROF_PY_LAYOUT_H
 #define BPFPROF_PY_LAYOUT_H
