@@ -28,8 +28,8 @@
 
 /*
  * Byte offsets of the fields the walk reads, for one CPython minor
- * version (user/interp/python.c's table, checked against DWARF by
- * tests/unit/interp/).
+ * version (user/interp/py_layout.c's table, checked against DWARF by
+ * tests/unit/interp/test_py_layout.c).
  */
 struct py_offsets {
 	__u16 runtime_interpreters_head;	/* _PyRuntimeState.interpreters.head */

@@ -6,8 +6,8 @@
  * py_offsets of bpf/python.h) and those the collector uses to name a code
  * object (its strings and line table).  The table was taken from the
  * DWARF of Debian's python3.11 (its debug file) and of pyenv's 3.11.7,
- * 3.12.1 and 3.13.0; tests/unit/interp/ checks it against the DWARF of
- * every interpreter on the machine that has it.
+ * 3.12.1 and 3.13.0; tests/unit/interp/test_py_layout.c checks every
+ * field against the DWARF of every interpreter on the machine that has it.
  */
 #ifndef BPFPROF_PY_LAYOUT_H
 #define BPFPROF_PY_LAYOUT_H
@@ -28,6 +28,14 @@ struct py_layout {
 	uint16_t bytes_size, bytes_data;
 	uint16_t object_type;		/* PyObject.ob_type */
 };
+
+/*
+ * The bits of PyASCIIObject.state, read as a uint32_t, of 3.11-3.13:
+ * kind (3 bits: 1, 2 or 4 bytes a character), compact, ascii.
+ */
+#define PY_STR_KIND_SHIFT 2
+#define PY_STR_COMPACT_BIT 5
+#define PY_STR_ASCII_BIT 6
 
 /* The layout of CPython 3.@minor, NULL if unknown. */
 const struct py_layout *py_layout_find(unsigned minor);

@@ -55,10 +55,10 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 		return NULL;
 	memcpy(&state, hdr + l->str_state, sizeof(state));
 	length = get_u64(hdr, l->str_length);
-	kind = state >> 2 & 7;
-	if (!(state >> 5 & 1))		/* not compact: a legacy string */
+	kind = state >> PY_STR_KIND_SHIFT & 7;
+	if (!(state >> PY_STR_COMPACT_BIT & 1))		/* not compact: a legacy string */
 		return NULL;
-	off = (state >> 6 & 1) ? l->ascii_size : l->compact_size;
+	off = (state >> PY_STR_ASCII_BIT & 1) ? l->ascii_size : l->compact_size;
 	if (length > PY_MAX_STR)
 		length = PY_MAX_STR;
 	n = (size_t)length * kind;

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_py_layout.c - unit tests of user/interp/py_layout.c, the table of
+ * CPython struct offsets per minor version, against the DWARF of real
+ * interpreters read with libdw (libdwfl finds a separate debug file by
+ * build-id, as for Debian's python3.11 with python3.11-dbg installed):
+ * every field of the table for 3.11, 3.12 and 3.13 must be its member's
+ * offset (a path through nested and anonymous structs), the width the
+ * readers use must be the member's size, a field the table says a
+ * version lacks (PY_NO_OFFSET, 0xff) must be absent from its DWARF, and
+ * the bits of PyASCIIObject.state pynames.c reads (PY_STR_*) must be
+ * where the bitfields are.  A check per byte of struct py_layout makes a
+ * field added to the table without a check here fail.
+ *
+ * Interpreters looked at: /usr/bin/python3.X (Debian's; DWARF from its
+ * debug file if installed) and $PYENV_ROOT/versions/3.X.*  (lib/
+ * libpython3.X.so.1.0, or bin/python3.X when built static; pyenv's
+ * builds keep their DWARF).  A version with no interpreter that has
+ * DWARF is skipped with a message.  Within a minor version CPython keeps
+ * these layouts (debuggers and profilers rely on it): one build of 3.X
+ * with DWARF validates the table of 3.X, and every build found is
+ * checked.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "interp/py_layout.h"
+
+/* How a field of the table is found in the DWARF. */
+enum how {
+	MEMBER,			/* offset of a member: "Type.member.member" */
+	SIZEOF,			/* size of a type: "Type" */
+	ENUMERATOR,		/* value of an enumerator: "enum_tag.NAME" */
+};
+
+struct check {
+	const char *field;	/* the table's field, for messages */
+	size_t off, width;	/* where it is in struct py_layout */
+	enum how how;
+	/* For 3.11, 3.12, 3.13; "!" first: the version has none (the table
+	 * holds PY_NO_OFFSET, or 0xff for a uint8_t) */
+	const char *path[3];
+	unsigned size;		/* the member's size the readers assume, 0: any */
+};
+
+#define F(name) #name, offsetof(struct py_layout, name), sizeof(((struct py_layout *)0)->name)
+#define ALL(p) { p, p, p }
+
+static const struct check checks[] = {
+	{ F(bpf.runtime_interpreters_head), MEMBER, ALL("_PyRuntimeState.interpreters.head"), 8 },
+	{ F(bpf.interp_threads_head), MEMBER, ALL("PyInterpreterState.threads.head"), 8 },
+	{ F(bpf.tstate_next), MEMBER, ALL("PyThreadState.next"), 8 },
+	{ F(bpf.tstate_native_thread_id), MEMBER, ALL("PyThreadState.native_thread_id"), 8 },
+	{ F(bpf.tstate_cframe), MEMBER,
+	  { "PyThreadState.cframe", "PyThreadState.cframe", "!PyThreadState.cframe" }, 8 },
+	{ F(bpf.current_frame), MEMBER,
+	  { "_PyCFrame.current_frame", "_PyCFrame.current_frame", "PyThreadState.current_frame" },
+	  8 },
+	{ F(bpf.frame_code), MEMBER,
+	  { "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_code",
+	    "_PyInterpreterFrame.f_executable" }, 8 },
+	{ F(bpf.frame_previous), MEMBER, ALL("_PyInterpreterFrame.previous"), 8 },
+	{ F(bpf.frame_instr), MEMBER,
+	  { "_PyInterpreterFrame.prev_instr", "_PyInterpreterFrame.prev_instr",
+	    "_PyInterpreterFrame.instr_ptr" }, 8 },
+	{ F(bpf.frame_is_entry), MEMBER,
+	  { "_PyInterpreterFrame.is_entry", "!_PyInterpreterFrame.is_entry",
+	    "!_PyInterpreterFrame.is_entry" }, 1 },
+	{ F(bpf.frame_owner), MEMBER, ALL("_PyInterpreterFrame.owner"), 1 },
+	{ F(bpf.code_adaptive), MEMBER, ALL("PyCodeObject.co_code_adaptive"), 0 },
+	{ F(bpf.owner_cstack), ENUMERATOR,
+	  { "!_frameowner.FRAME_OWNED_BY_CSTACK", "_frameowner.FRAME_OWNED_BY_CSTACK",
+	    "_frameowner.FRAME_OWNED_BY_CSTACK" }, 0 },
+	{ F(code_filename), MEMBER, ALL("PyCodeObject.co_filename"), 8 },
+	{ F(code_name), MEMBER, ALL("PyCodeObject.co_name"), 8 },
+	{ F(code_qualname), MEMBER, ALL("PyCodeObject.co_qualname"), 8 },
+	{ F(code_firstlineno), MEMBER, ALL("PyCodeObject.co_firstlineno"), 4 },
+	{ F(code_linetable), MEMBER, ALL("PyCodeObject.co_linetable"), 8 },
+	{ F(str_length), MEMBER, ALL("PyASCIIObject.length"), 8 },
+	{ F(str_state), MEMBER, ALL("PyASCIIObject.state"), 4 },
+	{ F(ascii_size), SIZEOF, ALL("PyASCIIObject"), 0 },
+	{ F(compact_size), SIZEOF, ALL("PyCompactUnicodeObject"), 0 },
+	{ F(bytes_size), MEMBER, ALL("PyBytesObject.ob_base.ob_size"), 8 },
+	{ F(bytes_data), MEMBER, ALL("PyBytesObject.ob_sval"), 0 },
+	{ F(object_type), MEMBER, ALL("PyObject.ob_type"), 8 },
+};
+
+/* The bits of PyASCIIObject.state pynames.c reads (a uint32_t). */
+static const struct {
+	const char *path;
+	unsigned shift, bits;
+} state_bits[] = {
+	{ "PyASCIIObject.state.kind", PY_STR_KIND_SHIFT, 3 },
+	{ "PyASCIIObject.state.compact", PY_STR_COMPACT_BIT, 1 },
+	{ "PyASCIIObject.state.ascii", PY_STR_ASCII_BIT, 1 },
+};
+
+/* ---- DWARF, through libdw ------------------------------------------------- */
+
+/* @die's type with typedefs and qualifiers peeled. */
+static bool peel_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die cur = *die;
+
+	for (;;) {
+		int tag;
+
+		if (!dwarf_attr(&cur, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+			return false;
+		tag = dwarf_tag(out);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type)
+			return true;
+		cur = *out;
+	}
+}
+
+/* A complete struct or union named @name (its tag or a typedef's name). */
+static bool find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
+			do {
+				int tag = dwarf_tag(&die);
+				const char *n = dwarf_diename(&die);
+
+				if (!n || strcmp(n, name) || dwarf_hasattr(&die, DW_AT_declaration))
+					continue;
+				if (tag == DW_TAG_typedef) {
+					if (peel_type(&die, out) &&
+					    !dwarf_hasattr(out, DW_AT_declaration) &&
+					    (dwarf_tag(out) == DW_TAG_structure_type ||
+					     dwarf_tag(out) == DW_TAG_union_type))
+						return true;
+				} else if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+					*out = die;
+					return true;
+				}
+			} while (dwarf_siblingof(&die, &die) == 0);
+		}
+		off = next;
+	}
+	return false;
+}
+
+static Dwarf_Word member_location(Dwarf_Die *m)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v = 0;
+
+	if (dwarf_attr(m, DW_AT_data_member_location, &a))
+		assert_int_equal(dwarf_formudata(&a, &v), 0);	/* constant form */
+	return v;
+}
+
+/*
+ * The member @name of struct/union @type, looked for through anonymous
+ * members too: its DIE in *@m, its offset from @type's start in *@off.
+ */
+static bool find_member(Dwarf_Die *type, const char *name, Dwarf_Die *m, Dwarf_Word *off)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(type, &child) != 0)
+		return false;
+	do {
+		Dwarf_Die inner;
+		Dwarf_Word o;
+
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		if (dwarf_diename(&child)) {
+			if (strcmp(dwarf_diename(&child), name))
+				continue;
+			*m = child;
+			*off = member_location(&child);
+			return true;
+		}
+		if (peel_type(&child, &inner) && find_member(&inner, name, m, &o)) {
+			*off = member_location(&child) + o;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/*
+ * Resolve "Type.member...": offset in *@off, the last member's DIE in
+ * *@m.  False, with the part not found in @why, when absent.
+ */
+static bool resolve(Dwarf *dw, const char *path, Dwarf_Die *m, Dwarf_Word *off, char *why,
+		    size_t whylen)
+{
+	char buf[256], *save = NULL, *part;
+	Dwarf_Die type;
+	Dwarf_Word o;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	part = strtok_r(buf, ".", &save);
+	if (!find_type(dw, part, &type)) {
+		snprintf(why, whylen, "no type %s", part);
+		return false;
+	}
+	*off = 0;
+	while ((part = strtok_r(NULL, ".", &save))) {
+		if (!find_member(&type, part, m, &o)) {
+			snprintf(why, whylen, "no member %s", part);
+			return false;
+		}
+		*off += o;
+		if (!peel_type(m, &type) && strtok_r(NULL, ".", &save)) {
+			snprintf(why, whylen, "%s has no type", part);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The value of the enumerator "TAG.NAME" (@path) of enum TAG.  False,
+ * with why in @why, if the enum or its enumerator is absent.
+ */
+static bool find_enumerator(Dwarf *dw, const char *path, Dwarf_Sword *value, char *why,
+			    size_t whylen)
+{
+	const char *name = strchr(path, '.') + 1;
+	size_t taglen = (size_t)(name - 1 - path);
+	Dwarf_Off off = 0, next;
+	bool seen = false;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die, e;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
+			do {
+				const char *tag = dwarf_diename(&die);
+
+				if (dwarf_tag(&die) != DW_TAG_enumeration_type || !tag ||
+				    strncmp(tag, path, taglen) || tag[taglen] ||
+				    dwarf_child(&die, &e) != 0)
+					continue;
+				seen = true;
+				do {
+					Dwarf_Attribute a;
+
+					if (dwarf_tag(&e) == DW_TAG_enumerator &&
+					    !strcmp(dwarf_diename(&e), name) &&
+					    dwarf_attr(&e, DW_AT_const_value, &a))
+						return dwarf_formsdata(&a, value) == 0;
+				} while (dwarf_siblingof(&e, &e) == 0);
+			} while (dwarf_siblingof(&die, &die) == 0);
+		}
+		off = next;
+	}
+	if (seen)
+		snprintf(why, whylen, "no enumerator %s", name);
+	else
+		snprintf(why, whylen, "no enum %.*s", (int)taglen, path);
+	return false;
+}
+
+/* A member's first bit from its struct's start (DWARF 4+ or 2/3 forms). */
+static bool member_bits(Dwarf_Die *m, Dwarf_Word base, Dwarf_Word *first, Dwarf_Word *bits)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v, bytes;
+
+	if (!dwarf_attr(m, DW_AT_bit_size, &a) || dwarf_formudata(&a, bits))
+		return false;
+	if (dwarf_attr(m, DW_AT_data_bit_offset, &a))
+		return dwarf_formudata(&a, first) == 0 && (*first += (base - member_location(m)) * 8, 1);
+	/* DW_AT_bit_offset counts from the storage unit's most significant
+	 * bit: on little-endian, first = unit * 8 + size * 8 - offset - bits */
+	if (!dwarf_attr(m, DW_AT_bit_offset, &a) || dwarf_formudata(&a, &v) ||
+	    !dwarf_attr(m, DW_AT_byte_size, &a) || dwarf_formudata(&a, &bytes))
+		return false;
+	*first = base * 8 + bytes * 8 - v - *bits;
+	return true;
+}
+
+/* ---- the checks ------------------------------------------------------------- */
+
+static unsigned table_value(const struct py_layout *l, const struct check *c)
+{
+	const uint8_t *p = (const uint8_t *)l + c->off;
+	uint16_t v16;
+
+	if (c->width == 1)
+		return *p;
+	memcpy(&v16, p, sizeof(v16));
+	return v16;
+}
+
+/* One field against @dw; 0 if right, else 1 with a message. */
+static int check_field(Dwarf *dw, const char *file, const struct py_layout *l,
+		       const struct check *c)
+{
+	const char *path = c->path[l->minor - 11];
+	bool absent = path[0] == '!';
+	unsigned want_none = c->width == 1 ? 0xff : PY_NO_OFFSET, have = table_value(l, c);
+	char why[128] = "";
+	Dwarf_Die m, type;
+	Dwarf_Word off = 0, size = 0;
+	Dwarf_Sword value;
+	bool found;
+
+	if (absent)
+		path++;
+	switch (c->how) {
+	case ENUMERATOR:
+		found = find_enumerator(dw, path, &value, why, sizeof(why));
+		off = (Dwarf_Word)value;
+		break;
+	case SIZEOF:
+		found = find_type(dw, path, &type) && dwarf_aggregate_size(&type, &off) == 0;
+		break;
+	default:
+		found = resolve(dw, path, &m, &off, why, sizeof(why));
+	}
+	if (absent) {
+		/* absent from a type that is there, not from a DWARF without it */
+		if (!found && have == want_none &&
+		    (!strncmp(why, "no member", 9) || !strncmp(why, "no enumerator", 13)))
+			return 0;
+		print_message("3.%u %s: %s is %u, want %u as %s is not in this version: %s\n",
+			      l->minor, file, c->field, have, want_none, path,
+			      found ? "but it is" : why);
+		return 1;
+	}
+	if (!found) {
+		print_message("3.%u %s: %s: %s not in the DWARF (%s)\n", l->minor, file, c->field,
+			      path, why[0] ? why : "not found");
+		return 1;
+	}
+	if (off != have) {
+		print_message("3.%u %s: %s is %u, the DWARF says %s is %lu\n", l->minor, file,
+			      c->field, have, path, (unsigned long)off);
+		return 1;
+	}
+	if (c->size && (!peel_type(&m, &type) || dwarf_aggregate_size(&type, &size) ||
+			size != c->size)) {
+		print_message("3.%u %s: %s (%s) is read as %u bytes, the DWARF says %lu\n", l->minor,
+			      file, c->field, path, c->size, (unsigned long)size);
+		return 1;
+	}
+	return 0;
+}
+
+static int check_state_bits(Dwarf *dw, const char *file, unsigned minor, unsigned *checked)
+{
+	Dwarf_Die m, state;
+	Dwarf_Word off, state_off, first, bits;
+	char why[128];
+	int wrong = 0;
+
+	if (!resolve(dw, "PyASCIIObject.state", &state, &state_off, why, sizeof(why)))
+		fail_msg("3.%u %s: PyASCIIObject.state: %s", minor, file, why);
+	for (size_t i = 0; i < sizeof(state_bits) / sizeof(state_bits[0]); i++, (*checked)++) {
+		if (!resolve(dw, state_bits[i].path, &m, &off, why, sizeof(why)) ||
+		    !member_bits(&m, off, &first, &bits)) {
+			print_message("3.%u %s: %s: no bitfield (%s)\n", minor, file,
+				      state_bits[i].path, why);
+			wrong++;
+		} else if (first - state_off * 8 != state_bits[i].shift || bits != state_bits[i].bits) {
+			print_message("3.%u %s: %s is read at bit %u (%u bits), the DWARF says bit "
+				      "%lu (%lu bits)\n", minor, file, state_bits[i].path,
+				      state_bits[i].shift, state_bits[i].bits,
+				      (unsigned long)(first - state_off * 8), (unsigned long)bits);
+			wrong++;
+		}
+	}
+	return wrong;
+}
+
+static const Dwfl_Callbacks offline = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Check the table of 3.@minor against @file; false if it has no DWARF. */
+static bool check_file(const char *file, unsigned minor)
+{
+	const struct py_layout *l = py_layout_find(minor);
+	Dwfl *dwfl = dwfl_begin(&offline);
+	const char *debug = NULL;
+	unsigned bits = 0;
+	int wrong = 0;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+
+	assert_non_null(l);
+	assert_non_null(dwfl);
+	mod = dwfl_report_offline(dwfl, "", file, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	dw = mod ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	if (!dw) {
+		print_message("3.%u %s: no DWARF (%s)\n", minor, file, dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return false;
+	}
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		wrong += check_field(dw, file, l, &checks[i]);
+	wrong += check_state_bits(dw, file, minor, &bits);
+	print_message("3.%u %s (DWARF of %s): %zu table fields and %u state bits checked, "
+		      "%d wrong\n", minor, file, debug ? debug : file,
+		      sizeof(checks) / sizeof(checks[0]), bits, wrong);
+	dwfl_end(dwfl);
+	if (wrong)
+		fail_msg("3.%u %s: %d field(s) of py_layout.c disagree with the DWARF", minor, file,
+			 wrong);
+	return true;
+}
+
+/* Every build of 3.@minor found; skip if none has DWARF. */
+static void check_minor(unsigned minor)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char path[PATH_MAX], pattern[PATH_MAX];
+	unsigned checked = 0;
+	glob_t g;
+
+	snprintf(path, sizeof(path), "/usr/bin/python3.%u", minor);
+	if (!access(path, R_OK))
+		checked += check_file(path, minor);
+	snprintf(pattern, sizeof(pattern), "%s/versions/3.%u.*",
+		 root && *root ? root : "/root/.pyenv", minor);
+	if (!glob(pattern, GLOB_ONLYDIR, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			snprintf(path, sizeof(path), "%s/lib/libpython3.%u.so.1.0", g.gl_pathv[i],
+				 minor);
+			if (access(path, R_OK))
+				snprintf(path, sizeof(path), "%s/bin/python3.%u", g.gl_pathv[i],
+					 minor);
+			if (!access(path, R_OK))
+				checked += check_file(path, minor);
+		}
+		globfree(&g);
+	}
+	if (!checked) {
+		print_message("skip: no CPython 3.%u with DWARF here (looked at "
+			      "/usr/bin/python3.%u and %s)\n", minor, minor, pattern);
+		skip();
+	}
+}
+
+/* Every byte of struct py_layout is checked (or is the version, padding). */
+static void test_every_field_checked(void **state)
+{
+	uint8_t covered[sizeof(struct py_layout)] = { 0 };
+
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		memset(covered + checks[i].off, 1, checks[i].width);
+	memset(covered + offsetof(struct py_layout, minor), 1, sizeof(unsigned));
+	memset(covered + offsetof(struct py_layout, bpf.pad), 1,
+	       sizeof(((struct py_offsets *)0)->pad));
+	for (size_t i = 0; i < sizeof(covered); i++)
+		if (!covered[i])
+			fail_msg("byte %zu of struct py_layout has no DWARF check: a new field? "
+				 "add it to checks[]", i);
+	for (unsigned minor = 11; minor <= 13; minor++)
+		assert_non_null(py_layout_find(minor));
+	assert_null(py_layout_find(10));
+	assert_null(py_layout_find(14));
+}
+
+static void test_python_3_11(void **state)
+{
+	check_minor(11);
+}
+
+static void test_python_3_12(void **state)
+{
+	check_minor(12);
+}
+
+static void test_python_3_13(void **state)
+{
+	check_minor(13);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_field_checked),
+		cmocka_unit_test(test_python_3_11),
+		cmocka_unit_test(test_python_3_12),
+		cmocka_unit_test(test_python_3_13),
+	};
+
+	/* Debug files from the machine only, never from the network. */
+	unsetenv("DEBUGINFOD_URLS");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
