@@ -15,6 +15,8 @@
 #      -traces, and in its -raw listing every pyburn_* location in
 #      pyburn.py, at a line of its own function's body, with the def line
 #      as the function's start line;
+#   3b. the measurement merged with a copy of itself (the copy's pid is
+#      renumbered): twice the samples under pyburn_run, all named;
 #   4. the measurement without the section (as written before it
 #      existed) still merges, its Python frames unnamed;
 #   5. the section truncated or corrupt: exit 1, one line naming the
@@ -107,6 +109,16 @@ print("%d pyburn_* locations, %d wrong" % (n, bad))
 sys.exit(1 if bad or n < len(defs) else 0)
 EOF
 ok "go tool pprof -raw: every pyburn_* location in pyburn.py, in its function, def line its start"
+
+# ---- 3b. two copies: the copy's pid is renumbered, its frames still named ----
+mkdir "$TMP/copy"
+cp "$TMP/py.raw" "$TMP/copy/again.raw"
+"$BPFPROF" merge -q -o "$TMP/two.folded" --format folded "$TMP/py.raw" "$TMP/copy/again.raw" \
+	2>"$TMP/merge.err" || fail "merge of two copies failed: $(cat "$TMP/merge.err")"
+one=$(awk '/;pyburn_run;/ { s += $NF } END { print s + 0 }' "$TMP/m.folded")
+two=$(awk '/;pyburn_run;/ { s += $NF } END { print s + 0 }' "$TMP/two.folded")
+[ "$one" -gt 1000 ] || fail "only $one samples under pyburn_run in the merged folded"
+expect_eq "samples under pyburn_run, two copies merged" "$two" $((2 * one))
 
 # ---- 4. a measurement without the section ----
 python3 - "$TMP/py.raw" "$ioff" "$ilen" "$TMP/old.raw" <<'EOF'
