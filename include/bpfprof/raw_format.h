@@ -40,7 +40,7 @@ enum raw_section {
 	RAW_SEC_COUNTS = 6,		/* samples per (thread, user stack, kernel stack) */
 	RAW_SEC_KERNEL_SYMBOLS = 7,	/* kernel addresses named at record time */
 	RAW_SEC_USER_SYMBOLS = 8,	/* [vdso] and anonymous-memory addresses named then */
-	RAW_SEC_INTERP_SYMBOLS = 9,	/* Python frames named then (optional: added in version 1) */
+	RAW_SEC_INTERP_SYMBOLS = 9,	/* Python frames named then (optional, see above) */
 	RAW_SEC_END = 0x454e4421,	/* "!DNE" as bytes: the end marker, empty */
 };
 

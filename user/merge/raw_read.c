@@ -27,6 +27,12 @@ static const char *const section_names[] = {
 	[RAW_SEC_INTERP_SYMBOLS] = "Python symbols",
 };
 
+static const char *section_name(uint32_t type)
+{
+	return type <= RAW_SEC_INTERP_SYMBOLS && section_names[type] ? section_names[type]
+								     : "unknown";
+}
+
 static int why_fmt(char *why, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int why_fmt(char *why, int err, const char *fmt, ...)
@@ -114,8 +120,7 @@ static int index_sections(struct raw_file *rf, struct section_index *ix, char *w
 		}
 		if (len > rf->size - off)
 			return why_fmt(why, -EBADMSG, "truncated: the %s section needs %llu bytes, "
-				       "%llu left", type <= RAW_SEC_INTERP_SYMBOLS && section_names[type]
-				       ? section_names[type] : "unknown", (unsigned long long)len,
+				       "%llu left", section_name(type), (unsigned long long)len,
 				       (unsigned long long)(rf->size - off));
 		if (type >= RAW_SEC_EVENTS && type <= RAW_SEC_INTERP_SYMBOLS) {
 			if (ix->off[type])
@@ -125,7 +130,7 @@ static int index_sections(struct raw_file *rf, struct section_index *ix, char *w
 		}
 		off += len;
 	}
-	for (int t = RAW_SEC_EVENTS; t <= RAW_SEC_USER_SYMBOLS; t++)	/* not INTERP_: optional */
+	for (int t = RAW_SEC_EVENTS; t <= RAW_SEC_USER_SYMBOLS; t++)	/* INTERP_: optional */
 		if (!ix->off[t])
 			return why_fmt(why, -EBADMSG, "no %s section", section_names[t]);
 	return 0;
