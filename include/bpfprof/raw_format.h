@@ -28,7 +28,9 @@
 #define RAW_EM_X86_64 62u
 
 /* Section types, in the order the writer puts them (the reader takes any
- * order and skips types it does not know). */
+ * order and skips types it does not know).  Every version-1 file has
+ * EVENTS .. USER_SYMBOLS; INTERP_SYMBOLS came later within version 1, so
+ * a file may lack it (older writers) and an older reader skips it. */
 enum raw_section {
 	RAW_SEC_EVENTS = 1,		/* the stream: samples, comm, exec, fork, exit, mmap, lost */
 	RAW_SEC_RUN = 2,		/* the run's settings and counters */
@@ -38,6 +40,7 @@ enum raw_section {
 	RAW_SEC_COUNTS = 6,		/* samples per (thread, user stack, kernel stack) */
 	RAW_SEC_KERNEL_SYMBOLS = 7,	/* kernel addresses named at record time */
 	RAW_SEC_USER_SYMBOLS = 8,	/* [vdso] and anonymous-memory addresses named then */
+	RAW_SEC_INTERP_SYMBOLS = 9,	/* Python frames named then (optional, see above) */
 	RAW_SEC_END = 0x454e4421,	/* "!DNE" as bytes: the end marker, empty */
 };
 
@@ -58,6 +61,7 @@ enum raw_event {
 #define RAW_RUN_FIXED_SIZE 200u		/* the integers of the RUN section */
 #define RAW_MAPPING_FIXED_SIZE 56u	/* start .. reserved of a mapping */
 #define RAW_COUNT_SIZE 24u
+#define RAW_INTERP_SYMBOL_FIXED_SIZE 32u /* pid .. reserved of an INTERP_SYMBOLS entry */
 
 /* Limits the reader enforces (the writer never exceeds them). */
 #define RAW_MAX_STRING (1u << 20)	/* bytes of one string with its NUL */

@@ -19,7 +19,8 @@
 #include "common/buf.h"
 
 /* An address named at record time (kernel, or [vdso]/anonymous memory of
- * process pid; pid 0 for the kernel). */
+ * process pid; pid 0 for the kernel), or a Python frame of process pid
+ * (an interpreter pseudo-address: then file, line and start_line too). */
 struct raw_symbol {
 	uint32_t pid;
 	uint64_t address;
@@ -27,6 +28,9 @@ struct raw_symbol {
 	uint64_t function_start;
 	const char *function;		/* the host's strings, valid until close() */
 	const char *module;
+	const char *file;		/* interpreter frames: source file, NULL unknown */
+	uint32_t line;			/* ... the frame's line, 0 unknown */
+	uint32_t start_line;		/* ... the line of function_start, 0 unknown */
 };
 
 /* ---- raw_sections.c: one function per on-disk structure ---- */
@@ -54,6 +58,8 @@ void raw_write_counts(struct buf *b, const struct bpfprof_profile *p);
 void raw_write_kernel_symbols(struct buf *b, const struct raw_symbol *syms, size_t nr);
 /* RAW_SEC_USER_SYMBOLS's payload (@syms sorted by pid, address). */
 void raw_write_user_symbols(struct buf *b, const struct raw_symbol *syms, size_t nr);
+/* RAW_SEC_INTERP_SYMBOLS's payload (@syms sorted by pid, address). */
+void raw_write_interp_symbols(struct buf *b, const struct raw_symbol *syms, size_t nr);
 /* One record of RAW_SEC_EVENTS into the in-memory buffer @b (its size
  * field is patched after the body). */
 void raw_write_event(struct buf *b, const struct bpfprof_event *ev);
@@ -68,5 +74,16 @@ void raw_write_event(struct buf *b, const struct bpfprof_event *ev);
  */
 int raw_collect_symbols(const struct bpfprof_host *host, const struct bpfprof_profile *p,
 			int kernel, struct raw_symbol **out, size_t *nr);
+
+/*
+ * Name every distinct interpreter frame (a Python function's
+ * pseudo-address, plugin.h's BPFPROF_INTERP_FRAME_START .. END) of @p's
+ * user stacks, per process, through @host: function, file, module, the
+ * frame's line, and the line of the function's start (the host's answer
+ * for function_start).  Into a sorted array *@out of *@nr entries
+ * (free()); frames the host cannot name are left out.  0 or -ENOMEM.
+ */
+int raw_collect_interp_symbols(const struct bpfprof_host *host, const struct bpfprof_profile *p,
+			       struct raw_symbol **out, size_t *nr);
 
 #endif /* BPFPROF_RAW_PLUGIN_H */

@@ -9,7 +9,8 @@
  *   event()  one record per stream event, appended at once through a
  *            write-through buffer (samples are never kept in memory)
  *   write()  the EVENTS length patched in, then RUN, PROCESSES, THREADS,
- *            STACKS, COUNTS, KERNEL_SYMBOLS, USER_SYMBOLS and END
+ *            STACKS, COUNTS, KERNEL_SYMBOLS, USER_SYMBOLS, INTERP_SYMBOLS
+ *            and END
  *
  * A file cut anywhere lacks the END section, and the reader says so.
  */
@@ -99,8 +100,10 @@ static void symbol_section(struct raw_state *st, uint32_t type, const struct raw
 
 	if (type == RAW_SEC_KERNEL_SYMBOLS)
 		raw_write_kernel_symbols(&tmp, syms, nr);
-	else
+	else if (type == RAW_SEC_USER_SYMBOLS)
 		raw_write_user_symbols(&tmp, syms, nr);
+	else
+		raw_write_interp_symbols(&tmp, syms, nr);
 	if (tmp.err)
 		st->file.err = tmp.err;
 	raw_write_section_header(&st->file, type, tmp.len);
@@ -128,16 +131,18 @@ static int patch_events_length(struct raw_state *st)
 static int raw_write(void *state, const struct bpfprof_profile *p)
 {
 	struct raw_state *st = state;
-	struct raw_symbol *ksyms = NULL, *usyms = NULL;
-	size_t nr_k = 0, nr_u = 0;
+	struct raw_symbol *ksyms = NULL, *usyms = NULL, *isyms = NULL;
+	size_t nr_k = 0, nr_u = 0, nr_i = 0;
 	int err;
 
 	if ((err = patch_events_length(st)))
 		return fail(st, err, st->out->path);
 	if ((err = raw_collect_symbols(st->host, p, 1, &ksyms, &nr_k)) ||
-	    (err = raw_collect_symbols(st->host, p, 0, &usyms, &nr_u))) {
+	    (err = raw_collect_symbols(st->host, p, 0, &usyms, &nr_u)) ||
+	    (err = raw_collect_interp_symbols(st->host, p, &isyms, &nr_i))) {
 		free(ksyms);
-		return fail(st, err, "naming kernel and vDSO addresses");
+		free(usyms);
+		return fail(st, err, "naming kernel, vDSO and Python frames");
 	}
 	section(st, RAW_SEC_RUN, run_payload, p);
 	section(st, RAW_SEC_PROCESSES, raw_write_processes, p);
@@ -146,9 +151,11 @@ static int raw_write(void *state, const struct bpfprof_profile *p)
 	section(st, RAW_SEC_COUNTS, raw_write_counts, p);
 	symbol_section(st, RAW_SEC_KERNEL_SYMBOLS, ksyms, nr_k);
 	symbol_section(st, RAW_SEC_USER_SYMBOLS, usyms, nr_u);
+	symbol_section(st, RAW_SEC_INTERP_SYMBOLS, isyms, nr_i);
 	raw_write_section_header(&st->file, RAW_SEC_END, 0);
 	free(ksyms);
 	free(usyms);
+	free(isyms);
 	if ((err = buf_finish(&st->file)))
 		return fail(st, err, st->out->path);
 	return 0;

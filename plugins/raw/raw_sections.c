@@ -210,6 +210,23 @@ void raw_write_user_symbols(struct buf *b, const struct raw_symbol *syms, size_t
 	}
 }
 
+void raw_write_interp_symbols(struct buf *b, const struct raw_symbol *syms, size_t nr)
+{
+	le32(b, (uint32_t)nr);
+	le32(b, 0);
+	for (size_t i = 0; i < nr; i++) {
+		le32(b, syms[i].pid);
+		le32(b, syms[i].line);
+		le64(b, syms[i].address);
+		le64(b, syms[i].function_start);
+		le32(b, syms[i].start_line);
+		le32(b, 0);
+		raw_write_string(b, syms[i].function);
+		raw_write_string(b, syms[i].file);
+		raw_write_string(b, syms[i].module);
+	}
+}
+
 /* The bytes of @ev's body (after the 28-byte record header). */
 static void event_body(struct buf *b, const struct bpfprof_event *ev)
 {

@@ -12,6 +12,11 @@
  * itself and for the call site (q - 1) alike.  An entry whose address is
  * its function's start also gets one for address - 1, which belongs to
  * the function before.
+ *
+ * Python frames are no address of the process at all (pseudo-addresses
+ * the collector names from the code objects it read while the process
+ * lived): each distinct one is named here too, with its file, its line and
+ * its function's first line (raw_collect_interp_symbols()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -99,7 +104,15 @@ static const struct bpfprof_mapping *find_mapping(const struct bpfprof_process *
 	return NULL;
 }
 
-static int user_addresses(const struct bpfprof_profile *p, struct addr_list *l)
+static int is_interp(uint64_t ip)
+{
+	return ip >= BPFPROF_INTERP_FRAME_START && ip < BPFPROF_INTERP_FRAME_END;
+}
+
+/* The user frames of every count's stack, with the pid of their process:
+ * @interp, the interpreter frames (bit 0 set: ip and ip - 1 are one
+ * frame); else those in a file-less mapping. */
+static int user_frames(const struct bpfprof_profile *p, int interp, struct addr_list *l)
 {
 	for (size_t i = 0; i < p->nr_counts; i++) {
 		const struct bpfprof_count *c = &p->counts[i];
@@ -108,9 +121,16 @@ static int user_addresses(const struct bpfprof_profile *p, struct addr_list *l)
 		const struct bpfprof_stack *s = &p->stacks[c->user_stack];
 
 		for (uint32_t f = 0; f < s->nr; f++) {
-			const struct bpfprof_mapping *m = find_mapping(pr, s->ips[f]);
+			const struct bpfprof_mapping *m;
+			uint64_t ip = s->ips[f];
 
-			if (m && fileless(m) && add_addr(l, pr->pid, s->ips[f]))
+			if (interp) {
+				if (is_interp(ip) && add_addr(l, pr->pid, ip | 1))
+					return -ENOMEM;
+				continue;
+			}
+			m = is_interp(ip) ? NULL : find_mapping(pr, ip);
+			if (m && fileless(m) && add_addr(l, pr->pid, ip))
 				return -ENOMEM;
 		}
 	}
@@ -139,7 +159,7 @@ int raw_collect_symbols(const struct bpfprof_host *host, const struct bpfprof_pr
 			int kernel, struct raw_symbol **out, size_t *nr)
 {
 	struct addr_list l = { 0 }, named = { 0 };
-	int err = kernel ? kernel_addresses(p, &l) : user_addresses(p, &l);
+	int err = kernel ? kernel_addresses(p, &l) : user_frames(p, 0, &l);
 
 	sort_unique(&l);
 	for (size_t i = 0; i < l.nr && !err; i++) {
@@ -160,5 +180,44 @@ int raw_collect_symbols(const struct bpfprof_host *host, const struct bpfprof_pr
 	sort_unique(&named);
 	*out = named.a;
 	*nr = named.nr;
+	return 0;
+}
+
+/* Name interpreter frame @e: false if the host has no function for it. */
+static int name_interp(const struct bpfprof_host *host, struct raw_symbol *e)
+{
+	struct bpfprof_symbol sym, def;
+
+	if (host->symbolize(host, e->pid, e->address, 0, &sym) || !sym.function ||
+	    sym.function_start > e->address || !is_interp(sym.function_start))
+		return 0;
+	e->function = sym.function;
+	e->module = sym.module;
+	e->file = sym.file;
+	e->line = sym.line;
+	e->module_offset = e->address;
+	e->function_start = sym.function_start;
+	if (!host->symbolize(host, e->pid, sym.function_start, 0, &def))
+		e->start_line = def.line;
+	return 1;
+}
+
+int raw_collect_interp_symbols(const struct bpfprof_host *host, const struct bpfprof_profile *p,
+			       struct raw_symbol **out, size_t *nr)
+{
+	struct addr_list l = { 0 };
+	size_t n = 0;
+	int err = user_frames(p, 1, &l);
+
+	if (err) {
+		free(l.a);
+		return err;
+	}
+	sort_unique(&l);
+	for (size_t i = 0; i < l.nr; i++)
+		if (name_interp(host, &l.a[i]))
+			l.a[n++] = l.a[i];
+	*out = l.a;
+	*nr = n;
 	return 0;
 }

@@ -4,7 +4,8 @@
  * (user/merge/raw_read.h): any bytes, as a file, go to raw_file_open().
  * A file it accepts must keep the promises merge relies on without
  * further checks: every index in range, every string terminated, symbol
- * tables sorted, and an event stream a cursor reads to its end with the
+ * tables sorted (a Python frame found at its address, and its function
+ * at the function's start), and an event stream a cursor reads to its end with the
  * same number of records and stack indices in range.
  */
 #include <stdint.h>
@@ -33,6 +34,16 @@ static void check_tables(const struct raw_file *rf)
 	for (size_t i = 0; i < rf->nr_ksyms; i++)
 		if (raw_symbol_find(rf->ksyms, rf->nr_ksyms, 0, rf->ksyms[i].address) != &rf->ksyms[i])
 			abort();
+	for (size_t i = 0; i < rf->nr_isyms; i++) {
+		const struct raw_symbol *e = &rf->isyms[i];
+		const struct raw_symbol *start =
+			raw_symbol_find(rf->isyms, rf->nr_isyms, e->pid, e->function_start);
+
+		if (raw_symbol_find(rf->isyms, rf->nr_isyms, e->pid, e->address) != e ||
+		    !(e->address & 1) || !start || start->function_start != e->function_start ||
+		    !e->function || !e->module || (e->file && !e->file[0]))
+			abort();
+	}
 	for (int a = 0; a < rf->run.argc; a++)
 		(void)strlen(rf->run.argv[a]);
 	(void)strlen(rf->run.hostname);

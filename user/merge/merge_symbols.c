@@ -8,6 +8,10 @@
  *                           (RAW_SEC_KERNEL_SYMBOLS of the process's file)
  *   [vdso], anonymous and   the names stored for that process
  *   other file-less memory  (RAW_SEC_USER_SYMBOLS), else the mapping only
+ *   Python frames           the names, files and lines stored for that
+ *                           process (RAW_SEC_INTERP_SYMBOLS), answered as
+ *                           the live collector does (interp/interp.h),
+ *                           else "[python]" without a function
  *   file-backed addresses   the symbolizer with pid 0 (by path) over the
  *                           recorded mappings, found where they were
  *                           or, moved, by build-id (merge_locate_setup())
@@ -101,6 +105,36 @@ static int resolve_fileless(struct merge *m, const struct proc *proc,
 	return 0;
 }
 
+/*
+ * A Python frame (pseudo-address; ip and ip - 1 are one frame), as
+ * interp_symbolize() answers live: module and file the source file,
+ * function the qualified name, line the frame's (or, for its function's
+ * start, the function's first line), no mapping.  An address between
+ * two recorded frames of one function gets the function without a line.
+ */
+static int resolve_interp(struct merge *m, uint32_t pid, uint64_t ip, struct bpfprof_symbol *sym)
+{
+	const struct merge_file *f = merge_file_of(m, pid);
+	const struct proc *proc = profile_find_proc(m->profile, pid);
+	uint64_t q = ip | 1;
+	const struct raw_symbol *e = NULL;
+
+	if (f)
+		e = raw_symbol_find(f->rf.isyms, f->rf.nr_isyms,
+				    proc && proc->host_pid ? proc->host_pid : pid, q);
+	sym->module_offset = q;
+	if (!e) {
+		sym->module = "[python]";
+		return 0;
+	}
+	sym->module = e->module;
+	sym->function = e->function;
+	sym->function_start = e->function_start;
+	sym->file = e->file;
+	sym->line = e->address == q ? e->line : q == e->function_start ? e->start_line : 0;
+	return 0;
+}
+
 static int merge_resolve(void *ctx, uint32_t pid, uint64_t ip, int kernel,
 			 struct bpfprof_symbol *sym)
 {
@@ -110,6 +144,8 @@ static int merge_resolve(void *ctx, uint32_t pid, uint64_t ip, int kernel,
 
 	if (kernel)
 		return resolve_kernel(m, pid, ip, sym);
+	if (ip >= BPFPROF_INTERP_FRAME_START && ip < BPFPROF_INTERP_FRAME_END)
+		return resolve_interp(m, pid, ip, sym);
 	proc = profile_find_proc(m->profile, pid);
 	if (!proc || !(map = proc_find_map(proc, ip)))
 		return -ENOENT;

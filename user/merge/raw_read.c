@@ -13,17 +13,25 @@
 #include "merge/raw_parse.h"
 #include "merge/raw_read.h"
 
-/* The table sections every version-1 file has, and where each one is. */
+/* Where each known section is: EVENTS .. USER_SYMBOLS are in every
+ * version-1 file, INTERP_SYMBOLS in those written since it was added. */
 struct section_index {
-	uint64_t off[RAW_SEC_USER_SYMBOLS + 1];	/* payload offset, 0 if absent */
-	uint64_t len[RAW_SEC_USER_SYMBOLS + 1];
+	uint64_t off[RAW_SEC_INTERP_SYMBOLS + 1];	/* payload offset, 0 if absent */
+	uint64_t len[RAW_SEC_INTERP_SYMBOLS + 1];
 };
 
 static const char *const section_names[] = {
 	[RAW_SEC_EVENTS] = "events", [RAW_SEC_RUN] = "run", [RAW_SEC_PROCESSES] = "processes",
 	[RAW_SEC_THREADS] = "threads", [RAW_SEC_STACKS] = "stacks", [RAW_SEC_COUNTS] = "counts",
 	[RAW_SEC_KERNEL_SYMBOLS] = "kernel symbols", [RAW_SEC_USER_SYMBOLS] = "user symbols",
+	[RAW_SEC_INTERP_SYMBOLS] = "Python symbols",
 };
+
+static const char *section_name(uint32_t type)
+{
+	return type <= RAW_SEC_INTERP_SYMBOLS && section_names[type] ? section_names[type]
+								     : "unknown";
+}
 
 static int why_fmt(char *why, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -112,10 +120,9 @@ static int index_sections(struct raw_file *rf, struct section_index *ix, char *w
 		}
 		if (len > rf->size - off)
 			return why_fmt(why, -EBADMSG, "truncated: the %s section needs %llu bytes, "
-				       "%llu left", type <= RAW_SEC_USER_SYMBOLS && section_names[type]
-				       ? section_names[type] : "unknown", (unsigned long long)len,
+				       "%llu left", section_name(type), (unsigned long long)len,
 				       (unsigned long long)(rf->size - off));
-		if (type >= RAW_SEC_EVENTS && type <= RAW_SEC_USER_SYMBOLS) {
+		if (type >= RAW_SEC_EVENTS && type <= RAW_SEC_INTERP_SYMBOLS) {
 			if (ix->off[type])
 				return why_fmt(why, -EBADMSG, "two %s sections", section_names[type]);
 			ix->off[type] = off;
@@ -123,7 +130,7 @@ static int index_sections(struct raw_file *rf, struct section_index *ix, char *w
 		}
 		off += len;
 	}
-	for (int t = RAW_SEC_EVENTS; t <= RAW_SEC_USER_SYMBOLS; t++)
+	for (int t = RAW_SEC_EVENTS; t <= RAW_SEC_USER_SYMBOLS; t++)	/* INTERP_: optional */
 		if (!ix->off[t])
 			return why_fmt(why, -EBADMSG, "no %s section", section_names[t]);
 	return 0;
@@ -390,6 +397,52 @@ static int parse_symbols(struct rd *r, int user, struct raw_symbol **out, size_t
 	return r->off != r->len ? -1 : 0;
 }
 
+static bool is_interp(uint64_t a)
+{
+	return a >= BPFPROF_INTERP_FRAME_START && a < BPFPROF_INTERP_FRAME_END;
+}
+
+/*
+ * The Python symbols: pseudo-addresses with bit 0 set, each at or above
+ * its function's start, sorted by (pid, address), and the entries of one
+ * function next to each other (a function starts above the address of
+ * the entry before, or is that entry's): what raw_symbol_find() needs.
+ */
+static int parse_interp_symbols(struct rd *r, struct raw_symbol **out, size_t *nr)
+{
+	uint32_t n = rd_count(r, RAW_INTERP_SYMBOL_FIXED_SIZE + 15);
+	struct raw_symbol *syms;
+
+	if (r->bad)
+		return -1;
+	syms = *out = calloc(n + 1, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct raw_symbol *s = &syms[i], *prev = i ? &syms[i - 1] : NULL;
+
+		s->pid = rd_u32(r);
+		s->line = rd_u32(r);
+		s->module_offset = s->address = rd_u64(r);
+		s->function_start = rd_u64(r);
+		s->start_line = rd_u32(r);
+		rd_u32(r);
+		s->function = rd_str(r);
+		s->file = rd_str(r);
+		s->module = rd_str(r);
+		if (r->bad || !is_interp(s->address) || !(s->address & 1) ||
+		    !is_interp(s->function_start) || s->function_start > s->address ||
+		    (prev && cmp_symbol_key(prev, s->pid, s->address) >= 0) ||
+		    (prev && prev->pid == s->pid && s->function_start != prev->function_start &&
+		     s->function_start <= prev->address))
+			return -1;
+		if (!s->file[0])
+			s->file = NULL;
+	}
+	*nr = n;
+	return r->off != r->len ? -1 : 0;
+}
+
 const struct raw_symbol *raw_symbol_find(const struct raw_symbol *syms, size_t nr, uint32_t pid,
 					 uint64_t q)
 {
@@ -424,7 +477,8 @@ static int table(struct raw_file *rf, const struct section_index *ix, int type, 
 	case RAW_SEC_STACKS: err = parse_stacks(rf, &r); break;
 	case RAW_SEC_COUNTS: err = parse_counts(rf, &r); break;
 	case RAW_SEC_KERNEL_SYMBOLS: err = parse_symbols(&r, 0, &rf->ksyms, &rf->nr_ksyms); break;
-	default: err = parse_symbols(&r, 1, &rf->usyms, &rf->nr_usyms); break;
+	case RAW_SEC_USER_SYMBOLS: err = parse_symbols(&r, 1, &rf->usyms, &rf->nr_usyms); break;
+	default: err = parse_interp_symbols(&r, &rf->isyms, &rf->nr_isyms); break;
 	}
 	if (err == -ENOMEM)
 		return why_fmt(why, err, "out of memory");
@@ -456,8 +510,8 @@ int raw_file_open_stream(FILE *f, const char *name, struct raw_file *rf, char wh
 		return why_fmt(why, -EBADMSG, "truncated inside the header");
 	if ((err = check_header(h, rf->size, why)) || (err = index_sections(rf, &ix, why)))
 		return err;
-	for (int t = RAW_SEC_RUN; t <= RAW_SEC_USER_SYMBOLS; t++)
-		if ((err = table(rf, &ix, t, why)))
+	for (int t = RAW_SEC_RUN; t <= RAW_SEC_INTERP_SYMBOLS; t++)
+		if (ix.off[t] && (err = table(rf, &ix, t, why)))
 			return err;
 	rf->events_offset = ix.off[RAW_SEC_EVENTS];
 	rf->events_length = ix.len[RAW_SEC_EVENTS];
@@ -505,6 +559,7 @@ void raw_file_close(struct raw_file *rf)
 	raw_file_drop_tables(rf);
 	free(rf->ksyms);
 	free(rf->usyms);
+	free(rf->isyms);
 	free(rf->argv);
 	for (size_t i = 0; i < sizeof(rf->payloads) / sizeof(rf->payloads[0]); i++)
 		free(rf->payloads[i]);

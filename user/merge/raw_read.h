@@ -36,6 +36,7 @@
 #include <stdio.h>
 
 #include "bpfprof/plugin.h"
+#include "bpfprof/raw_format.h"
 
 /* Room for the reason of a failure. */
 #define RAW_WHY_SIZE 256
@@ -59,14 +60,19 @@ struct raw_thread {
 	const char *comm;
 };
 
-/* An address named at record time: a kernel address (pid 0), or a [vdso]
- * or anonymous-memory address of process pid. */
+/* An address named at record time: a kernel address (pid 0), a [vdso]
+ * or anonymous-memory address of process pid, or a Python frame of
+ * process pid (a pseudo-address, plugin.h's BPFPROF_INTERP_FRAME_START ..
+ * END, bit 0 set; then file, line and start_line too). */
 struct raw_symbol {
 	uint32_t pid;
 	uint64_t address;
 	uint64_t module_offset;		/* user: the address in module terms */
 	uint64_t function_start;	/* an address <= address (kernel and user alike) */
 	const char *function, *module;
+	const char *file;		/* interpreter frames: source file, NULL unknown */
+	uint32_t line;			/* ... the frame's line, 0 unknown */
+	uint32_t start_line;		/* ... function_start's line, 0 unknown */
 };
 
 struct raw_file {
@@ -88,11 +94,14 @@ struct raw_file {
 	size_t nr_ksyms;
 	struct raw_symbol *usyms;	/* sorted by (pid, address) */
 	size_t nr_usyms;
+	struct raw_symbol *isyms;	/* Python frames, sorted by (pid, address);
+					 * none in files from before the section */
+	size_t nr_isyms;
 	uint64_t events_offset;		/* file offset of the first event record */
 	uint64_t events_length;		/* bytes of event records */
 	uint64_t nr_events;		/* records counted by the check */
 	uint64_t first_event_ns;	/* smallest time of any record, 0 if none */
-	void *payloads[9];		/* section payloads kept (by section type) */
+	void *payloads[RAW_SEC_INTERP_SYMBOLS + 1]; /* section payloads kept (by type) */
 };
 
 /*
