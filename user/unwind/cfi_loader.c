@@ -61,6 +61,7 @@ struct cfi_loader {
 	struct vdso_image *vdso;	/* ours, for [vdso] mappings; NULL if none */
 	bool vdso_tried;
 	struct file_entry *vdso_entry;
+	struct file_entry *jit_entry;	/* the frame-pointer table of anonymous code */
 	struct cfi_process *scratch;	/* the value being written */
 	struct cfi_loader_stats st;
 };
@@ -280,6 +281,42 @@ static struct file_entry *vdso_entry(struct cfi_loader *l, const struct bpfprof_
 	return l->vdso_entry;
 }
 
+/*
+ * Whether @m is anonymous executable memory: JIT code (V8, a JVM, CPython
+ * 3.12's perf trampolines), which has no CFI.  Named anonymous mappings
+ * ([anon:NAME], prctl(PR_SET_VMA)) count; [vdso], [vsyscall], [uprobes]
+ * and files do not.
+ */
+static bool anonymous_code(const struct bpfprof_mapping *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon:", 6);
+}
+
+/*
+ * The table of anonymous code: one row from address 0 (the mapping's
+ * start: its bias is its start) saying the frame-pointer convention,
+ * CFA = rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16,
+ * which V8's JIT code keeps (its frames are rbp-linked).  Code that keeps
+ * no frame pointer gets a wrong CFA from it, which the walk's checks (an
+ * unreadable or non-growing CFA, a return address in no mapping) stop.
+ * Addresses past 4 GiB into the mapping have no row.  Shared by every
+ * anonymous mapping of every process: built once.
+ */
+static struct file_entry *jit_entry(struct cfi_loader *l)
+{
+	struct cfi_table t = {
+		.rows = &(struct cfi_row){ .pc = 0, .kind = CFI_KIND_RBP, .cfa = 2, .rbp = -2 },
+		.nr = 1,
+	};
+
+	if (l->jit_entry)
+		return l->jit_entry;
+	l->jit_entry = calloc(1, sizeof(*l->jit_entry));
+	if (l->jit_entry && load_table(l, l->jit_entry, &t, "anonymous code"))
+		l->jit_entry->table = CFI_NO_TABLE;
+	return l->jit_entry;
+}
+
 void cfi_loader_preload(struct cfi_loader *l)
 {
 	struct procmaps pm = { 0 };
@@ -317,6 +354,17 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 		e = file_entry(l, pid, m);
 	else if (!strcmp(m->path, VDSO_PATH))
 		e = vdso_entry(l, m);
+	else if (anonymous_code(m)) {
+		e = jit_entry(l);
+		if (e && e->table != CFI_NO_TABLE) {
+			l->st.anonymous_mappings++;
+			out->bias = m->start;
+			out->table = e->table;
+			out->first = e->first;
+			out->rows = e->rows;
+		}
+		return;
+	}
 	if (!e || e->table == CFI_NO_TABLE ||
 	    elf_segments_bias(&e->segments, m->start, m->pgoff, &bias))
 		return;
@@ -392,6 +440,7 @@ void cfi_loader_free(struct cfi_loader *l)
 	if (l->vdso_entry)
 		elf_segments_free(&l->vdso_entry->segments);
 	free(l->vdso_entry);
+	free(l->jit_entry);
 	vdso_image_free(l->vdso);
 	for (uint32_t i = 0; i < l->nr_chunks; i++)
 		munmap(l->chunks[i].rows, (size_t)l->chunks[i].size * sizeof(struct cfi_row));
