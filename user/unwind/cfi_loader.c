@@ -22,6 +22,7 @@
 #include "kernel/clock.h"
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
+#include "unwind/cfi_anon.h"
 #include "unwind/cfi_loader.h"
 #include "unwind/cfi_table.h"
 
@@ -293,21 +294,14 @@ static bool anonymous_code(const struct bpfprof_mapping *m)
 }
 
 /*
- * The table of anonymous code: one row from address 0 (the mapping's
- * start: its bias is its start) saying the frame-pointer convention,
- * CFA = rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16,
- * which V8's JIT code keeps (its frames are rbp-linked).  Code that keeps
- * no frame pointer gets a wrong CFA from it, which the walk's checks (an
- * unreadable or non-growing CFA, a return address in no mapping) stop.
- * Addresses past 4 GiB into the mapping have no row.  Shared by every
- * anonymous mapping of every process: built once.
+ * The table of JIT code (cfi_anon.h): one row from address 0 (the
+ * mapping's start is its bias), the frame-pointer rule, which V8's JIT
+ * code keeps.  Shared by every such mapping of every process: built once.
  */
 static struct file_entry *jit_entry(struct cfi_loader *l)
 {
-	struct cfi_table t = {
-		.rows = &(struct cfi_row){ .pc = 0, .kind = CFI_KIND_RBP, .cfa = 2, .rbp = -2 },
-		.nr = 1,
-	};
+	struct cfi_row row = cfi_anon_fp_row();
+	struct cfi_table t = { .rows = &row, .nr = 1 };
 
 	if (l->jit_entry)
 		return l->jit_entry;
@@ -315,6 +309,51 @@ static struct file_entry *jit_entry(struct cfi_loader *l)
 	if (l->jit_entry && load_table(l, l->jit_entry, &t, "anonymous code"))
 		l->jit_entry->table = CFI_NO_TABLE;
 	return l->jit_entry;
+}
+
+/*
+ * The entry of CPython trampolines' table @t (taken) for a mapping of
+ * @size bytes whose bytes hash to @hash: equal arenas share one table.
+ */
+static struct file_entry *trampoline_entry(struct cfi_loader *l, struct cfi_table *t,
+					   uint64_t hash, uint64_t size)
+{
+	struct file_key key = { .dev_major = UINT32_MAX, .dev_minor = UINT32_MAX,
+				.inode = size, .path_hash = hash };
+	struct file_entry *e;
+
+	HASH_FIND(hh, l->files, &key, sizeof(key), e);
+	if (e) {
+		l->st.cache_hits++;
+		cfi_table_free(t);
+		return e;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e) {
+		e->key = key;
+		if (load_table(l, e, t, "CPython's perf trampolines"))
+			e->table = CFI_NO_TABLE;
+		HASH_ADD(hh, l->files, key, sizeof(e->key), e);
+	}
+	cfi_table_free(t);
+	return e;
+}
+
+/* The table of the anonymous code @m of @pid (cfi_anon.h), or NULL. */
+static struct file_entry *anon_entry(struct cfi_loader *l, uint32_t pid,
+				     const struct bpfprof_mapping *m)
+{
+	struct cfi_table *t;
+	uint64_t hash;
+
+	if (cfi_anon_table(pid, m->start, m->end, &t, &hash))
+		return NULL;
+	if (!t) {
+		l->st.anonymous_mappings++;
+		return jit_entry(l);
+	}
+	l->st.trampoline_mappings++;
+	return trampoline_entry(l, t, hash, m->end - m->start);
 }
 
 void cfi_loader_preload(struct cfi_loader *l)
@@ -355,9 +394,8 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 	else if (!strcmp(m->path, VDSO_PATH))
 		e = vdso_entry(l, m);
 	else if (anonymous_code(m)) {
-		e = jit_entry(l);
+		e = anon_entry(l, pid, m);
 		if (e && e->table != CFI_NO_TABLE) {
-			l->st.anonymous_mappings++;
 			out->bias = m->start;
 			out->table = e->table;
 			out->first = e->first;

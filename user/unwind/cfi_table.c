@@ -21,6 +21,7 @@
 
 #include "cfi_build.h"
 #include "kernel/clock.h"
+#include "unwind/cfi_anon.h"
 
 /* DWARF register numbers of x86-64 (System V psABI). */
 #define REG_RBP 6
@@ -322,12 +323,6 @@ static int fde_cmp(const void *a, const void *b)
 	return (int)x->src - (int)y->src;	/* .eh_frame first */
 }
 
-/* The frame-pointer rule: CFA = rbp + 16, caller's rbp at CFA - 16. */
-static struct cfi_row fp_row(void)
-{
-	return (struct cfi_row){ .kind = CFI_KIND_RBP, .cfa = 2, .rbp = -2 };
-}
-
 /*
  * Rows of every FDE, and of every frame-pointer range, in address order.  Where FDEs overlap the earlier
  * one wins (at equal starts .eh_frame's, as libdwfl prefers it); each
@@ -346,7 +341,7 @@ static int assemble(struct builder *b, const struct section *secs)
 		uint64_t lo = f->lo > cursor ? f->lo : cursor;
 
 		if (f->src == SRC_FP && lo < f->hi) {
-			if (push_row(b, (uint32_t)lo, fp_row()) ||
+			if (push_row(b, (uint32_t)lo, cfi_anon_fp_row()) ||
 			    push_row(b, (uint32_t)f->hi, stop_row(CFI_KIND_STOP_NO_ROW)))
 				return -ENOMEM;
 			cursor = f->hi;
