@@ -134,29 +134,28 @@ static uint64_t hash_bytes(const uint8_t *p, uint64_t n)
 	return h;
 }
 
-int cfi_anon_table(uint32_t pid, uint64_t start, uint64_t end, struct cfi_table **out,
-		   uint64_t *hash)
+int cfi_anon_read(uint32_t pid, uint64_t start, uint64_t end, uint8_t **code, uint64_t *hash)
 {
 	uint8_t head[sizeof(endbr64) + sizeof(tramp_code)];
 	uint64_t size = end - start;
-	uint8_t *code;
 	int err;
 
-	*out = NULL;
+	*code = NULL;
 	*hash = 0;
 	if (end <= start || size < sizeof(head) || read_mem(pid, start, head, sizeof(head)) ||
 	    !tramp_at(head, head + sizeof(head)))
 		return 0;
 	if (size > CFI_ANON_MAX_BYTES)
 		return -EFBIG;
-	code = malloc(size);
-	if (!code)
+	*code = malloc(size);
+	if (!*code)
 		return -ENOMEM;
-	err = read_mem(pid, start, code, size);
-	if (!err) {
-		*hash = hash_bytes(code, size);
-		err = cfi_anon_table_mem(code, size, out);
+	err = read_mem(pid, start, *code, size);
+	if (err) {
+		free(*code);
+		*code = NULL;
+		return err;
 	}
-	free(code);
-	return err;
+	*hash = hash_bytes(*code, size);
+	return 0;
 }

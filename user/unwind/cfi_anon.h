@@ -32,25 +32,25 @@
 struct cfi_row cfi_anon_fp_row(void);
 
 /*
- * The table of the anonymous executable mapping [@start, @end) of process
- * @pid, read with process_vm_readv().  Returns:
- *   0          and *@out NULL: not CPython's trampolines (or unreadable):
- *              the frame-pointer row applies;
- *   0          and *@out a new table (free with cfi_table_free()) of the
- *              trampolines' rows, *@hash a 64-bit hash of the mapping's
- *              bytes and size (equal bytes give equal tables);
+ * Whether the anonymous executable mapping [@start, @end) of process @pid
+ * holds CPython's trampolines (it starts with one), read with
+ * process_vm_readv().  Returns:
+ *   0          and *@code NULL: it does not (or is unreadable): the
+ *              frame-pointer row applies;
+ *   0          and *@code a malloc()ed copy of its end - start bytes (the
+ *              caller frees it), *@hash a 64-bit hash of them and of the
+ *              size (equal bytes, equal tables);
  *   -EFBIG     trampolines, but more than CFI_ANON_MAX_BYTES;
  *   -EFAULT    trampolines, but the whole mapping could not be read;
  *   -ENOMEM.
  */
-int cfi_anon_table(uint32_t pid, uint64_t start, uint64_t end, struct cfi_table **out,
-		   uint64_t *hash);
+int cfi_anon_read(uint32_t pid, uint64_t start, uint64_t end, uint8_t **code, uint64_t *hash);
 
 /*
- * The trampolines' table for @size bytes of code at @code (the mapping's
- * bytes, already read): *@out NULL if @code does not start with a
- * trampoline.  0 or -ENOMEM.  cfi_anon_table() after the read; exposed for
- * the unit tests.
+ * The trampolines' table of @size bytes of code at @code (a mapping's
+ * bytes, from cfi_anon_read()), pcs from 0: *@out a new table (free with
+ * cfi_table_free()), or NULL if @code does not start with a trampoline.
+ * 0 or -ENOMEM.
  */
 int cfi_anon_table_mem(const uint8_t *code, uint64_t size, struct cfi_table **out);
 

@@ -312,30 +312,32 @@ static struct file_entry *jit_entry(struct cfi_loader *l)
 }
 
 /*
- * The entry of CPython trampolines' table @t (taken) for a mapping of
- * @size bytes whose bytes hash to @hash: equal arenas share one table.
+ * The entry of CPython trampolines' table for the @size bytes at @code
+ * whose hash is @hash: equal arenas share one table, built on first sight.
  */
-static struct file_entry *trampoline_entry(struct cfi_loader *l, struct cfi_table *t,
-					   uint64_t hash, uint64_t size)
+static struct file_entry *trampoline_entry(struct cfi_loader *l, const uint8_t *code,
+					   uint64_t size, uint64_t hash)
 {
 	struct file_key key = { .dev_major = UINT32_MAX, .dev_minor = UINT32_MAX,
 				.inode = size, .path_hash = hash };
+	struct cfi_table *t = NULL;
 	struct file_entry *e;
 
 	HASH_FIND(hh, l->files, &key, sizeof(key), e);
 	if (e) {
 		l->st.cache_hits++;
-		cfi_table_free(t);
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
-	if (e) {
-		e->key = key;
-		if (load_table(l, e, t, "CPython's perf trampolines"))
-			e->table = CFI_NO_TABLE;
-		HASH_ADD(hh, l->files, key, sizeof(e->key), e);
-	}
+	if (!e)
+		return NULL;
+	e->key = key;
+	e->table = CFI_NO_TABLE;
+	if (cfi_anon_table_mem(code, size, &t) == 0 && t &&
+	    load_table(l, e, t, "CPython's perf trampolines"))
+		e->table = CFI_NO_TABLE;
 	cfi_table_free(t);
+	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
 	return e;
 }
 
@@ -343,17 +345,20 @@ static struct file_entry *trampoline_entry(struct cfi_loader *l, struct cfi_tabl
 static struct file_entry *anon_entry(struct cfi_loader *l, uint32_t pid,
 				     const struct bpfprof_mapping *m)
 {
-	struct cfi_table *t;
+	struct file_entry *e;
+	uint8_t *code;
 	uint64_t hash;
 
-	if (cfi_anon_table(pid, m->start, m->end, &t, &hash))
+	if (cfi_anon_read(pid, m->start, m->end, &code, &hash))
 		return NULL;
-	if (!t) {
+	if (!code) {
 		l->st.anonymous_mappings++;
 		return jit_entry(l);
 	}
 	l->st.trampoline_mappings++;
-	return trampoline_entry(l, t, hash, m->end - m->start);
+	e = trampoline_entry(l, code, m->end - m->start, hash);
+	free(code);
+	return e;
 }
 
 void cfi_loader_preload(struct cfi_loader *l)

@@ -125,33 +125,37 @@ static void test_trampolines_process(void **state)
 {
 	size_t size = 64 * 1024, n = size / sizeof(tramp), len;
 	uint8_t *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct cfi_table *t, *u;
-	uint64_t h, h2;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t start = (uintptr_t)mem, h, h2;
+	struct cfi_table *t;
+	uint8_t *code, *code2;
 
 	assert_true(mem != MAP_FAILED);
 	len = fill_arena(mem, size, n, 0);
 	assert_int_equal(mprotect(mem, size, PROT_READ | PROT_EXEC), 0);
-	assert_int_equal(cfi_anon_table((uint32_t)getpid(), (uintptr_t)mem, (uintptr_t)mem + size,
-					&t, &h), 0);
+	assert_int_equal(cfi_anon_read(pid, start, start + size, &code, &h), 0);
+	assert_non_null(code);
+	assert_memory_equal(code, mem, size);
+	assert_int_equal(cfi_anon_table_mem(code, size, &t), 0);
 	assert_non_null(t);
-	assert_true(h != 0);
 	check_arena(t, n, len, size);
-	/* the same bytes: the same hash */
-	assert_int_equal(cfi_anon_table((uint32_t)getpid(), (uintptr_t)mem, (uintptr_t)mem + size,
-					&u, &h2), 0);
-	assert_true(h == h2);
-	cfi_table_free(u);
 	cfi_table_free(t);
+	/* the same bytes: the same hash; other bytes: another */
+	assert_int_equal(cfi_anon_read(pid, start, start + size, &code2, &h2), 0);
+	assert_true(h == h2);
+	free(code2);
+	assert_int_equal(cfi_anon_read(pid, start, start + size - 4096, &code2, &h2), 0);
+	assert_true(h != h2);
+	free(code2);
+	free(code);
 	/* other code, and memory that cannot be read: the frame-pointer row */
 	assert_int_equal(mprotect(mem, size, PROT_READ | PROT_WRITE), 0);
 	memset(mem, 0xcc, size);
-	assert_int_equal(cfi_anon_table((uint32_t)getpid(), (uintptr_t)mem, (uintptr_t)mem + size,
-					&t, &h), 0);
-	assert_null(t);
+	assert_int_equal(cfi_anon_read(pid, start, start + size, &code, &h), 0);
+	assert_null(code);
 	assert_int_equal(munmap(mem, size), 0);
-	assert_int_equal(cfi_anon_table((uint32_t)getpid(), (uintptr_t)mem, (uintptr_t)mem + size,
-					&t, &h), 0);
-	assert_null(t);
+	assert_int_equal(cfi_anon_read(pid, start, start + size, &code, &h), 0);
+	assert_null(code);
 	/* the frame-pointer row: CFA = rbp + 16, caller's rbp at CFA - 16 */
 	struct cfi_row r = cfi_anon_fp_row();
 	assert_int_equal(r.kind, CFI_KIND_RBP);
