@@ -57,9 +57,11 @@ struct cfi_loader_stats {
 	uint64_t mappings_dropped;	/* executable mappings beyond CFI_MAX_MAPPINGS */
 	uint64_t cache_hits;		/* mappings whose file's table was known already */
 	uint64_t anonymous_mappings;	/* anonymous executable mappings (JIT code)
-					 * given the frame-pointer table */
+					 * given the frame-pointer table, counted
+					 * at each process update */
 	uint64_t trampoline_mappings;	/* ... found to hold CPython's perf
-					 * trampolines (their own rows) */
+					 * trampolines (their own rows), counted
+					 * likewise */
 };
 
 struct cfi_loader;
