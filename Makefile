@@ -140,7 +140,8 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 # The unwind-table cache (user/unwind/cfi_cache.c) keeps tables only for
 # a builder identical to the one that wrote them: its id hashes the
 # sources and structs a table depends on.
-CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_build.h \
+CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_fp.c \
+		   user/unwind/cfi_build.h \
 		   user/unwind/cfi_table.h user/unwind/cfi_cache.c bpf/cfi_row.h \
 		   user/symbols/elf_segments.c user/symbols/elf_segments.h
 $(B)/obj/user/unwind/cfi_cache.o: $(CFI_BUILDER_SRC)

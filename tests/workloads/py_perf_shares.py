@@ -5,8 +5,9 @@ map test of CPython 3.12's `-X perf` trampolines
 loop body (a 31-bit LCG step) and get 70% and 30% of the work by their
 iteration counts, in chunks of pseudo-random length.
 
-usage: python3.12 -X perf py_perf_shares.py [-s SECONDS]
-  prints "ready PID", burns for SECONDS (default 3) of wall time, then prints
+usage: python3.12 -X perf py_perf_shares.py [-s SECONDS] [--wait]
+  prints "ready PID"; with --wait, waits for SIGUSR2 (so that profilers
+  attach first); burns for SECONDS (default 3) of wall time, then prints
   "truth burn_a PCT burn_b PCT burned PCT": each function's share of the
   CPU time spent in the two as measured around each call
   (thread_time_ns: time the machine gave to others does not count), and
@@ -14,6 +15,7 @@ usage: python3.12 -X perf py_perf_shares.py [-s SECONDS]
   included (process_time_ns).
 """
 import os
+import signal
 import sys
 import time
 
@@ -50,6 +52,10 @@ def run(secs):
           % (100 * ta / both, 100 * tb / both, 100 * both / time.process_time_ns(), x))
 
 
+if "--wait" in sys.argv:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
 print("ready %d" % os.getpid(), flush=True)
+if "--wait" in sys.argv:
+    signal.sigwait({signal.SIGUSR2})
 secs = float(sys.argv[sys.argv.index("-s") + 1]) if "-s" in sys.argv else 3.0
 run(secs)

@@ -335,8 +335,9 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 	fprintf(out, "bpfprof: unwind tables: %llu loaded, %llu rows (%.1f KiB) in %.1f KiB of BPF maps, from "
 		"%.1f KiB of CFI in %.1f ms (%.1f ms/MB) + %.1f ms to load; %llu files without a "
 		"table, %llu over --unwind-memory; %llu process updates (%llu refused), %llu "
-		"mappings past %d per process, %llu cache hits; %llu tables from the on-disk "
-		"cache\n",
+		"mappings past %d per process, %llu cache hits; anonymous code: %llu "
+		"mappings by frame pointer, %llu of CPython trampolines; %llu tables from the "
+		"on-disk cache\n",
 		(unsigned long long)ls.tables, (unsigned long long)ls.rows, ls.table_bytes / 1024.0,
 		ls.chunk_bytes / 1024.0,
 		ls.cfi_bytes / 1024.0, ls.build_ns / 1e6,
@@ -344,7 +345,8 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)ls.files_without_table, (unsigned long long)ls.files_over_budget,
 		(unsigned long long)ls.process_updates, (unsigned long long)ls.process_update_errors,
 		(unsigned long long)ls.mappings_dropped, CFI_MAX_MAPPINGS,
-		(unsigned long long)ls.cache_hits, (unsigned long long)ls.cached_tables);
+		(unsigned long long)ls.cache_hits, (unsigned long long)ls.anonymous_mappings,
+		(unsigned long long)ls.trampoline_mappings, (unsigned long long)ls.cached_tables);
 }
 
 struct perfmap_totals {

@@ -15,8 +15,9 @@
 
 #include "cfi_table.h"
 
-/* Where a CFI section comes from. */
-enum source { SRC_EH = 0, SRC_DEBUG = 1 };
+/* Where a CFI section comes from; SRC_FP: no section, a range of code
+ * without CFI given the frame-pointer rule (cfi_fp.c). */
+enum source { SRC_EH = 0, SRC_DEBUG = 1, SRC_FP = 2 };
 
 /* One FDE's address range [lo, hi) (ELF virtual addresses). */
 struct fde_range {
@@ -59,5 +60,13 @@ int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem);
  * to b->fdes; malformed entries are counted in b->st.  0 or -ENOMEM.
  */
 int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned char *ident);
+
+/*
+ * Add to b->fdes, as SRC_FP ranges, the parts of V8's embedded builtins
+ * (the extent of the Builtins_* function symbols of @elf's or @debug's
+ * symbol table; either may be NULL) that none of the FDEs listed so far
+ * covers; reorders b->fdes.  0 (also when there are none) or -ENOMEM.
+ */
+int cfi_fp_ranges(struct builder *b, Elf *elf, Elf *debug);
 
 #endif /* BPFPROF_CFI_BUILD_H */

@@ -22,6 +22,7 @@
 #include "kernel/clock.h"
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
+#include "unwind/cfi_anon.h"
 #include "unwind/cfi_cache.h"
 #include "unwind/cfi_loader.h"
 #include "unwind/cfi_table.h"
@@ -62,6 +63,7 @@ struct cfi_loader {
 	struct vdso_image *vdso;	/* ours, for [vdso] mappings; NULL if none */
 	bool vdso_tried;
 	struct file_entry *vdso_entry;
+	struct file_entry *jit_entry;	/* the frame-pointer table of anonymous code */
 	struct cfi_process *scratch;	/* the value being written */
 	struct cfi_cache *cache;	/* on-disk tables by build-id; borrowed, NULL: none */
 	struct cfi_loader_stats st;
@@ -297,6 +299,85 @@ static struct file_entry *vdso_entry(struct cfi_loader *l, const struct bpfprof_
 	return l->vdso_entry;
 }
 
+/*
+ * Whether @m is anonymous executable memory: JIT code (V8, a JVM, CPython
+ * 3.12's perf trampolines), which has no CFI.  Named anonymous mappings
+ * ([anon:NAME], prctl(PR_SET_VMA)) count; [vdso], [vsyscall], [uprobes]
+ * and files do not.
+ */
+static bool anonymous_code(const struct bpfprof_mapping *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon:", 6);
+}
+
+/*
+ * The table of JIT code (cfi_anon.h): one row from address 0 (the
+ * mapping's start is its bias), the frame-pointer rule, which V8's JIT
+ * code keeps.  Shared by every such mapping of every process: built once.
+ */
+static struct file_entry *jit_entry(struct cfi_loader *l)
+{
+	struct cfi_row row = cfi_anon_fp_row();
+	struct cfi_table t = { .rows = &row, .nr = 1 };
+
+	if (l->jit_entry)
+		return l->jit_entry;
+	l->jit_entry = calloc(1, sizeof(*l->jit_entry));
+	if (l->jit_entry && load_table(l, l->jit_entry, &t, "anonymous code"))
+		l->jit_entry->table = CFI_NO_TABLE;
+	return l->jit_entry;
+}
+
+/*
+ * The entry of CPython trampolines' table for the @size bytes at @code
+ * whose hash is @hash: equal arenas share one table, built on first sight.
+ */
+static struct file_entry *trampoline_entry(struct cfi_loader *l, const uint8_t *code,
+					   uint64_t size, uint64_t hash)
+{
+	struct file_key key = { .dev_major = UINT32_MAX, .dev_minor = UINT32_MAX,
+				.inode = size, .path_hash = hash };
+	struct cfi_table *t = NULL;
+	struct file_entry *e;
+
+	HASH_FIND(hh, l->files, &key, sizeof(key), e);
+	if (e) {
+		l->st.cache_hits++;
+		return e;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = key;
+	e->table = CFI_NO_TABLE;
+	if (cfi_anon_table_mem(code, size, &t) == 0 && t &&
+	    load_table(l, e, t, "CPython's perf trampolines"))
+		e->table = CFI_NO_TABLE;
+	cfi_table_free(t);
+	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
+	return e;
+}
+
+/* The table of the anonymous code @m of @pid (cfi_anon.h), or NULL. */
+static struct file_entry *anon_entry(struct cfi_loader *l, uint32_t pid,
+				     const struct bpfprof_mapping *m)
+{
+	struct file_entry *e;
+	uint8_t *code;
+	uint64_t hash;
+
+	if (cfi_anon_read(pid, m->start, m->end, &code, &hash))
+		return NULL;
+	if (!code) {
+		l->st.anonymous_mappings++;
+		return jit_entry(l);
+	}
+	l->st.trampoline_mappings++;
+	e = trampoline_entry(l, code, m->end - m->start, hash);
+	free(code);
+	return e;
+}
+
 void cfi_loader_preload(struct cfi_loader *l)
 {
 	struct procmaps pm = { 0 };
@@ -334,6 +415,16 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 		e = file_entry(l, pid, m);
 	else if (!strcmp(m->path, VDSO_PATH))
 		e = vdso_entry(l, m);
+	else if (anonymous_code(m)) {
+		e = anon_entry(l, pid, m);
+		if (e && e->table != CFI_NO_TABLE) {
+			out->bias = m->start;
+			out->table = e->table;
+			out->first = e->first;
+			out->rows = e->rows;
+		}
+		return;
+	}
 	if (!e || e->table == CFI_NO_TABLE ||
 	    elf_segments_bias(&e->segments, m->start, m->pgoff, &bias))
 		return;
@@ -414,6 +505,7 @@ void cfi_loader_free(struct cfi_loader *l)
 	if (l->vdso_entry)
 		elf_segments_free(&l->vdso_entry->segments);
 	free(l->vdso_entry);
+	free(l->jit_entry);
 	vdso_image_free(l->vdso);
 	for (uint32_t i = 0; i < l->nr_chunks; i++)
 		munmap(l->chunks[i].rows, (size_t)l->chunks[i].size * sizeof(struct cfi_row));

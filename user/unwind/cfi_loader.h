@@ -14,9 +14,15 @@
  *  - One struct cfi_process per process in "cfi_procs": its executable
  *    mappings with load bias and table id, rewritten whole each time the
  *    tracker re-reads the process's mappings.  Executable mappings
- *    without a usable table (anonymous JIT code, files without CFI, files
- *    over the memory budget) are listed with CFI_NO_TABLE, so the walk
- *    stops there without asking for them again.
+ *    without a usable table (files without CFI, files over the memory
+ *    budget) are listed with CFI_NO_TABLE, so the walk stops there
+ *    without asking for them again.
+ *  - Anonymous executable mappings (JIT code) have no CFI; their tables
+ *    come from user/unwind/cfi_anon.h, with the mapping's start as bias:
+ *    CPython's perf trampolines get rows of their own (shared by
+ *    mappings with the same bytes), any other code one table of one row,
+ *    the frame-pointer rule (CFA = rbp + 16, return address at CFA - 8,
+ *    the caller's rbp at CFA - 16), shared by all.
  *
  * The vDSO's table comes from bpfprof's own copy of the image
  * (symbols/vdso.h), used for a process's [vdso] mapping of the same size.
@@ -52,6 +58,12 @@ struct cfi_loader_stats {
 	uint64_t process_update_errors;	/* ... that the kernel refused (map full) */
 	uint64_t mappings_dropped;	/* executable mappings beyond CFI_MAX_MAPPINGS */
 	uint64_t cache_hits;		/* mappings whose file's table was known already */
+	uint64_t anonymous_mappings;	/* anonymous executable mappings (JIT code)
+					 * given the frame-pointer table, counted
+					 * at each process update */
+	uint64_t trampoline_mappings;	/* ... found to hold CPython's perf
+					 * trampolines (their own rows), counted
+					 * likewise */
 };
 
 struct cfi_loader;

@@ -21,6 +21,7 @@
 
 #include "cfi_build.h"
 #include "kernel/clock.h"
+#include "unwind/cfi_anon.h"
 
 /* DWARF register numbers of x86-64 (System V psABI). */
 #define REG_RBP 6
@@ -323,7 +324,7 @@ static int fde_cmp(const void *a, const void *b)
 }
 
 /*
- * Rows of every FDE in address order.  Where FDEs overlap the earlier
+ * Rows of every FDE, and of every frame-pointer range, in address order.  Where FDEs overlap the earlier
  * one wins (at equal starts .eh_frame's, as libdwfl prefers it); each
  * FDE ends with a gap marker that the next FDE replaces when it starts
  * right there.
@@ -339,7 +340,14 @@ static int assemble(struct builder *b, const struct section *secs)
 		const struct fde_range *f = &b->fdes[i];
 		uint64_t lo = f->lo > cursor ? f->lo : cursor;
 
-		if (lo >= f->hi || !secs[f->src].cfi) {
+		if (f->src == SRC_FP && lo < f->hi) {
+			if (push_row(b, (uint32_t)lo, cfi_anon_fp_row()) ||
+			    push_row(b, (uint32_t)f->hi, stop_row(CFI_KIND_STOP_NO_ROW)))
+				return -ENOMEM;
+			cursor = f->hi;
+			continue;
+		}
+		if (lo >= f->hi || f->src == SRC_FP || !secs[f->src].cfi) {
 			b->st->fdes_skipped++;
 			continue;
 		}
@@ -496,6 +504,8 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 		if (err)
 			goto out;
 	}
+	if (b.nr_fdes && (err = cfi_fp_ranges(&b, elf, debug)))
+		goto out;
 	err = b.nr_fdes ? assemble(&b, secs) : (t->stats.bad_entries ? -EBADMSG : -ENODATA);
 	if (err)
 		goto out;

@@ -12,7 +12,9 @@
  * (one per [start, end) range), dwarf_frame_cfa() and
  * dwarf_frame_register() their rules.  Rules a row cannot hold become
  * stop rows counted by kind, except the patterns recognised: the linker's
- * PLT expression and glibc's signal trampoline (__restore_rt).
+ * PLT expression and glibc's signal trampoline (__restore_rt).  Code
+ * without CFI stays a gap, except V8's embedded builtins, named by the
+ * symbol table: the frame-pointer rule (cfi_fp.c).
  *
  * Only x86-64 ELF64 little-endian files.  Not thread-safe per table; the
  * builder itself keeps no global state (several threads may build
@@ -49,6 +51,9 @@ struct cfi_table_stats {
 					 * of that section is then ignored) */
 	uint32_t rbp_lost;		/* rows with CFI_RBP_LOST although CFI
 					 * did not say "undefined" */
+	uint32_t fp_ranges;		/* ranges without CFI given the
+					 * frame-pointer rule (V8's builtins,
+					 * user/unwind/cfi_fp.c) */
 	uint32_t kinds[CFI_KIND_NR];	/* rows by enum cfi_kind */
 };
 
