@@ -39,7 +39,10 @@
  * (bpfprof_process, bpfprof_thread, bpfprof_mapping, bpfprof_stack,
  * bpfprof_count) or filled in by the plugin (bpfprof_plugin,
  * bpfprof_symbol), and any other change, bumps the version; the host
- * refuses plugins built for another version.  docs/PLUGINS.md has more.
+ * refuses plugins built for another version.  Members appended to
+ * bpfprof_host are counted by its abi_revision, which a plugin checks
+ * before using one (hosts before the first such member read as 0).
+ * docs/PLUGINS.md has more.
  *
  * Units: times are nanoseconds of CLOCK_MONOTONIC unless a name says
  * otherwise; frequencies are Hz; sizes are bytes.
@@ -334,9 +337,23 @@ struct bpfprof_symbol {
 	uint32_t line;			/* source line (DWARF), 0 if unknown */
 };
 
-/* Services the host offers plugins. */
+struct bpfprof_output;
+
+/*
+ * Services the host offers plugins.
+ *
+ * Members appended within ABI 1 (after priv) are announced by
+ * abi_revision, which a plugin checks before using one: a host of an
+ * older revision lacks them, and reading them would read past its struct.
+ * abi_revision sits where earlier hosts had padding after abi_version
+ * (bpfprof supports 64-bit targets only), which they zeroed: those hosts
+ * read as revision 0.  bpfprof_host_has_companion() shows the check.
+ */
 struct bpfprof_host {
 	uint32_t abi_version;		/* BPFPROF_PLUGIN_ABI_VERSION of the host */
+	uint32_t abi_revision;		/* members of this struct appended within the ABI
+					 * version that the host has: 0 none, 1 companion
+					 * (BPFPROF_PLUGIN_ABI_REVISION is this header's) */
 	/*
 	 * Resolve @ip of process @pid (kernel != 0: a kernel address).  Fills
 	 * @sym and returns 0; -ENOENT if the address is in no known mapping
@@ -359,12 +376,52 @@ struct bpfprof_host {
 	void (*warn)(const struct bpfprof_host *host, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
 	void *priv;			/* the host's, do not touch */
+	/* Appended (ABI 1, revision 1): check abi_revision >= 1 first. */
+	/*
+	 * Open a companion file of output @out: a file the host publishes at
+	 * out->path followed by @suffix (e.g. ".python.so" gives
+	 * "perf.data.python.so") together with the output, under the same
+	 * rule: *@file is a temporary beside that path, open for "w+b" and
+	 * seekable, that the host flushes, syncs, closes and renames into
+	 * place with the output (companions first, so a reader that finds
+	 * the output finds its companions), or removes with it when the
+	 * output is discarded (a plugin error, a failed write or rename of
+	 * any of them, a second Ctrl-C).  Never fclose() it.  With one
+	 * output per process each output has its own companions.
+	 *
+	 * Call it from open(), event() or write() of the output @out (the
+	 * one open() was given); *@file stays valid until close() returns.
+	 * @suffix: 1 to 32 characters, no '/'; one file per suffix and
+	 * output; up to BPFPROF_COMPANIONS_MAX per output.  Returns 0, or
+	 * -EINVAL (bad suffix or @out), -EEXIST (suffix already asked for),
+	 * -EMFILE (too many), -ENOMEM, or the -errno of creating the
+	 * temporary.  The host reports nothing itself: the plugin decides
+	 * whether its output can do without the file (and calls error() if
+	 * not).
+	 */
+	int (*companion)(const struct bpfprof_host *host, const struct bpfprof_output *out,
+			 const char *suffix, FILE **file);
 };
+
+/* Members of struct bpfprof_host appended within ABI 1 this header
+ * describes (see bpfprof_host.abi_revision). */
+#define BPFPROF_PLUGIN_ABI_REVISION 1u
+
+/* Companion files per output, at most (see bpfprof_host.companion). */
+#define BPFPROF_COMPANIONS_MAX 4
+
+/* Whether @host offers companion(): false on hosts of revision 0. */
+static inline int bpfprof_host_has_companion(const struct bpfprof_host *host)
+{
+	return host->abi_revision >= 1 && host->companion;
+}
 
 /*
  * Where the plugin writes.  The host creates a temporary file or directory
  * next to the final path and renames it there only if write() and close()
- * succeeded and the data reached the disk.
+ * succeeded and the data reached the disk.  Files that belong beside the
+ * output (e.g. an image the output names) come from host->companion(), so
+ * that they are published or discarded with it.
  */
 struct bpfprof_output {
 	FILE *file;			/* file plugins: open for "w+b", seekable; the host

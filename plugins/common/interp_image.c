@@ -15,15 +15,16 @@
  * The build-id is a 160-bit hash of the symbols and names, so that equal
  * images have equal ids and perf, which checks a file's id against the
  * one perf.data records, never names frames from a different image.
+ *
+ * The file is a companion of the plugin's output (plugin.h's
+ * host->companion()): the host publishes it with the output or not at all.
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -167,41 +168,23 @@ static int build_image(const struct interp_image_sym *syms, size_t n, struct buf
 	return err;
 }
 
-/* Write @len bytes of @data to @path through a temporary beside it. */
-static int replace_file(const char *path, const void *data, size_t len)
-{
-	char *tmp = NULL;
-	mode_t mask = umask(0);
-	int fd, err = 0;
-
-	umask(mask);
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		return err;
-	}
-	if (fchmod(fd, 0644 & ~mask) || write(fd, data, len) != (ssize_t)len || fsync(fd))
-		err = errno ? -errno : -EIO;
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	free(tmp);
-	return err;
-}
-
-int interp_image_write(const struct interp_image *im, const char *path, uint8_t build_id[20])
+int interp_image_write(const struct interp_image *im, const struct bpfprof_host *host,
+		       const struct bpfprof_output *out, uint8_t build_id[20])
 {
 	struct buf img = { 0 };
-	int err = build_image(im->syms, im->nr, &img, build_id);
+	FILE *f = NULL;
+	int err;
 
+	if (!bpfprof_host_has_companion(host))
+		return -ENOTSUP;
+	err = build_image(im->syms, im->nr, &img, build_id);
 	if (!err)
-		err = replace_file(path, img.data, img.len);
+		err = host->companion(host, out, INTERP_IMAGE_SUFFIX, &f);
+	if (!err) {
+		errno = 0;
+		if (fwrite(img.data, 1, img.len, f) != img.len || fflush(f))
+			err = errno ? -errno : -EIO;
+	}
 	buf_free(&img);
 	return err;
 }

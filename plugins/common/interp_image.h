@@ -9,10 +9,12 @@
  * BPFPROF_INTERP_FRAME_START, and tells its reader that the whole range
  * maps that file at offset 0.
  *
- * The image is "OUTPUT.python.so" (INTERP_IMAGE_SUFFIX), written through a
- * temporary file renamed into place.  Its build-id is a hash of its
- * symbols, so that a reader that checks build-ids (perf) never names
- * frames from another run's image.
+ * The image is "OUTPUT.python.so" (INTERP_IMAGE_SUFFIX), a companion file
+ * of the output (plugin.h's host->companion()): the host publishes it
+ * together with the output, or neither.  A host without companion()
+ * (abi_revision 0) gets no image and the frames stay unnamed.  Its
+ * build-id is a hash of its symbols, so that a reader that checks
+ * build-ids (perf) never names frames from another run's image.
  */
 #ifndef BPFPROF_COMMON_INTERP_IMAGE_H
 #define BPFPROF_COMMON_INTERP_IMAGE_H
@@ -46,7 +48,7 @@ static inline int interp_image_frame(uint64_t ip)
 }
 
 /*
- * The image's path for output @output_path: made absolute (against the
+ * The image's final path for output @output_path: made absolute (against the
  * working directory), plus INTERP_IMAGE_SUFFIX; malloc'd in *@path.  0,
  * -EINVAL for an empty path, -ENOMEM, or -errno of getcwd().
  */
@@ -62,10 +64,13 @@ int interp_image_add_stack(struct interp_image *im, const struct bpfprof_host *h
 			   uint32_t pid, const struct bpfprof_stack *u);
 
 /*
- * Write the image of @im to @path (through a temporary beside it); its
- * 20-byte build-id in @build_id.  0 or a negative errno.
+ * Write the image of @im into the companion INTERP_IMAGE_SUFFIX of output
+ * @out, which @host publishes with @out; its 20-byte build-id in
+ * @build_id.  0, -ENOTSUP if @host has no companion(), or another
+ * negative errno (companion() or the write failed).
  */
-int interp_image_write(const struct interp_image *im, const char *path, uint8_t build_id[20]);
+int interp_image_write(const struct interp_image *im, const struct bpfprof_host *host,
+		       const struct bpfprof_output *out, uint8_t build_id[20]);
 
 /* Free what @im holds; it is empty again. */
 void interp_image_free(struct interp_image *im);

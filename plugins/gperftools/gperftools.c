@@ -54,7 +54,8 @@
  * the image of its interpreted functions written beside the output
  * (OUTPUT.python.so, common/interp_image.h) and one more line in the
  * list, mapping the whole range to it at offset 0: google-pprof reads its
- * symbols with nm like any library's.  google-pprof skips every address
+ * symbols with nm like any library's.  The image is a companion file of
+ * the output (host->companion()): the host publishes both or neither.  google-pprof skips every address
  * above 0x7fffffffffffffff in its reports ("fake entries on RH9"), so the
  * range is written moved to GPERF_INTERP_BASE, below that and still far
  * above any process's addresses.
@@ -428,9 +429,10 @@ static int guard_second_frame(struct plugin_ctx *st, uint32_t pid, struct record
 }
 
 /*
- * The image of the interpreted functions of @recs (@n, of process @pid)
- * beside the output; its path in *@image, NULL if there are none or it
- * could not be written (a warning: the frames stay unnamed).
+ * The image of the interpreted functions of @recs (@n, of process @pid), a
+ * companion of the output that the host publishes with it; its path in
+ * *@image, NULL if there are none or the host cannot write companions (a
+ * warning: the frames stay unnamed).  Failing to write it fails the output.
  */
 static int write_interp_image(struct plugin_ctx *st, uint32_t pid, const struct record *recs,
 			      size_t n, char **image)
@@ -445,18 +447,24 @@ static int write_interp_image(struct plugin_ctx *st, uint32_t pid, const struct 
 
 		err = interp_image_add_stack(&im, st->host, pid, &u);
 	}
-	if (!err && im.nr && (err = interp_image_path(st->out->path, image)) == 0 &&
-	    (err = interp_image_write(&im, *image, bid)) != 0 && err != -ENOMEM) {
-		st->host->warn(st->host, "gperftools: cannot write %s: %s; Python frames stay "
-			       "unnamed", *image, strerror(-err));
-		err = 0;
+	if (!err && im.nr)
+		err = interp_image_path(st->out->path, image);
+	if (!err && im.nr)
+		err = interp_image_write(&im, st->host, st->out, bid);
+	interp_image_free(&im);
+	if (err == -ENOTSUP)
+		st->host->warn(st->host, "gperftools: this bpfprof cannot write files beside the "
+			       "output (no host->companion()); Python frames stay unnamed");
+	else if (err == -ENOMEM)
+		st->host->error(st->host, "gperftools: out of memory");
+	else if (err)
+		st->host->error(st->host, "gperftools: cannot write %s%s: %s", st->out->path,
+				INTERP_IMAGE_SUFFIX, strerror(-err));
+	if (err) {
 		free(*image);
 		*image = NULL;
 	}
-	interp_image_free(&im);
-	if (err == -ENOMEM)
-		st->host->error(st->host, "gperftools: out of memory");
-	return err == -ENOMEM ? err : 0;
+	return err == -ENOTSUP ? 0 : err;
 }
 
 static int gperf_open(const struct bpfprof_host *host, const struct bpfprof_run *run,

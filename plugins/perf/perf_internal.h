@@ -193,15 +193,18 @@ PERF_HIDDEN uint64_t read_total_mem_kb(const char *meminfo);
 /* What the plugin keeps about interpreted frames (common/interp_image.h). */
 struct perf_interp {
 	char *image_path;		/* absolute; NULL: frames are left unnamed */
+	const struct bpfprof_output *out; /* the image is its companion */
 	uint8_t *stacks;		/* per user stack index: does it hold any */
 	size_t nr_stacks;
 	struct hashtab announced;	/* pid -> its MMAP2 of the range is written */
 	size_t nr_symbols;		/* functions in the image written */
 };
 
-/* Start with the image at the absolute @output_path plus
- * INTERP_IMAGE_SUFFIX.  0 or -ENOMEM. */
-PERF_HIDDEN int perf_interp_init(struct perf_interp *pi, const char *output_path);
+/* Start with the image at the absolute path of output @out plus
+ * INTERP_IMAGE_SUFFIX, a companion of @out; none (frames left unnamed)
+ * when @host has no companion().  0 or -ENOMEM. */
+PERF_HIDDEN int perf_interp_init(struct perf_interp *pi, const struct bpfprof_host *host,
+				 const struct bpfprof_output *out);
 PERF_HIDDEN void perf_interp_free(struct perf_interp *pi);
 /* Whether user stack @index (@u) holds interpreted frames: 1, 0, or
  * -ENOMEM.  Decided once per index. */

@@ -8,11 +8,13 @@
  * whose stack holds such frames, an MMAP2 record of the whole range
  * (offset 0) to one image beside the output, "OUTPUT.python.so"
  * (common/interp_image.c): an ELF file with one symbol per interpreted
- * function, at its address minus the range's start.  write() makes the image from
- * every stack of the profile, writes it (a temporary renamed into place)
- * and lists it with its build-id in the header's build-id table; perf
- * names the frames from it as long as it is at that path, or from its
- * build-id cache after `perf buildid-cache --add OUTPUT.python.so`.
+ * function, at its address minus the range's start.  write() makes the
+ * image from every stack of the profile, writes it as a companion of the
+ * output (host->companion(): published with perf.data or not at all) and
+ * lists it with its build-id in the header's build-id table; perf names
+ * the frames from it as long as it is at that path, or from its build-id
+ * cache after `perf buildid-cache --add OUTPUT.python.so`.  A host
+ * without companion() gets neither the records nor the image.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,13 +26,17 @@
 /* What is known of user stack @index: 0 unknown, 1 none, 2 interpreted. */
 enum { STACK_UNKNOWN, STACK_NATIVE, STACK_INTERP };
 
-int perf_interp_init(struct perf_interp *pi, const char *output_path)
+int perf_interp_init(struct perf_interp *pi, const struct bpfprof_host *host,
+		     const struct bpfprof_output *out)
 {
 	int err;
 
 	memset(pi, 0, sizeof(*pi));
-	err = interp_image_path(output_path, &pi->image_path);
-	return err == -ENOMEM ? err : 0;	/* else no image: frames stay unnamed */
+	pi->out = out;
+	if (!bpfprof_host_has_companion(host))
+		return 0;		/* no image: frames stay unnamed */
+	err = interp_image_path(out->path, &pi->image_path);
+	return err == -ENOMEM ? err : 0;	/* else no image either */
 }
 
 void perf_interp_free(struct perf_interp *pi)
@@ -127,7 +133,7 @@ int perf_interp_write_image(struct perf_interp *pi, const struct bpfprof_host *h
 		return 0;
 	err = collect_profile(pi, host, prof, &im);
 	if (!err)
-		err = interp_image_write(&im, pi->image_path, build_id);
+		err = interp_image_write(&im, host, pi->out, build_id);
 	if (!err) {
 		pi->nr_symbols = im.nr;
 		if (im.conflicts)

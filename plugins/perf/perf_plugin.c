@@ -215,7 +215,7 @@ static int perf_open(const struct bpfprof_host *host, const struct bpfprof_run *
 	st->run = run;
 	st->file = out->file;
 	fill_perf_event_attr(&st->attr, run);
-	if (perf_interp_init(&st->interp, out->path))
+	if (perf_interp_init(&st->interp, host, out))
 		return open_fail(st, -ENOMEM, "out of memory");
 
 	/* header (rewritten by write()), ids, attrs */
@@ -658,18 +658,14 @@ static int write_features_and_header(struct perf_state *st)
 	return err;
 }
 
-/* The image of interpreted functions, listed with its build-id; a
- * failure is a warning (the frames stay unnamed), not the profile's. */
+/* The image of interpreted functions (a companion of the output, which
+ * the MMAP2 records name), listed with its build-id.  Failing to write
+ * it fails the output: perf.data would name a file that is not there. */
 static int write_interp_image(struct perf_state *st, const struct bpfprof_profile *profile)
 {
 	uint8_t bid[20];
 	int r = perf_interp_write_image(&st->interp, st->host, profile, bid);
 
-	if (r < 0 && r != -ENOMEM) {
-		st->host->warn(st->host, "perf: cannot write %s: %s; Python frames stay unnamed",
-			       st->interp.image_path, strerror(-r));
-		return 0;
-	}
 	return r > 0 ? add_dso(st, st->interp.image_path, bid, sizeof(bid), 0) : r;
 }
 

@@ -39,20 +39,23 @@ ok "SIGTERM: exit 0, perf report reads it"
 
 # Two SIGINTs: abort, exit 130, nothing left.  The slow_write test plugin
 # streams into its temporary during the run (so there is a partial file to
-# clean up) and takes 3 s in write(), announced on stderr: the second
-# SIGINT lands while the output is being written.  (Two signals sent at
-# once would merge into one.)
+# clean up) and takes 3 s in write(), announced on stderr, writing into a
+# companion file (abort.txt.side) too: the second SIGINT lands while the
+# output and its companion are being written, and removes both
+# temporaries.  (Two signals sent at once would merge into one.)
 mkdir -m 700 "$TMP/p" && build_plugin slow_write "$TMP/p"
 "$BPFPROF" --plugin "$TMP/p/slow_write.so" -p "$busy" -F 999 -o "$TMP/abort.txt" 2> "$TMP/abort.err" & bp=$!
 wait_for temp_exists abort.txt || fail "no temporary file during a streaming run"
 wait_for sampling $bp || fail "bpfprof never started sampling"
 sleep 0.5; kill -INT $bp
 wait_for grep -q "slow_write: writing" "$TMP/abort.err" || fail "write() never started: $(cat "$TMP/abort.err")"
+temp_exists abort.txt.side || fail "no temporary companion file during write()"
 kill -INT $bp; wait $bp; rc=$?
 [ $rc -eq 130 ] || fail "two SIGINTs: exit $rc, expected 130 ($(cat "$TMP/abort.err"))"
 grep -q "aborted" "$TMP/abort.err" || fail "no 'aborted' message: $(cat "$TMP/abort.err")"
 no_output "$TMP/abort.txt"
-ok "second SIGINT during write(): exit 130, no file, no temporary"
+no_output "$TMP/abort.txt.side"
+ok "second SIGINT during write(): exit 130, no file, no companion, no temporary"
 
 # A second SIGINT after the file was renamed into place (bpfprof is
 # printing its summary): the file is complete, and bpfprof must not claim

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "host.h"
 #include "interp/interp.h"
+#include "output.h"
 #include "profile/profile.h"
 #include "symbols/perfmap.h"
 #include "symbols/symbolize.h"
@@ -123,11 +125,36 @@ static void host_warn(const struct bpfprof_host *api, const char *fmt, ...)
 	free(msg);
 }
 
+/* abi_revision took padding of earlier hosts: no member moved. */
+_Static_assert(offsetof(struct bpfprof_host, symbolize) == 8,
+	       "struct bpfprof_host: abi_revision must fill the padding after abi_version");
+
+/* A companion file of the output the plugin has open (plugin.h). */
+static int host_companion(const struct bpfprof_host *api, const struct bpfprof_output *out,
+			  const char *suffix, FILE **file)
+{
+	struct host *h = host_of(api);
+
+	if (file)
+		*file = NULL;
+	if (!file || !h->output || !out || out != h->plugin_out)
+		return -EINVAL;
+	return output_add_companion(h->output, suffix, file);
+}
+
+void host_set_output(struct host *h, struct output *o, const struct bpfprof_output *plugin_out)
+{
+	h->output = o;
+	h->plugin_out = o ? plugin_out : NULL;
+}
+
 void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
 	       const char *plugin_name)
 {
 	memset(h, 0, sizeof(*h));
 	h->api.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
+	h->api.abi_revision = BPFPROF_PLUGIN_ABI_REVISION;
+	h->api.companion = host_companion;
 	h->api.symbolize = host_symbolize;
 	h->api.stack = host_stack;
 	h->api.error = host_error;

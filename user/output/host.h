@@ -2,7 +2,7 @@
 /*
  * host.h - the services bpfprof offers plugins (struct bpfprof_host of
  * plugin.h): symbolization over the profile's processes, stack lookup,
- * error and warning reporting.
+ * error and warning reporting, companion files of the output.
  */
 #ifndef BPFPROF_HOST_H
 #define BPFPROF_HOST_H
@@ -12,6 +12,7 @@
 struct profile;
 struct symbolizer;
 struct interp;
+struct output;
 
 /* Distinct warnings counted; more print unthrottled. */
 #define HOST_WARNING_KINDS 16
@@ -30,6 +31,10 @@ struct host {
 	int (*resolve)(void *ctx, uint32_t pid, uint64_t ip, int kernel,
 		       struct bpfprof_symbol *sym);
 	void *resolve_ctx;
+	/* The output the plugin has open (borrowed), where companion() adds
+	 * files; NULL between outputs.  plugin_out is what the plugin got. */
+	struct output *output;
+	const struct bpfprof_output *plugin_out;
 	char *error;			/* first error reported, malloc'd */
 	/* Warnings by format string: a per-process plugin run over hundreds
 	 * of processes says the same thing hundreds of times. */
@@ -42,6 +47,10 @@ struct host {
 /* Set up @h for a plugin; the profile and symbolizer are borrowed. */
 void host_init(struct host *h, struct profile *profile, struct symbolizer *sym,
 	       const char *plugin_name);
+
+/* The output the plugin writes from now on, and what open() gets of it
+ * (@plugin_out); NULL @o: none (between outputs). */
+void host_set_output(struct host *h, struct output *o, const struct bpfprof_output *plugin_out);
 
 /* Print one line per kind of warning that was repeated more than
  * HOST_WARNINGS_SHOWN times ("N more like the above"), then reset. */

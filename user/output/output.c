@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * output.c - owns the temporary-file-and-rename discipline of every output
- * (see output.h), and handing results to the sudo user.
+ * and of its companion files (see output.h), and handing results to the
+ * sudo user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,7 +132,8 @@ int output_preflight(const char *path, bool is_dir)
 	return err;
 }
 
-int output_begin(struct output *o, const char *path, bool is_dir)
+/* output_begin() without the message. */
+static int begin(struct output *o, const char *path, bool is_dir)
 {
 	char *dir = dir_of(path), *base = base_of(path);
 	int err = 0;
@@ -170,8 +172,6 @@ int output_begin(struct output *o, const char *path, bool is_dir)
 		}		/* no memory for it: stdio's default buffer, slower */
 	}
 	if (err) {
-		fprintf(stderr, "bpfprof: cannot create a temporary output beside '%s': %s\n", path,
-			strerror(-err));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 	}
@@ -179,6 +179,57 @@ out:
 	free(dir);
 	free(base);
 	return err;
+}
+
+int output_begin(struct output *o, const char *path, bool is_dir)
+{
+	int err = begin(o, path, is_dir);
+
+	if (err)
+		fprintf(stderr, "bpfprof: cannot create a temporary output beside '%s': %s\n", path,
+			strerror(-err));
+	return err;
+}
+
+static bool valid_suffix(const char *suffix)
+{
+	size_t n = suffix ? strnlen(suffix, OUTPUT_SUFFIX_MAX + 1) : 0;
+
+	return n >= 1 && n <= OUTPUT_SUFFIX_MAX && !memchr(suffix, '/', n);
+}
+
+int output_add_companion(struct output *o, const char *suffix, FILE **file)
+{
+	size_t len = o->final_path ? strlen(o->final_path) : 0;
+	struct output *c;
+	char *path = NULL;
+	int err;
+
+	*file = NULL;
+	if (!valid_suffix(suffix) || !o->tmp_path || o->published)
+		return -EINVAL;
+	for (unsigned i = 0; i < o->nr_companions; i++)
+		if (!strcmp(o->companions[i]->final_path + len, suffix))
+			return -EEXIST;
+	if (o->nr_companions == OUTPUT_COMPANIONS_MAX)
+		return -EMFILE;
+	c = calloc(1, sizeof(*c));
+	if (!c || asprintf(&path, "%s%s", o->final_path, suffix) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	err = begin(c, path, false);
+	free(path);
+	if (err) {
+		output_abort(c);
+		free(c);
+		return err;
+	}
+	o->companions[o->nr_companions] = c;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* the slot before the count */
+	o->nr_companions++;
+	*file = c->file;
+	return 0;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -228,44 +279,106 @@ static int finish_dir(struct output *o)
 	return err;
 }
 
-int output_finish(struct output *o)
+static int finish_one(struct output *o)
 {
 	int err = o->is_dir ? finish_dir(o) : finish_file(o);
 
 	if (!err)
 		give_to_sudo_user(o->tmp_path);
-	if (err) {
-		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
-			o->final_path, strerror(-err));
-		output_abort(o);
-	}
 	return err;
+}
+
+/* Print why @failed (@o itself or one of its companions) was not written,
+ * then remove @o's temporaries. */
+static void fail_output(struct output *o, const char *failed, int err)
+{
+	if (failed == o->final_path)
+		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
+			failed, strerror(-err));
+	else
+		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there nor "
+			"at '%s'\n", failed, strerror(-err), o->final_path);
+	output_abort(o);
+}
+
+int output_finish(struct output *o)
+{
+	const char *failed = o->final_path;
+	int err = finish_one(o);
+
+	for (unsigned i = 0; i < o->nr_companions && !err; i++) {
+		err = finish_one(o->companions[i]);
+		failed = o->companions[i]->final_path;
+	}
+	if (err)
+		fail_output(o, failed, err);
+	return err;
+}
+
+/* The temporaries are in place: keep only the final paths. */
+static void mark_published(struct output *o)
+{
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	o->published = true;
+	for (unsigned i = 0; i < o->nr_companions; i++)
+		mark_published(o->companions[i]);
 }
 
 int output_publish(struct output *o)
 {
-	int err = rename(o->tmp_path, o->final_path) ? -errno : 0;
+	const char *failed = o->final_path;
+	unsigned done = 0;
+	int err = 0;
 
+	/* Companions first: whoever finds the output finds them too. */
+	for (; done < o->nr_companions; done++) {
+		struct output *c = o->companions[done];
+
+		if (rename(c->tmp_path, c->final_path)) {
+			err = -errno;
+			failed = c->final_path;
+			break;
+		}
+	}
+	if (!err && rename(o->tmp_path, o->final_path))
+		err = -errno;
 	if (err) {
-		fprintf(stderr, "bpfprof: cannot write '%s': %s; nothing was written there\n",
-			o->final_path, strerror(-err));
-		output_abort(o);
+		for (unsigned i = 0; i < done; i++)	/* the ones renamed: none or all */
+			unlink(o->companions[i]->final_path);
+		fail_output(o, failed, err);
 		return err;
 	}
-	free(o->tmp_path);
-	free(o->final_path);
-	o->tmp_path = NULL;
-	o->final_path = NULL;
+	mark_published(o);
 	return 0;
 }
 
 int output_commit(struct output *o)
 {
-	return output_finish(o) ?: output_publish(o);
+	int err = output_finish(o) ?: output_publish(o);
+
+	if (!err)
+		output_abort(o);	/* published: only frees */
+	return err;
+}
+
+void output_unpublish(struct output *o)
+{
+	for (unsigned i = 0; o->published && i < o->nr_companions; i++)
+		unlink(o->companions[i]->final_path);
+	if (o->published && o->is_dir)
+		nftw(o->final_path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	else if (o->published)
+		unlink(o->final_path);
+	output_abort(o);
 }
 
 void output_abort(struct output *o)
 {
+	for (unsigned i = 0; i < o->nr_companions; i++) {
+		output_abort(o->companions[i]);
+		free(o->companions[i]);
+	}
 	if (o->file)
 		fclose(o->file);
 	free(o->file_buffer);
@@ -285,6 +398,8 @@ void output_abort(struct output *o)
 
 void output_abort_signal_safe(const struct output *o)
 {
+	for (unsigned i = 0; i < o->nr_companions; i++)
+		output_abort_signal_safe(o->companions[i]);
 	if (o->tmp_path && !o->is_dir)
 		unlink(o->tmp_path);
 	else if (o->tmp_path)

@@ -104,8 +104,10 @@ int session_open(struct session *s, const char *path, uint32_t pid)
 	s->plugin_out = (struct bpfprof_output){ .file = s->out.file, .dir_fd = s->out.dir_fd,
 						 .path = s->out.final_path, .pid = pid };
 	s->state = NULL;
+	host_set_output(&s->host, &s->out, &s->plugin_out);
 	err = s->plugin.desc->open(&s->host.api, s->run, &s->plugin_out, &s->state);
 	if (err) {
+		host_set_output(&s->host, NULL, NULL);
 		host_report_failure(&s->host, "open its output", err);
 		output_guard_current(NULL);
 		output_abort(&s->out);
@@ -143,6 +145,7 @@ int session_finish(struct session *s, const struct bpfprof_profile *view, struct
 		host_report_failure(&s->host, "write the profile", err);
 	s->plugin.desc->close(s->state);
 	s->open = false;
+	host_set_output(&s->host, NULL, NULL);
 	if (!err && s->host.error) {
 		host_report_failure(&s->host, "finish", -EIO);
 		err = -EIO;
@@ -167,6 +170,8 @@ void session_fini(struct session *s)
 	if (s->open)
 		s->plugin.desc->close(s->state);
 	s->open = false;
+	if (s->host_ready)
+		host_set_output(&s->host, NULL, NULL);
 	output_guard_current(NULL);
 	output_abort(&s->out);
 	if (s->host_ready)

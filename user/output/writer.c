@@ -38,16 +38,29 @@ static int per_process_path(const struct session *s, const struct profile *profi
 	return 0;
 }
 
-/* Publish the @nr finished outputs in @pending if @err is 0, else remove them. */
+/*
+ * Publish the @nr finished outputs in @pending (with their companions) if
+ * @err is 0, else remove them.  When one cannot be renamed into place,
+ * those already renamed are removed again: all or none.
+ */
 static int publish_all(struct output *pending, size_t nr, char **paths, int err,
 		       struct summary_outputs *outs)
 {
+	size_t done = 0;
+
 	output_guard_block_sigint(true);
+	while (!err && done < nr && !(err = output_publish(&pending[done])))
+		done++;
+	if (err && done)
+		fprintf(stderr, "bpfprof: removed the %zu output%s already in place: the outputs "
+			"are written all or none\n", done, done == 1 ? "" : "s");
 	for (size_t i = 0; i < nr; i++) {
-		if (!err && !(err = output_publish(&pending[i])))
+		if (i < done && !err)
 			summary_add_output(outs, paths[i]);
-		else if (pending[i].tmp_path)
-			output_abort(&pending[i]);
+		if (i < done && err)
+			output_unpublish(&pending[i]);
+		else
+			output_abort(&pending[i]);	/* frees a published one */
 	}
 	output_guard_pending(NULL);
 	output_guard_published(!err);

@@ -6,7 +6,8 @@
  *
  * The first group checks the bytes: header, records (merging, order, the
  * leaf written twice, the guard against pprof's second-frame stripping),
- * trailer, mapped objects, skipped samples and write errors.  The second
+ * trailer, mapped objects, skipped samples and write errors, and the
+ * image of Python functions written as the output's companion file.  The second
  * group writes profiles whose addresses are real return addresses of this
  * test program (captured with backtrace()) plus its own /proc/self/maps,
  * feeds them to google-pprof and go tool pprof, and checks that whole call
@@ -664,6 +665,120 @@ static void test_bad_stack_index(void **unused)
 	fclose(f);
 }
 
+/* --- the image of Python functions ------------------------------------------ */
+
+#define PY_A (BPFPROF_INTERP_FRAME_START + 0x1000)	/* function py_a */
+#define PY_B (BPFPROF_INTERP_FRAME_START + 0x2000)	/* function py_b */
+
+/* Interpreted frames are in py_a or py_b (by the 4 KiB block), the rest
+ * in "native" of /fake. */
+static int python_symbolize(struct fake_host *fh, uint32_t pid, uint64_t ip, int kernel,
+			    struct bpfprof_symbol *sym)
+{
+	if (ip >= BPFPROF_INTERP_FRAME_START && ip < BPFPROF_INTERP_FRAME_END) {
+		sym->function_start = ip & ~0xfffull;
+		sym->function = sym->function_start == PY_A ? "py_a" : "py_b";
+		sym->module = "/x.py";
+		return 0;
+	}
+	sym->module = "/fake";
+	sym->function = "native";
+	sym->function_start = ip - 1;
+	return 0;
+}
+
+/* A profile whose one user stack is py_a <- py_b <- native. */
+static void python_profile(struct test_profile *tp)
+{
+	static const uint64_t chain[] = { PY_A + 0x10, PY_B + 0x20, 0x401010 };
+
+	tp_init(tp, 10000000);
+	tp->fh.resolve = python_symbolize;
+	tp_count(tp, 0, tp_stack(tp, chain, 3, 0), 0, 5);
+	tp_count(tp, 1, tp_stack(tp, chain + 1, 2, 0), 0, 2);
+}
+
+/* The text part (mapped objects) of the profile in @buf. */
+static const char *mapped_text(const uint8_t *buf, size_t size)
+{
+	const uint8_t *end = memmem(buf, size, (const uint64_t[]){ 0, 1, 0 }, 24);
+
+	assert_non_null(end);
+	return (const char *)end + 24;
+}
+
+/* The image is asked of the host as the output's companion ".python.so":
+ * a symbol-only ELF naming py_a and py_b, listed in the mapped objects at
+ * its absolute final path, the range moved below 2^63. */
+static void test_python_image_companion(void **unused)
+{
+	struct test_profile tp;
+	char cwd[4096], line[4300], image[8192];
+	size_t size, n;
+
+	python_profile(&tp);
+	uint8_t *buf = write_to_memory(&tp, &size);
+
+	assert_int_equal(tp.fh.nr_companion_calls, 1);
+	assert_int_equal(tp.fh.nr_companions, 1);
+	assert_string_equal(tp.fh.companions[0].suffix, ".python.so");
+	assert_non_null(tp.fh.companions[0].out);
+	assert_string_equal(tp.fh.companions[0].path, "test.prof");
+	rewind(tp.fh.companions[0].file);
+	n = fread(image, 1, sizeof(image), tp.fh.companions[0].file);
+	assert_true(n > 64);
+	assert_memory_equal(image, "\177ELF", 4);
+	assert_non_null(memmem(image, n, "py_a", 5));
+	assert_non_null(memmem(image, n, "py_b", 5));
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(line, sizeof(line), "7000000000000000-8000000000000000 r-xp 00000000 00:00 0%31s"
+		 "%s/test.prof.python.so\n", "", cwd);
+	assert_string_equal(mapped_text(buf, size), line);
+	/* the leaf pc of the hottest record, moved into the listed range */
+	const uint64_t want[] = { 0, 3, 0, 10000, 0, 5, 3, PY_A + 0x10 - BPFPROF_INTERP_FRAME_START +
+				  0x7000000000000000ull };
+	assert_slots(buf, size, want, 8);
+	assert_int_equal(tp.fh.nr_warnings, 0);
+	fake_host_close_companions(&tp.fh);
+	free(buf);
+}
+
+/* A host without companion() (abi_revision 0, hosts before it): no
+ * image, no line for it, one warning; the profile is still written. */
+static void test_python_image_old_host(void **unused)
+{
+	struct test_profile tp;
+	size_t size;
+
+	python_profile(&tp);
+	tp.fh.host.abi_revision = 0;
+	uint8_t *buf = write_to_memory(&tp, &size);
+
+	assert_int_equal(tp.fh.nr_companion_calls, 0);
+	assert_string_equal(mapped_text(buf, size), "");
+	assert_int_equal(tp.fh.nr_warnings, 1);
+	assert_non_null(strstr(tp.fh.warning, "Python frames stay unnamed"));
+	free(buf);
+}
+
+/* companion() failing fails the output: a profile naming an image that
+ * is not there is never written. */
+static void test_python_image_companion_fails(void **unused)
+{
+	struct test_profile tp;
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	python_profile(&tp);
+	tp.fh.companion_rc = -EACCES;
+	assert_int_equal(run_plugin(&tp, f, "denied.prof"), -EACCES);
+	assert_int_equal(tp.fh.nr_errors, 1);
+	assert_non_null(strstr(tp.fh.error, "denied.prof.python.so"));
+	assert_non_null(strstr(tp.fh.error, strerror(EACCES)));
+	fclose(f);
+}
+
 /* --- the real readers ------------------------------------------------------ */
 
 /*
@@ -998,6 +1113,9 @@ __attribute__((section(".text"))) int main(void)
 		cmocka_unit_test(test_mapped_objects_exact),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_bad_stack_index),
+		cmocka_unit_test(test_python_image_companion),
+		cmocka_unit_test(test_python_image_old_host),
+		cmocka_unit_test(test_python_image_companion_fails),
 	};
 	const struct CMUnitTest readers[] = {
 		cmocka_unit_test(test_readers_single_path_one_pc),

@@ -2,7 +2,7 @@
 /*
  * fake_host.c - the fake plugin host of the plugin unit tests (see
  * fake_host.h): recorded errors and warnings, a symbol table or a test's
- * own resolver, and the stacks of a test profile.
+ * own resolver, the stacks of a test profile, and companion files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -85,10 +85,50 @@ static const struct bpfprof_stack *fake_stack(const struct bpfprof_host *host, u
 	return index < fh->nr_stacks ? &fh->stacks[index] : NULL;
 }
 
+static int fake_companion(const struct bpfprof_host *host, const struct bpfprof_output *out,
+			  const char *suffix, FILE **file)
+{
+	struct fake_host *fh = fake_of(host);
+	struct fake_companion *c;
+
+	fh->nr_companion_calls++;
+	*file = NULL;
+	if (fh->companion_rc)
+		return fh->companion_rc;
+	if (!out || !suffix || !*suffix || strlen(suffix) >= sizeof(c->suffix) ||
+	    strchr(suffix, '/'))
+		return -EINVAL;
+	for (size_t i = 0; i < fh->nr_companions; i++)
+		if (fh->companions[i].out == out && !strcmp(fh->companions[i].suffix, suffix))
+			return -EEXIST;
+	if (fh->nr_companions == FAKE_HOST_MAX_COMPANIONS)
+		return -EMFILE;
+	c = &fh->companions[fh->nr_companions];
+	c->file = tmpfile();
+	if (!c->file)
+		return -errno;
+	strcpy(c->suffix, suffix);
+	snprintf(c->path, sizeof(c->path), "%s", out->path ? out->path : "");
+	c->out = out;
+	fh->nr_companions++;
+	*file = c->file;
+	return 0;
+}
+
+void fake_host_close_companions(struct fake_host *fh)
+{
+	for (size_t i = 0; i < fh->nr_companions; i++)
+		fclose(fh->companions[i].file);
+	memset(fh->companions, 0, sizeof(fh->companions));
+	fh->nr_companions = 0;
+}
+
 void fake_host_init(struct fake_host *fh)
 {
 	memset(fh, 0, sizeof(*fh));
 	fh->host.abi_version = BPFPROF_PLUGIN_ABI_VERSION;
+	fh->host.abi_revision = BPFPROF_PLUGIN_ABI_REVISION;
+	fh->host.companion = fake_companion;
 	fh->host.symbolize = fake_symbolize;
 	fh->host.stack = fake_stack;
 	fh->host.error = fake_error;

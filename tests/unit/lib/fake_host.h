@@ -15,20 +15,36 @@
  *    sets fh->resolve instead, which then answers every call.
  *  - stack() serves the stacks given to fake_host_stacks() (usually the
  *    test profile's), NULL past their end or before any were given.
+ *  - companion() (abi_revision BPFPROF_PLUGIN_ABI_REVISION) opens a
+ *    tmpfile() per call, recorded in fh->companions with the suffix and
+ *    output it was asked for (fh->nr_companion_calls counts every call);
+ *    fh->companion_rc set makes it fail with that.  A test of an older
+ *    host sets fh->host.abi_revision = 0.  fake_host_close_companions()
+ *    closes the files.
  *
- * Everything is in the struct (no allocation): a fake_host may live on
- * the stack, and fake_host_init() resets it completely.
+ * Everything else is in the struct (no allocation): a fake_host may live
+ * on the stack, and fake_host_init() resets it completely.
  */
 #ifndef BPFPROF_TEST_FAKE_HOST_H
 #define BPFPROF_TEST_FAKE_HOST_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bpfprof/plugin.h"
 
 #define FAKE_HOST_MAX_SYMS 4096
 #define FAKE_HOST_MSG_SIZE 512
+#define FAKE_HOST_MAX_COMPANIONS 4
+
+/* One companion file a plugin asked for. */
+struct fake_companion {
+	char suffix[64];
+	const struct bpfprof_output *out;	/* the output it was asked for */
+	char path[256];			/* its path then (the output may be gone) */
+	FILE *file;			/* a tmpfile(), read it back with rewind() */
+};
 
 /* What symbolize(pid, ip, kernel) answers: rc, and function and module. */
 struct fake_sym {
@@ -58,6 +74,10 @@ struct fake_host {
 	size_t nr_stacks;
 	struct fake_sym syms[FAKE_HOST_MAX_SYMS];
 	size_t nr_syms;
+	struct fake_companion companions[FAKE_HOST_MAX_COMPANIONS];
+	size_t nr_companions;
+	size_t nr_companion_calls;	/* companion() calls, failed ones too */
+	int companion_rc;		/* nonzero: companion() returns it */
 };
 
 /* A host of the current ABI with every service, no symbols and no stacks. */
@@ -74,6 +94,9 @@ void fake_func(struct fake_host *fh, uint64_t ip, const char *name);
 
 /* The same for a kernel function of [kernel.kallsyms]. */
 void fake_kfunc(struct fake_host *fh, uint64_t ip, const char *name);
+
+/* Close the companion files (fclose) and forget them. */
+void fake_host_close_companions(struct fake_host *fh);
 
 /* stack(i) returns &@stacks[i] for i < @nr. */
 void fake_host_stacks(struct fake_host *fh, const struct bpfprof_stack *stacks, size_t nr);
