@@ -368,7 +368,9 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	__u32 zero = 0;
 
 	v = bpf_map_lookup_elem(&cfi_vars, &zero);
-	if (!v || !task->mm)
+	/* read, not dereferenced: the verifier checks a dereference of a
+	 * task pointer with a search of the kernel's BTF by name (~2 ms) */
+	if (!v || !BPF_CORE_READ(task, mm))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__builtin_memset(v, 0, sizeof(*v));

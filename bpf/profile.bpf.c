@@ -550,7 +550,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	e->ip = e->sp = e->bp = 0;
 	e->stack_size = 0;
 	e->has_regs = 0;
-	if (task->mm) {
+	if (BPF_CORE_READ(task, mm)) {	/* no dereference: see cfi_walk_user_stack() */
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		e->ip = BPF_CORE_READ(regs, ip);
 		e->sp = sp = BPF_CORE_READ(regs, sp);
