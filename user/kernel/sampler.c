@@ -7,6 +7,7 @@
  * map, opens one cpu-clock sampling event per CPU and attaches the program
  * to each, attaches the lifecycle tracepoints, and reads the maps and ring
  * buffers back.  Error messages here name the cause and the remedy.
+ * BPFPROF_DEBUG=stats prints the verifier's statistics of each program.
  */
 #include <errno.h>
 #include <fcntl.h>
