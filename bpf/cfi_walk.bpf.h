@@ -66,16 +66,42 @@ struct {
 	__type(value, __u64);			/* bpf_ktime_get_ns() of the last request */
 } cfi_requests SEC(".maps");
 
-/* The walk's state, shared by the frames of one walk (bpf_loop() data). */
-struct cfi_walk {
-	struct stack_trace *st;
-	const struct cfi_process *proc;
+/*
+ * The walk's registers and counters, and the bounds of its binary
+ * searches.  They live in a per-CPU map value, not on the stack (like
+ * python.bpf.h's py_vars): the verifier does not track what a map value
+ * holds, so the states of each bpf_loop() callback below converge at once
+ * instead of once per value of a bound or of the frame count, and it
+ * checks the searches once per pass over a frame, not once per such value
+ * of the walk (docs/PERFORMANCE.md, "Verifier cost of the BPF program").
+ * A walk runs with the program, which does not nest on a CPU.
+ */
+struct cfi_walk_vars {
 	__u64 ip, sp, bp;
+	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
 	__u32 bp_known;
 	__u32 exact;		/* look ip up as is: first frame, after a signal frame */
 	__u32 n;		/* frames written */
 	__u32 stop;		/* enum cfi_walk_stop */
-	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
+	/* the binary search under way: */
+	__u64 addr;		/* the address looked for */
+	__u32 lo, hi;		/* the answer is in [lo, hi) */
+	__u32 failed;		/* a lookup failed */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_walk_vars);
+} cfi_vars SEC(".maps");
+
+/* The walk's state, shared by the frames of one walk (bpf_loop() data). */
+struct cfi_walk {
+	struct stack_trace *st;
+	const struct cfi_process *proc;
+	struct cfi_walk_vars *v;
 };
 
 /*
@@ -85,113 +111,124 @@ struct cfi_walk {
  */
 struct cfi_map_search {
 	const struct cfi_process *p;
-	__u64 addr;
-	__u32 lo, hi;		/* the answer is in [lo, hi) */
+	struct cfi_walk_vars *v;
 };
 
 static long cfi_map_search_step(__u32 i, void *data)
 {
 	struct cfi_map_search *s = data;
+	struct cfi_walk_vars *v = s->v;
 	__u32 mid;
 
-	if (s->hi - s->lo <= 1)
+	if (v->hi - v->lo <= 1)
 		return 1;
-	mid = s->lo + (s->hi - s->lo) / 2;
-	if (s->p->maps[mid & (CFI_MAX_MAPPINGS - 1)].start <= s->addr)
-		s->lo = mid;
+	mid = v->lo + (v->hi - v->lo) / 2;
+	if (s->p->maps[mid & (CFI_MAX_MAPPINGS - 1)].start <= v->addr)
+		v->lo = mid;
 	else
-		s->hi = mid;
+		v->hi = mid;
 	return 0;
 }
 
 /* The mapping of @p holding @addr: the last one with start <= addr. */
 static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct cfi_process *p,
+								  struct cfi_walk_vars *v,
 								  __u64 addr)
 {
-	struct cfi_map_search s = { .p = p, .addr = addr, .hi = p->nr };
+	struct cfi_map_search s = { .p = p, .v = v };
 	const struct cfi_mapping *m;
+	__u32 nr = p->nr;
 
-	if (s.hi == 0 || s.hi > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
+	if (nr == 0 || nr > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
 		return NULL;
+	v->addr = addr;
+	v->lo = 0;
+	v->hi = nr;
 	bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
-	m = &p->maps[s.lo & (CFI_MAX_MAPPINGS - 1)];
+	m = &p->maps[v->lo & (CFI_MAX_MAPPINGS - 1)];
 	return addr < m->end ? m : NULL;
 }
 
 struct cfi_row_search {
 	void *rows;		/* the chunk (an inner map) */
-	__u64 vaddr;
-	__u32 lo, hi;		/* the answer is in [lo, hi) */
-	__u32 failed;		/* a lookup failed */
+	struct cfi_walk_vars *v;
 };
 
 static long cfi_row_search_step(__u32 i, void *data)
 {
 	struct cfi_row_search *s = data;
+	struct cfi_walk_vars *v = s->v;
 	const struct cfi_row *r;
 	__u32 mid;
 
-	if (s->hi - s->lo <= 1)
+	if (v->hi - v->lo <= 1)
 		return 1;
-	mid = s->lo + (s->hi - s->lo) / 2;
+	mid = v->lo + (v->hi - v->lo) / 2;
 	r = bpf_map_lookup_elem(s->rows, &mid);
 	if (!r) {
-		s->failed = 1;
+		v->failed = 1;
 		return 1;
 	}
-	if (r->pc <= s->vaddr)
-		s->lo = mid;
+	if (r->pc <= v->addr)
+		v->lo = mid;
 	else
-		s->hi = mid;
+		v->hi = mid;
 	return 0;
 }
 
 /* The row of the table at rows [@first, @first + @nr) of chunk @rows for
  * ELF address @vaddr: the last with pc <= vaddr; NULL below the first row
  * or beyond 32 bits. */
-static __always_inline const struct cfi_row *cfi_find_row(void *rows, __u32 first, __u32 nr,
-							  __u64 vaddr)
+static __always_inline const struct cfi_row *cfi_find_row(void *rows, struct cfi_walk_vars *v,
+							  __u32 first, __u32 nr, __u64 vaddr)
 {
-	struct cfi_row_search s = { .rows = rows, .vaddr = vaddr, .lo = first, .hi = first + nr };
+	struct cfi_row_search s = { .rows = rows, .v = v };
 	const struct cfi_row *r;
+	__u32 lo = first;
 
-	if (!nr || s.hi < s.lo || vaddr > 0xffffffffull)
+	if (!nr || first + nr < first || vaddr > 0xffffffffull)
 		return NULL;
-	r = bpf_map_lookup_elem(rows, &s.lo);
+	r = bpf_map_lookup_elem(rows, &lo);
 	if (!r || vaddr < r->pc)
 		return NULL;
+	v->addr = vaddr;
+	v->lo = first;
+	v->hi = first + nr;
+	v->failed = 0;
 	bpf_loop(CFI_SEARCH_STEPS, cfi_row_search_step, &s, 0);
-	return s.failed ? NULL : bpf_map_lookup_elem(rows, &s.lo);
+	lo = v->lo;
+	return v->failed ? NULL : bpf_map_lookup_elem(rows, &lo);
 }
 
-/* The row for the walk's current frame, or NULL with w->stop set. */
+/* The row for the walk's current frame, or NULL with v->stop set. */
 static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 {
-	__u64 pc = w->exact ? w->ip : w->ip - 1;
-	const struct cfi_mapping *m = cfi_find_mapping(w->proc, pc);
+	struct cfi_walk_vars *v = w->v;
+	__u64 pc = v->exact ? v->ip : v->ip - 1;
+	const struct cfi_mapping *m = cfi_find_mapping(w->proc, v, pc);
 	const struct cfi_row *row;
 	__u32 table;
 	void *rows;
 
 	if (!m) {
-		w->stop = CFI_WALK_UNMAPPED;
-		w->miss_pc = pc;
+		v->stop = CFI_WALK_UNMAPPED;
+		v->miss_pc = pc;
 		return NULL;
 	}
 	table = m->table;
 	rows = table == CFI_NO_TABLE ? NULL : bpf_map_lookup_elem(&cfi_tables, &table);
 	if (!rows) {
-		w->stop = CFI_WALK_NO_TABLE;
-		w->miss_pc = pc;
+		v->stop = CFI_WALK_NO_TABLE;
+		v->miss_pc = pc;
 		return NULL;
 	}
-	row = cfi_find_row(rows, m->first, m->rows, pc - m->bias);
+	row = cfi_find_row(rows, v, m->first, m->rows, pc - m->bias);
 	if (!row || row->kind == CFI_KIND_STOP_NO_ROW)
-		w->stop = CFI_WALK_NO_ROW;
+		v->stop = CFI_WALK_NO_ROW;
 	else if (row->kind == CFI_KIND_STOP_OUTERMOST)
-		w->stop = CFI_WALK_END;
+		v->stop = CFI_WALK_END;
 	else if (row->kind >= CFI_KIND_FIRST_STOP)
-		w->stop = CFI_WALK_UNSUPPORTED;
+		v->stop = CFI_WALK_UNSUPPORTED;
 	else
 		return row;
 	return NULL;
@@ -202,49 +239,49 @@ static __always_inline int cfi_read(__u64 addr, __u64 *val)
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
-/* The CFA of the current frame by @row; -1 with w->stop set. */
-static __always_inline int cfi_cfa(struct cfi_walk *w, const struct cfi_row *row, __u64 *cfa)
+/* The CFA of the current frame by @row; -1 with v->stop set. */
+static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row *row, __u64 *cfa)
 {
 	__s64 off = (__s64)row->cfa * 8;
 
 	switch (row->kind) {
 	case CFI_KIND_RSP:
-		*cfa = w->sp + off;
+		*cfa = v->sp + off;
 		return 0;
 	case CFI_KIND_RBP:
-		if (!w->bp_known) {
-			w->stop = CFI_WALK_RBP_UNKNOWN;
+		if (!v->bp_known) {
+			v->stop = CFI_WALK_RBP_UNKNOWN;
 			return -1;
 		}
-		*cfa = w->bp + off;
+		*cfa = v->bp + off;
 		return 0;
 	case CFI_KIND_PLT:
-		*cfa = w->sp + off + ((w->ip & 15) >= (__u64)(__s64)row->rbp ? 8 : 0);
+		*cfa = v->sp + off + ((v->ip & 15) >= (__u64)(__s64)row->rbp ? 8 : 0);
 		return 0;
 	default:	/* CFI_KIND_SIGNAL: the interrupted sp in the ucontext */
-		if (cfi_read(w->sp + off, cfa)) {
-			w->stop = CFI_WALK_READ_FAULT;
+		if (cfi_read(v->sp + off, cfa)) {
+			v->stop = CFI_WALK_READ_FAULT;
 			return -1;
 		}
 		return 0;
 	}
 }
 
-/* One step from the current frame to its caller by @row; -1 with w->stop. */
-static __always_inline int cfi_step(struct cfi_walk *w, const struct cfi_row *row)
+/* One step from the current frame to its caller by @row; -1 with v->stop. */
+static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 {
 	bool signal = row->kind == CFI_KIND_SIGNAL;
-	__u64 cfa, ra, bp = w->bp, bp_addr = 0;
-	__u32 bp_known = w->bp_known;
+	__u64 cfa, ra, bp = v->bp, bp_addr = 0;
+	__u32 bp_known = v->bp_known;
 
-	if (cfi_cfa(w, row, &cfa))
+	if (cfi_cfa(v, row, &cfa))
 		return -1;
-	if (cfi_read(signal ? w->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
-		w->stop = CFI_WALK_READ_FAULT;
+	if (cfi_read(signal ? v->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
+		v->stop = CFI_WALK_READ_FAULT;
 		return -1;
 	}
 	if (signal)
-		bp_addr = w->sp + (__s64)row->rbp * 8;
+		bp_addr = v->sp + (__s64)row->rbp * 8;
 	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
 		bp_addr = cfa + (__s64)row->rbp * 8;
 	if (bp_addr)
@@ -252,18 +289,18 @@ static __always_inline int cfi_step(struct cfi_walk *w, const struct cfi_row *ro
 	else if (row->kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
 		bp_known = 0;
 	if (ra == 0) {
-		w->stop = CFI_WALK_END;
+		v->stop = CFI_WALK_END;
 		return -1;
 	}
-	if (!signal && cfa <= w->sp) {
-		w->stop = CFI_WALK_BAD_STEP;
+	if (!signal && cfa <= v->sp) {
+		v->stop = CFI_WALK_BAD_STEP;
 		return -1;
 	}
-	w->ip = ra;
-	w->sp = cfa;
-	w->bp = bp;
-	w->bp_known = bp_known;
-	w->exact = signal;
+	v->ip = ra;
+	v->sp = cfa;
+	v->bp = bp;
+	v->bp_known = bp_known;
+	v->exact = signal;
 	return 0;
 }
 
@@ -271,23 +308,24 @@ static __always_inline int cfi_step(struct cfi_walk *w, const struct cfi_row *ro
 static long cfi_walk_frame(__u32 i, void *data)
 {
 	struct cfi_walk *w = data;
+	struct cfi_walk_vars *v = w->v;
 	const struct cfi_row *row;
-	__u32 n = w->n;
+	__u32 n = v->n;
 
 	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH) {
-		w->stop = CFI_WALK_MAX_DEPTH;
+		v->stop = CFI_WALK_MAX_DEPTH;
 		return 1;
 	}
 	row = cfi_frame_row(w);
-	if (!row || cfi_step(w, row))
+	if (!row || cfi_step(v, row))
 		return 1;
-	if (!cfi_find_mapping(w->proc, w->ip)) {
-		w->stop = CFI_WALK_UNMAPPED;
-		w->miss_pc = w->ip;
+	if (!cfi_find_mapping(w->proc, v, v->ip)) {
+		v->stop = CFI_WALK_UNMAPPED;
+		v->miss_pc = v->ip;
 		return 1;
 	}
-	w->st->ips[n] = w->ip;
-	w->n = n + 1;
+	w->st->ips[n] = v->ip;
+	v->n = n + 1;
 	return 0;
 }
 
@@ -324,29 +362,39 @@ static __always_inline void cfi_request_maps(__u32 tgid, __u32 tid, __u64 pc)
 static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct cfi_walk w = { .st = st, .bp_known = 1, .exact = 1, .n = 1 };
+	struct cfi_walk w = { .st = st };
+	struct cfi_walk_vars *v;
 	struct pt_regs *regs;
+	__u32 zero = 0;
 
-	if (!task->mm)
+	v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	/* read, not dereferenced: the verifier checks a dereference of a
+	 * task pointer with a search of the kernel's BTF by name (~2 ms) */
+	if (!v || !BPF_CORE_READ(task, mm))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
-	st->ips[0] = w.ip;
+	__builtin_memset(v, 0, sizeof(*v));
+	v->ip = BPF_CORE_READ(regs, ip);
+	v->sp = BPF_CORE_READ(regs, sp);
+	v->bp = BPF_CORE_READ(regs, bp);
+	v->bp_known = 1;
+	v->exact = 1;
+	v->n = 1;
+	st->ips[0] = v->ip;
+	w.v = v;
 	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	if (!w.proc) {
-		w.stop = CFI_WALK_NO_PROCESS;
-		w.miss_pc = w.ip;
+		v->stop = CFI_WALK_NO_PROCESS;
+		v->miss_pc = v->ip;
 	} else {
 		bpf_loop(max_depth, cfi_walk_frame, &w, 0);
 	}
-	cfi_count_stop(w.stop < CFI_WALK_STOP_NR ? w.stop : CFI_WALK_BAD_STEP);
+	cfi_count_stop(v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
-	if (w.stop == CFI_WALK_NO_PROCESS || w.stop == CFI_WALK_UNMAPPED)
-		cfi_request_maps(tgid, tid, w.miss_pc);
-	return (long)w.n * sizeof(__u64);
+	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)
+		cfi_request_maps(tgid, tid, v->miss_pc);
+	return (long)v->n * sizeof(__u64);
 }
 
 /*

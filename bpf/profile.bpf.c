@@ -349,23 +349,55 @@ static __always_inline struct stack_trace *scratch_stack(int kernel)
 }
 
 /*
- * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
- * stack), or -1 after counting the drop.
+ * The Python frames of this CPU's scratch user stack (bpf/python.bpf.h),
+ * as a global function: the verifier checks it once, on its own, instead
+ * of once for each state of the program that reaches it (each way the
+ * native walk ended).  Returns 0.
  */
-static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
-					 __u32 tgid, __u32 tid, __u64 *id)
+__noinline int py_splice_scratch(__u32 tgid, __u32 tid)
+{
+	struct stack_trace *st = scratch_stack(0);
+
+	if (st)
+		py_splice_stack(st, tgid, tid);
+	return 0;
+}
+
+/*
+ * The --call-graph auto walk of the current task's user stack into this
+ * CPU's scratch user stack (bpf/cfi_walk.bpf.h), as a global function
+ * too: bytes written, like bpf_get_stack().
+ */
+__noinline long cfi_walk_scratch(__u32 tgid, __u32 tid)
+{
+	struct stack_trace *st = scratch_stack(0);
+
+	return st ? cfi_walk_user_stack(st, tgid, tid) : 0;
+}
+
+/*
+ * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
+ * stack), or -1 after counting the drop.  A global function, like the two
+ * above: checked once for both stacks and whatever state the program is
+ * in when it calls (docs/PERFORMANCE.md, "Verifier cost of the BPF
+ * program").
+ */
+__noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
+			     __u32 tgid, __u32 tid, __u64 *id)
 {
 	struct stack_trace *st = scratch_stack(kernel);
 	__u32 depth = max_depth;
 	long n;
 
+	if (!id)
+		return -1;
 	*id = 0;
 	if (!st)
 		return 0;
 	if (depth > BPFPROF_MAX_FP_DEPTH)	/* the kernel walks no more */
 		depth = BPFPROF_MAX_FP_DEPTH;
 	if (!kernel && cfi_mode)		/* max_depth frames, bpf/cfi_walk.bpf.h */
-		n = cfi_walk_user_stack(st, tgid, tid);
+		n = cfi_walk_scratch(tgid, tid);
 	else
 		n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64),
 				  kernel ? 0 : BPF_F_USER_STACK);
@@ -376,8 +408,10 @@ static __always_inline int capture_stack(struct bpf_perf_event_data *ctx, int ke
 	}
 	st->nr = n / sizeof(__u64);
 	st->kernel = kernel;
-	if (!kernel)
-		py_splice_stack(st, tgid, tid);	/* bpf/python.bpf.h */
+	/* Never a user stack in dwarf mode: saying so spares the verifier
+	 * the splice there (it checks this function for any @kernel). */
+	if (!kernel && !dwarf_mode)
+		py_splice_scratch(tgid, tid);	/* bpf/python.bpf.h */
 	if (st->nr == 0)
 		return 0;
 	*id = hash_stack(st);
@@ -552,7 +586,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	e->ip = e->sp = e->bp = 0;
 	e->stack_size = 0;
 	e->has_regs = 0;
-	if (task->mm) {
+	if (BPF_CORE_READ(task, mm)) {	/* no dereference: see cfi_walk_user_stack() */
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		e->ip = BPF_CORE_READ(regs, ip);
 		e->sp = sp = BPF_CORE_READ(regs, sp);
