@@ -236,6 +236,25 @@ static void file_key_of(const struct bpfprof_mapping *m, struct file_key *k)
 	k->path_hash = hash_path(m->path);
 }
 
+/*
+ * The entry of @key in *@e: true if it was there already (counted as a
+ * hit), false for a new one (key set, not yet in the table; the caller
+ * fills and adds it) or, with *@e NULL, when memory ran out.
+ */
+static bool find_or_new(struct cfi_loader *l, const struct file_key *key, struct file_entry **e)
+{
+	HASH_FIND(hh, l->files, key, sizeof(*key), *e);
+	if (*e) {
+		l->st.cache_hits++;
+		return true;
+	}
+	*e = calloc(1, sizeof(**e));
+	if (!*e)
+		return true;
+	(*e)->key = *key;
+	return false;
+}
+
 /* The table of the file mapped by @m in @pid: built on first sight. */
 static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 				     const struct bpfprof_mapping *m)
@@ -248,15 +267,8 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	int fd;
 
 	file_key_of(m, &key);
-	HASH_FIND(hh, l->files, &key, sizeof(key), e);
-	if (e) {
-		l->st.cache_hits++;
+	if (find_or_new(l, &key, &e))
 		return e;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->key = key;
 	if (key.build_id_size && cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0) {
 		entry_take_table(l, e, t, t0, m->path, true);
 		HASH_ADD(hh, l->files, key, sizeof(e->key), e);
@@ -340,15 +352,8 @@ static struct file_entry *trampoline_entry(struct cfi_loader *l, const uint8_t *
 	struct cfi_table *t = NULL;
 	struct file_entry *e;
 
-	HASH_FIND(hh, l->files, &key, sizeof(key), e);
-	if (e) {
-		l->st.cache_hits++;
+	if (find_or_new(l, &key, &e))
 		return e;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->key = key;
 	e->table = CFI_NO_TABLE;
 	if (cfi_anon_table_mem(code, size, &t) == 0 && t &&
 	    load_table(l, e, t, "CPython's perf trampolines"))
