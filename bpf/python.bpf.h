@@ -24,6 +24,9 @@
 
 /* A thread without a thread state is looked for again after this (ns). */
 #define PY_NEGATIVE_RETRY_NS 10000000ull
+/* Threads younger than this (ns since they started) are never told "no
+ * thread state" from the cache. */
+#define PY_YOUNG_THREAD_NS 200000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -109,7 +112,12 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 		return c->tstate;
 	}
 	now = bpf_ktime_get_ns();
-	if (c && !c->tstate && now - c->time_ns < PY_NEGATIVE_RETRY_NS) {
+	/* A thread sampled before CPython bound its thread state to it (its
+	 * start, still in native code) would keep its evaluator frames for
+	 * PY_NEGATIVE_RETRY_NS once it runs Python: young threads look again
+	 * at every sample. */
+	if (c && !c->tstate && now - c->time_ns < PY_NEGATIVE_RETRY_NS &&
+	    now - BPF_CORE_READ(bpf_get_current_task_btf(), start_time) > PY_YOUNG_THREAD_NS) {
 		py_count(PY_STAT_NO_TSTATE, 1);
 		return 0;
 	}
