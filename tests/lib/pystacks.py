@@ -147,6 +147,10 @@ def threads(dump, truth_path, points):
         check(n > 0 and mine >= 0.97 * n,
               "%s: %d of %d samples in %s" % (name, mine, n, fn))
         check(others == 0, "%s appears in no other thread (%d samples)" % (fn, others))
+        for c in d.counts:
+            if c.tid != tid and fn in c.user:
+                print("  in thread %s (%d): %s" % (d.threads.get(c.tid, {}).get("comm"), c.tid,
+                                                 c.user))
         check_whole(sel, n, ("clone3", "clone"), "start_thread")
         got[name] = mine
         total += mine
