@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * new_stack.bpf.h - the announcement of a new user stack to the collector
+ * (TASK_EVENT_NEW_STACK on the "events" ring buffer), included by
+ * profile.bpf.c: when its record wakes the collector (batched, or at once
+ * for a Python code object not seen before), and the set of code objects
+ * seen.  The collector copies the stack and names its Python frames when
+ * it reads the record (user/profile/ingest.c).
+ */
+#ifndef BPFPROF_NEW_STACK_BPF_H
+#define BPFPROF_NEW_STACK_BPF_H
+
+#include "python.h"
+
+/* When a new-stack record last woke the collector (CLOCK_MONOTONIC ns). */
+volatile __u64 new_stack_woke_ns = 0;
+
+/*
+ * Announce a new user stack.  Its record wakes the collector at most once
+ * per BPFPROF_NEW_STACK_WAKEUP_NS: a burst of new stacks (a program's
+ * start) then costs one wake-up, not one per stack, and the collector,
+ * which polls often while stacks keep coming (collector.c), reads the
+ * rest within that time.  @now: the stack names a Python code object not
+ * announced before, which the collector must read at once (see
+ * py_codes_seen).
+ */
+static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id, bool now)
+{
+	struct task_event *e = task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
+
+	if (!e)
+		return;
+	e->stack_id = id;
+	if (!now && e->time_ns - new_stack_woke_ns < BPFPROF_NEW_STACK_WAKEUP_NS) {
+		events_unannounced = 1;
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	new_stack_woke_ns = e->time_ns;
+	task_event_submit(e);
+}
+
+/*
+ * The code objects of the Python frames of the stacks announced so far,
+ * by address.  The collector names a code object by reading it when the
+ * first stack showing it arrives; one that lives briefly (a module's body,
+ * freed after its import; a string given to exec()) may be freed by then
+ * and another code object allocated at its address, whose name it would
+ * read.  So a new stack with a code object not seen before wakes the
+ * collector at once, not within BPFPROF_NEW_STACK_WAKEUP_NS.  An address
+ * reused later is caught by the collector (pynames.c compares the object
+ * with what it read there before).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);			/* code object address */
+	__type(value, __u8);
+} py_codes_seen SEC(".maps");
+
+/* The scan of a new stack's frames for unseen code objects (bpf_loop() data). */
+struct py_code_scan {
+	struct stack_trace *st;
+	__u32 nr;
+	__u32 unseen;
+};
+
+static long py_code_scan_step(__u32 i, void *data)
+{
+	struct py_code_scan *s = data;
+	__u64 idx = i, ip, code;
+	__u8 one = 1;
+
+	barrier_var(idx);
+	if (idx >= s->nr || idx >= max_depth || idx >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	ip = s->st->ips[idx];
+	if (!PY_FRAME_IS(ip))
+		return 0;
+	code = PY_FRAME_CODE(ip);
+	if (bpf_map_lookup_elem(&py_codes_seen, &code))
+		return 0;
+	bpf_map_update_elem(&py_codes_seen, &code, &one, BPF_ANY);
+	s->unseen = 1;
+	return 0;
+}
+
+/* Whether user stack @st names a Python code object not seen before. */
+static __always_inline bool py_new_code(struct stack_trace *st)
+{
+	struct py_code_scan s = { .st = st, .nr = st->nr };
+
+	bpf_loop(max_depth, py_code_scan_step, &s, 0);
+	return s.unseen;
+}
+
+#endif /* BPFPROF_NEW_STACK_BPF_H */
