@@ -263,31 +263,27 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	struct cfi_table *t = NULL;
 	struct file_key key;
 	uint64_t t0 = monotonic_ns();
+	bool cached;
 	Elf *elf;
 	int fd;
 
 	file_key_of(m, &key);
 	if (find_or_new(l, &key, &e))
 		return e;
-	if (key.build_id_size && cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0) {
-		entry_take_table(l, e, t, t0, m->path, true);
-		HASH_ADD(hh, l->files, key, sizeof(e->key), e);
-		return e;
-	}
-	t = NULL;
-	fd = procmaps_open_file(pid, m);
-	if (fd >= 0) {
+	cached = key.build_id_size &&
+		 cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0;
+	if (!cached && (fd = procmaps_open_file(pid, m)) >= 0) {
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf && cfi_table_build_elf(elf, NULL, &t))
 			t = NULL;
 		elf_end(elf);
 		close(fd);
+		/* by the build-id of the file read, which the mapping's names */
+		if (t && key.build_id_size && t->build_id_size == key.build_id_size &&
+		    !memcmp(t->build_id, key.build_id, key.build_id_size))
+			cfi_cache_put(l->cache, t);
 	}
-	/* by the build-id of the file read, which the mapping's names */
-	if (t && key.build_id_size && t->build_id_size == key.build_id_size &&
-	    !memcmp(t->build_id, key.build_id, key.build_id_size))
-		cfi_cache_put(l->cache, t);
-	entry_take_table(l, e, t, t0, m->path, false);
+	entry_take_table(l, e, t, t0, m->path, cached);
 	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
 	return e;
 }
@@ -420,18 +416,15 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 		e = file_entry(l, pid, m);
 	else if (!strcmp(m->path, VDSO_PATH))
 		e = vdso_entry(l, m);
-	else if (anonymous_code(m)) {
+	else if (anonymous_code(m))
 		e = anon_entry(l, pid, m);
-		if (e && e->table != CFI_NO_TABLE) {
-			out->bias = m->start;
-			out->table = e->table;
-			out->first = e->first;
-			out->rows = e->rows;
-		}
+	if (!e || e->table == CFI_NO_TABLE)
 		return;
-	}
-	if (!e || e->table == CFI_NO_TABLE ||
-	    elf_segments_bias(&e->segments, m->start, m->pgoff, &bias))
+	/* anonymous code's rows start at its mapping's start; a file's at
+	 * its load bias */
+	if (anonymous_code(m))
+		bias = m->start;
+	else if (elf_segments_bias(&e->segments, m->start, m->pgoff, &bias))
 		return;
 	out->bias = bias;
 	out->table = e->table;
