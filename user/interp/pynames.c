@@ -286,22 +286,22 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)
 {
 	const struct py_proc *p = NULL;
-	size_t start = 0, frames = 0;
+	size_t start = 0, end, frames;
 
-	/* in runs of at most PY_HEADER_BATCH Python frames */
-	for (size_t i = 0; it && i <= nr; i++) {
-		if (i < nr && !interp_is_frame(ips[i]))
-			continue;
-		if (i < nr && frames < PY_HEADER_BATCH) {
+	/* in slices of at most PY_HEADER_BATCH Python frames */
+	while (it && start < nr) {
+		for (end = start, frames = 0; end < nr; end++) {
+			if (!interp_is_frame(ips[end]))
+				continue;
+			if (frames == PY_HEADER_BATCH)
+				break;
 			frames++;
-			continue;
 		}
-		if (frames && (p || (p = interp_proc(it, pid))))
-			learn_frames(it, p, ips + start, i - start);
-		if (frames && !p)
+		if (frames && !p && !(p = interp_proc(it, pid)))
 			return;
-		start = i;
-		frames = i < nr ? 1 : 0;
+		if (frames)
+			learn_frames(it, p, ips + start, end - start);
+		start = end;
 	}
 }
 
