@@ -94,7 +94,7 @@ struct kernel_leaf {
 
 /* One user frame's name, symbolized once per (process, address). */
 struct frame_memo {
-	struct { uint32_t pid; uint64_t ip; } key;
+	struct { uint64_t pid, ip; } key;	/* no padding: hashed as bytes */
 	bool resolved;
 	char *name;
 	UT_hash_handle hh;
