@@ -216,10 +216,14 @@ $(B)/tests/unit/%: tests/unit/%.c $(CORE_LIB) $$(if $$(call ut_plugin,$$*),$(B)/
 	$(CC) $(CPPFLAGS) -Ibpf -Iplugins -Itests/unit/lib $(CFLAGS) $(LDFLAGS) $(filter %.c %.o %.a,$^) \
 		$(CORE_LIB) $(UT_LIBS) $(LIBS) -o $@
 
-demo: deps all
+# The build runs in a make of its own after deps: variables such as MPICC
+# are read when make starts, before deps has installed what they name.
+demo: deps
+	$(MAKE) all
 	bash tests/demo.sh $(B)
 
-check test: deps all
+check test: deps
+	$(MAKE) all
 	bash tests/run $(B)
 
 ASAN_MAKE = $(MAKE) B=build-asan SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
@@ -247,7 +251,8 @@ $(B)/fuzz/%: tests/fuzz/%.c $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -fsanitize=fuzzer $< $(CORE_LIB) $(LIBS) -o $@
 
-bench: deps all
+bench: deps
+	$(MAKE) all
 	bash tests/bench/run $(B)
 
 # The SDK: the collector, its plugins, the plugin header, bpfprof-plugin.pc
