@@ -168,9 +168,12 @@ ok "--all: JIT functions named"
 
 # ---- 4. another mount and pid namespace ----------------------------------------
 if command -v unshare >/dev/null && unshare -m -p -f true 2>/dev/null; then
+	# The script is opened before the tmpfs hides /tmp and copied into
+	# it: the tree itself may be under /tmp.
 	# shellcheck disable=SC2016
 	"$BPFPROF" -F "$FREQ" --format folded -o "$TMP/n.folded" -- unshare -m -p -f sh -c \
-		'mount -t tmpfs tmpfs /tmp && exec "$0" --perf-basic-prof "$1" -s "$2"' \
+		'exec 3<"$1" && mount -t tmpfs tmpfs /tmp && cat <&3 >/tmp/jit.js &&
+		 exec 3<&- "$0" --perf-basic-prof /tmp/jit.js -s "$2"' \
 		"$NODE" "$js" "$SECS" >"$TMP/n.out" 2>"$TMP/n.err" ||
 		fail "bpfprof -- unshare ... node failed: $(cat "$TMP/n.err")"
 	cat "$TMP/n.out"
