@@ -304,7 +304,13 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 	return 0;
 }
 
-/* One frame (a bpf_loop() callback: verified once, not once per frame). */
+/*
+ * One frame (a bpf_loop() callback: verified once, not once per frame):
+ * the row of the frame written last, then a step to its caller, whose
+ * return address is written at once and taken back by the next call if
+ * no mapping holds it.  So each frame costs one mapping search, which
+ * also finds its row, not one to check the address and one for the row.
+ */
 static long cfi_walk_frame(__u32 i, void *data)
 {
 	struct cfi_walk *w = data;
@@ -312,18 +318,19 @@ static long cfi_walk_frame(__u32 i, void *data)
 	const struct cfi_row *row;
 	__u32 n = v->n;
 
+	row = cfi_frame_row(w);
+	if (!row) {
+		/* a return address in no mapping is not a frame */
+		if (v->stop == CFI_WALK_UNMAPPED && n > 1)
+			v->n = n - 1;
+		return 1;
+	}
 	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH) {
 		v->stop = CFI_WALK_MAX_DEPTH;
 		return 1;
 	}
-	row = cfi_frame_row(w);
-	if (!row || cfi_step(v, row))
+	if (cfi_step(v, row))
 		return 1;
-	if (!cfi_find_mapping(w->proc, v, v->ip)) {
-		v->stop = CFI_WALK_UNMAPPED;
-		v->miss_pc = v->ip;
-		return 1;
-	}
 	w->st->ips[n] = v->ip;
 	v->n = n + 1;
 	return 0;

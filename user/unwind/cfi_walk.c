@@ -186,19 +186,24 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	if (!p || !regs || !read || !ips || !max)
 		return -EINVAL;
 	ips[0] = regs->ip;
-	while (r.frames < max) {
+	/* As the BPF walk: a return address is written at once and taken
+	 * back when the search for its row finds no mapping holding it. */
+	for (;;) {
 		const struct cfi_row *row = frame_row(p, &f, &r);
 
-		if (!row || step(row, &f, read, arg, &r))
-			break;
-		if (!cfi_walk_find_mapping(p, f.ip)) {
-			r.stop = CFI_WALK_UNMAPPED;
+		if (!row) {
+			if (r.stop == CFI_WALK_UNMAPPED && r.frames > 1)
+				r.frames--;
 			break;
 		}
+		if (r.frames >= max) {
+			r.stop = CFI_WALK_MAX_DEPTH;
+			break;
+		}
+		if (step(row, &f, read, arg, &r))
+			break;
 		ips[r.frames++] = f.ip;
 	}
-	if (r.frames == max)
-		r.stop = CFI_WALK_MAX_DEPTH;
 	if (res)
 		*res = r;
 	return (int)r.frames;

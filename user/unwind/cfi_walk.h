@@ -20,12 +20,15 @@
  *     CFI_WALK_RBP_UNKNOWN), then the return address; a failed read of
  *     either: CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes
  *     it unknown, it does not stop the walk, as in libdwfl);
- *  5. return address 0: CFI_WALK_END; caller sp <= sp (not after a
- *     signal frame): CFI_WALK_BAD_STEP; return address in no mapping:
- *     CFI_WALK_UNMAPPED; else it is the next frame;
- *  6. @max frames written: CFI_WALK_MAX_DEPTH.
+ *  5. @max frames written: CFI_WALK_MAX_DEPTH (the last one has passed
+ *     steps 1-3, so it is in a mapping);
+ *  6. return address 0: CFI_WALK_END; caller sp <= sp (not after a
+ *     signal frame): CFI_WALK_BAD_STEP; else it is written as the next
+ *     frame, and taken back when its step 2 finds no mapping (so a
+ *     return address in no mapping stops the walk, CFI_WALK_UNMAPPED,
+ *     unwritten; one mapping search per frame).
  * Frames are written leaf first: ips[0] = regs->ip, then each return
- * address as is (the symbolizer subtracts 1).  Step 5's checks are those
+ * address as is (the symbolizer subtracts 1).  Step 6's checks are those
  * of user/unwind/unwind.c around libdwfl, so both give the same frames.
  */
 #ifndef BPFPROF_UNWIND_CFI_WALK_H
