@@ -314,6 +314,7 @@ static int sample_until_done(struct collector *c)
 			timeout = STREAM_POLL_MS;
 		if (c->new_stacks_recently && timeout > BPFPROF_NEW_STACK_POLL_MS)
 			timeout = BPFPROF_NEW_STACK_POLL_MS;
+		interp_new_batch(c->interp);
 		n = sampler_poll(c->sampler, timeout);
 		c->new_stacks_recently = c->ingest.stacks_copied != stacks;
 		if (n < 0 && n != -EINTR) {
@@ -337,7 +338,7 @@ static int drain(struct collector *c)
 	int n;
 
 	sampler_stop(c->sampler);
-	while ((n = sampler_poll(c->sampler, 0)) > 0)
+	while (interp_new_batch(c->interp), (n = sampler_poll(c->sampler, 0)) > 0)
 		;
 	apply_mmaps(c, UINT64_MAX);
 	c->info.run.end_ns = monotonic_ns();

@@ -79,6 +79,15 @@ static inline bool interp_is_frame(uint64_t ip)
 void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr);
 
 /*
+ * The collector is about to read a new batch of records from the kernel.
+ * A code object whose header interp_learn_stack() read in this batch is
+ * not read again for the other stacks of the batch: they were all
+ * sampled before the batch was read, so one read is as fresh for them
+ * all as a read per stack.  NULL @it: nothing.
+ */
+void interp_new_batch(struct interp *it);
+
+/*
  * Name the Python frame @ip of @pid as interp_learn_stack() rewrote it
  * (interp_is_frame(ip); ip - 1 is fine): function = the qualified name, file = co_filename, line = the
  * instruction's line, module = co_filename, module_offset = the frame's

@@ -57,6 +57,8 @@ struct py_code_slot {
 	uint32_t pid;			/* 0: free */
 	uint32_t index;			/* into interp.codes */
 	uint64_t addr;
+	uint64_t checked;		/* interp.batch in which the object at addr was
+					 * last read and found to be that entry's */
 };
 
 #define PY_LINE_CACHE 4096		/* slots of struct interp's line cache */
@@ -69,6 +71,7 @@ struct interp {
 	size_t nr_procs, cap_procs;
 	struct py_code *codes;		/* every code object named, in order */
 	size_t nr_codes, cap_codes;
+	uint64_t batch;			/* the batch of records read now (interp_new_batch()) */
 	struct py_code_slot *slots;	/* open addressing by (pid, addr) */
 	size_t nr_slots, cap_slots;	/* cap: a power of two */
 	struct interp_stats stats;

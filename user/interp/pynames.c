@@ -216,24 +216,43 @@ static bool same_code(const struct py_code_id *a, const struct py_code_id *b)
 	       a->linetable == b->linetable && a->firstlineno == b->firstlineno;
 }
 
+/* The slot of the code object @addr of @p if one was read there, else NULL. */
+static struct py_code_slot *known_slot(struct interp *it, uint32_t pid, uint64_t addr)
+{
+	struct py_code_slot *s = it->cap_slots ? slot_find(it->slots, it->cap_slots, pid, addr)
+					       : NULL;
+
+	return s && s->pid ? s : NULL;
+}
+
+/* Whether the object at @addr of @pid was read in this batch already. */
+static bool checked_now(struct interp *it, uint32_t pid, uint64_t addr)
+{
+	struct py_code_slot *s = known_slot(it, pid, addr);
+
+	return s && s->checked == it->batch;
+}
+
 /*
  * The entry of the code object @addr of @p as it is now, its header read
- * into @hdr (NULL: it could not be read): the newest one read at that
- * address if the object there is still that one (or can no longer be
- * read), else a new entry.  Its index, or -1 on ENOMEM.
+ * into @hdr (NULL: it could not be read, or it was read in this batch
+ * already): the newest one read at that address if the object there is
+ * still that one (or was not read now), else a new entry.  Its index, or
+ * -1 on ENOMEM.
  */
 static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr,
 			  const uint8_t *hdr)
 {
-	struct py_code_slot *s = it->cap_slots ? slot_find(it->slots, it->cap_slots, p->pid, addr)
-					       : NULL;
+	struct py_code_slot *s = known_slot(it, p->pid, addr);
 	struct py_code_id now;
 	struct py_code *c;
 
 	it->stats.frames_seen++;
-	if (s && s->pid) {
+	if (s) {
 		c = &it->codes[s->index];
 		if (!hdr || (c->ok && parse_header(p, hdr, &now) == 0 && same_code(&now, &c->id))) {
+			if (hdr)
+				s->checked = it->batch;
 			it->stats.frames_cached++;
 			return s->index;
 		}
@@ -245,6 +264,7 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 		it->nr_slots++;
 	s->pid = p->pid;
 	s->addr = addr;
+	s->checked = hdr ? it->batch : 0;
 	s->index = (uint32_t)it->nr_codes;
 	c = &it->codes[it->nr_codes++];
 	memset(c, 0, sizeof(*c));
@@ -259,28 +279,44 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 }
 
 /* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
- * their headers are read together). */
+ * the headers not read in this batch yet are read together). */
 static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *ips, size_t n)
 {
 	uint8_t hdrs[PY_HEADER_BATCH][PY_CODE_HEADER];
 	uint64_t addrs[PY_HEADER_BATCH];
+	int16_t slot[PY_HEADER_BATCH];	/* frame's header in hdrs[], -1: none read */
 	bool ok[PY_HEADER_BATCH];
-	size_t i, k = 0;
+	size_t i, k = 0, f = 0;
 	int64_t index;
 
-	for (i = 0; i < n; i++)
-		if (interp_is_frame(ips[i]))
-			addrs[k++] = PY_FRAME_CODE(ips[i]);
-	read_headers(p->pid, addrs, k, hdrs, ok);
-	for (i = 0, k = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
+		uint64_t addr;
+
 		if (!interp_is_frame(ips[i]))
 			continue;
-		index = learn_code(it, p, addrs[k], ok[k] ? hdrs[k] : NULL);
-		k++;
+		addr = PY_FRAME_CODE(ips[i]);
+		slot[f++] = checked_now(it, p->pid, addr) ? -1 : (int16_t)k;
+		if (slot[f - 1] >= 0)
+			addrs[k++] = addr;
+	}
+	read_headers(p->pid, addrs, k, hdrs, ok);
+	for (i = 0, f = 0; i < n; i++) {
+		int16_t h;
+
+		if (!interp_is_frame(ips[i]))
+			continue;
+		h = slot[f++];
+		index = learn_code(it, p, PY_FRAME_CODE(ips[i]), h >= 0 && ok[h] ? hdrs[h] : NULL);
 		/* the frame names the entry, whatever lives at the address later */
 		ips[i] = index < 0 ? PY_FRAME_ADDR(0, 0)
 				   : PY_FRAME_ADDR(((uint64_t)index + 1) << 3, PY_FRAME_INSTR(ips[i]));
 	}
+}
+
+void interp_new_batch(struct interp *it)
+{
+	if (it)
+		it->batch++;
 }
 
 void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)

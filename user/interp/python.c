@@ -293,6 +293,7 @@ struct interp *interp_new(int procs_fd)
 		return NULL;
 	elf_version(EV_CURRENT);
 	it->procs_fd = procs_fd;
+	it->batch = 1;			/* a slot's checked 0: never */
 	return it;
 }
 
