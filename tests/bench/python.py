@@ -14,8 +14,10 @@ usage minus the CPU python reported just before its exit, minus what
 python's own exit costs in the unprofiled run (the same for both
 profilers); and while the workload worked, from /proc/PID/task/*/schedstat)
 is compared as a ratio.  bpfprof keeps the unwind tables it builds in an
-on-disk cache (a fresh one per bench run): the repetitions read them from
-there, and one extra first run with an empty cache gives the cold cost.
+on-disk cache by build-id, as perf record keeps the binaries it saw in
+its build-id cache (~/.debug; `perf --buildid-dir`): each profiler gets
+a fresh cache per bench run, the repetitions find it filled, and one
+extra first run of each with its cache empty gives the cold cost of both.
 The cost of taking a sample in the kernel (perf's callchain walk, the BPF
 program) is charged to the workload: its CPU time over the one alone.
 Medians over the repetitions.  bpfprof's -v lines give the frames read
@@ -48,7 +50,8 @@ VARIANTS = ("none", "perf", "bpfprof")
 
 def command(variant, a, out):
     if variant == "perf":
-        return ["perf", "record", "-e", "cpu-clock", "-F", str(a.freq), "-g", "-q",
+        return ["perf", "--buildid-dir", a.buildid_dir, "record", "-e", "cpu-clock",
+                "-F", str(a.freq), "-g", "-q",
                 "-o", os.path.join(out, "perf.data"), "--"]
     if variant == "bpfprof":
         return [os.path.join(a.build, "bpfprof"), "-v", "-F", str(a.freq),
@@ -155,9 +158,7 @@ def markdown(a, reps):
     run = {v: med(col(v, "prof_cpu_run")) for v in ("perf", "bpfprof")}
     tot_ratio = med([(r["bpfprof"]["prof_cpu_total"] - exit_cpu) /
                      (r["perf"]["prof_cpu_total"] - exit_cpu) for r in reps])
-    cold = a.cold.get("prof_cpu_total") if a.cold else None
-    cold = cold - exit_cpu if cold is not None else None
-    perf_tot = tot["perf"]
+    cold = {v: a.cold[v]["prof_cpu_total"] - exit_cpu for v in ("perf", "bpfprof")}
     run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
                      for r in reps if r["perf"].get("prof_cpu_run")])
     base_wall = med(col("none", "wall"))
@@ -187,18 +188,20 @@ def markdown(a, reps):
            if slow["perf"] and slow["bpfprof"] and slow["perf"] > 1 else "–"),
         "| profiler CPU s while the workload ran | %s | %s | %s |"
         % (fmt(run["perf"]), fmt(run["bpfprof"]), fmt(run_ratio, "%.2f")),
-        "| profiler CPU s, whole run (start-up, writing; python's exit, %s s, taken away) "
-        "| %s | %s | %s |"
+        "| profiler CPU s, whole run, caches filled (start-up, writing; python's exit,"
+        " %s s, taken away) | %s | %s | %s |"
         % (fmt(exit_cpu), fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
-        "| bpfprof's first run, empty unwind-table cache (one run) | | %s | %s |"
-        % (fmt(cold), fmt(cold / perf_tot, "%.2f") if cold is not None and perf_tot else "–"),
+        "| profiler CPU s, whole run, first run with an empty cache (perf's build-id"
+        " cache, bpfprof's unwind-table cache; one run each) | %s | %s | %s |"
+        % (fmt(cold["perf"]), fmt(cold["bpfprof"]),
+           fmt(cold["bpfprof"] / cold["perf"], "%.2f") if cold["perf"] > 0 else "–"),
         "",
         "bpfprof's own account (-v, medians): %s s to start (BPF load, first tables), %s s"
         " sampling and draining the maps, %s s writing and the summary, %s s to tear down;"
         " %s unwind tables read from the cache (cold run: %s)."
         % (fmt(b["own_start"]), fmt(b["own_sampling"]), fmt(b["own_writing"]),
            fmt(b["own_teardown"]), fmt(b["cached_tables"], "%d"),
-           fmt(a.cold.get("cached_tables") if a.cold else None, "%d")),
+           fmt(a.cold["bpfprof"].get("cached_tables"), "%d")),
         "",
         "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
         " sample with Python frames; thread-state cache %s%% hits; code objects: %s named,"
@@ -236,10 +239,14 @@ def main():
         return 0
     tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
     a.cache = os.path.join(tmp, "cfi-cache")
+    a.buildid_dir = os.path.join(tmp, "perf-buildid")
+    os.mkdir(a.buildid_dir)
     reps = []
     try:
-        log("python: first bpfprof run, empty unwind-table cache")
-        a.cold = run_one("bpfprof", a, tmp)
+        a.cold = {}
+        for v in ("perf", "bpfprof"):
+            log("python: first %s run, empty cache" % v)
+            a.cold[v] = run_one(v, a, tmp)
         for i in range(a.reps):
             order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
             rep = {}
