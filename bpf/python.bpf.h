@@ -185,6 +185,7 @@ struct py_splice_vars {
 	__u32 truncated;
 	__u32 unmatched;	/* evaluator frames left as they were */
 	__u32 read_faults, not_code;
+	__u8 fbuf[PY_FRAME_READ];	/* the frame being read (py_frame_read()) */
 };
 
 struct {
@@ -232,6 +233,50 @@ static __always_inline long py_end_activation(struct py_splice *s)
 	return py_put(s, s->v->eval_ip) ? 1 : 0;
 }
 
+/* The 8 bytes at @off of the frame read into v->fbuf (0 beyond it). */
+static __always_inline __u64 py_fbuf_u64(const struct py_splice_vars *v, __u32 off)
+{
+	if (off > PY_FRAME_READ - 8)
+		return 0;
+	return *(const __u64 *)(v->fbuf + off);
+}
+
+static __always_inline __u8 py_fbuf_u8(const struct py_splice_vars *v, __u32 off)
+{
+	if (off > PY_FRAME_READ - 1)
+		return 0;
+	return v->fbuf[off];
+}
+
+/*
+ * The fields of frame @f the walk needs: one read of the frame's first
+ * PY_FRAME_READ bytes, which hold them all in every version supported
+ * (user/interp/py_layout.c), or a read per field where that one fails
+ * (the frame at the very end of mapped memory).  0, or -1.
+ */
+static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *code, __u64 *prev,
+					 __u64 *instr, __u8 *owner, __u8 *entry)
+{
+	const struct py_offsets *o = &s->p->off;
+	struct py_splice_vars *v = s->v;
+
+	if (!bpf_probe_read_user(v->fbuf, sizeof(v->fbuf), (const void *)f)) {
+		*code = py_fbuf_u64(v, o->frame_code);
+		*prev = py_fbuf_u64(v, o->frame_previous);
+		*instr = py_fbuf_u64(v, o->frame_instr);
+		*owner = py_fbuf_u8(v, o->frame_owner);
+		*entry = o->frame_is_entry != PY_NO_OFFSET ? py_fbuf_u8(v, o->frame_is_entry) : 0;
+		return 0;
+	}
+	if (py_read(f + o->frame_code, code) || py_read(f + o->frame_previous, prev) ||
+	    py_read_u8(f + o->frame_owner, owner) ||
+	    (o->frame_is_entry != PY_NO_OFFSET && py_read_u8(f + o->frame_is_entry, entry)))
+		return -1;
+	if (py_read(f + o->frame_instr, instr))
+		*instr = 0;
+	return 0;
+}
+
 /* One Python frame of the current activation. */
 static __always_inline long py_frame_step(struct py_splice *s)
 {
@@ -241,9 +286,7 @@ static __always_inline long py_frame_step(struct py_splice *s)
 
 	if (!f)
 		return py_end_activation(s);
-	if (py_read(f + o->frame_code, &code) || py_read(f + o->frame_previous, &prev) ||
-	    py_read_u8(f + o->frame_owner, &owner) ||
-	    (o->frame_is_entry != PY_NO_OFFSET && py_read_u8(f + o->frame_is_entry, &entry))) {
+	if (py_frame_read(s, f, &code, &prev, &instr, &owner, &entry)) {
 		s->v->read_faults++;
 		s->v->frame = 0;
 		return py_end_activation(s);
@@ -256,7 +299,7 @@ static __always_inline long py_frame_step(struct py_splice *s)
 		return entry ? py_end_activation(s) : 0;
 	}
 	base = code + o->code_adaptive;
-	if (!py_read(f + o->frame_instr, &instr) && instr > base)
+	if (instr > base)
 		idx = (instr - base) / 2;
 	if (idx > PY_FRAME_INSTR_MAX)
 		idx = PY_FRAME_INSTR_MAX;

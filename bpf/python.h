@@ -81,6 +81,14 @@ enum py_stat {
 	PY_STAT_NR,
 };
 
+/*
+ * Bytes of a _PyInterpreterFrame the BPF walk reads at once: every field
+ * of struct py_offsets' frame_* lies in them (sizeof the 3.11-3.13 frame
+ * header; tests/unit/interp/test_py_layout.c checks the table of
+ * user/interp/py_layout.c against this).
+ */
+#define PY_FRAME_READ 72
+
 /* Threads of an interpreter looked at, at most, to find a thread state. */
 #define PY_MAX_THREADS 256
 

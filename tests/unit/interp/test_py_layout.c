@@ -489,6 +489,27 @@ static void test_every_field_checked(void **state)
 	assert_null(py_layout_find(14));
 }
 
+/* The BPF walk reads a frame's first PY_FRAME_READ bytes at once
+ * (bpf/python.bpf.h, py_frame_read()): every frame field must lie in them. */
+static void test_frame_fields_in_one_read(void **state)
+{
+	for (unsigned minor = 11; minor <= 13; minor++) {
+		const struct py_offsets *o = &py_layout_find(minor)->bpf;
+		const struct { const char *name; unsigned off, size; } f[] = {
+			{ "frame_code", o->frame_code, 8 },
+			{ "frame_previous", o->frame_previous, 8 },
+			{ "frame_instr", o->frame_instr, 8 },
+			{ "frame_is_entry", o->frame_is_entry, 1 },
+			{ "frame_owner", o->frame_owner, 1 },
+		};
+
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+			if (f[i].off != PY_NO_OFFSET && f[i].off + f[i].size > PY_FRAME_READ)
+				fail_msg("3.%u: %s at %u is beyond the %d bytes read at once",
+					 minor, f[i].name, f[i].off, PY_FRAME_READ);
+	}
+}
+
 static void test_python_3_11(void **state)
 {
 	check_minor(11);
@@ -508,6 +529,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_field_checked),
+		cmocka_unit_test(test_frame_fields_in_one_read),
 		cmocka_unit_test(test_python_3_11),
 		cmocka_unit_test(test_python_3_12),
 		cmocka_unit_test(test_python_3_13),
