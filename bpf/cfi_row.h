@@ -180,4 +180,17 @@ enum cfi_walk_stop {
 	CFI_WALK_STOP_NR,
 };
 
+/*
+ * The BPF walk's per-CPU cache of the rows it found (bpf/cfi_walk.bpf.h,
+ * "cfi_row_cache"): direct-mapped by (table, address), CFI_ROW_CACHE_SLOTS
+ * slots (a power of two).  A table's rows never change once a mapping
+ * names them (the loader only appends), so a row found stays right.
+ * Lookups are counted in two slots of "walk_stops" after the stop
+ * reasons: frames whose row came from the cache, and those searched.
+ */
+#define CFI_ROW_CACHE_SLOTS 1024
+#define CFI_ROW_CACHE_HITS CFI_WALK_STOP_NR
+#define CFI_ROW_CACHE_MISSES (CFI_WALK_STOP_NR + 1)
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 2)	/* slots of "walk_stops" */
+
 #endif /* BPFPROF_CFI_ROW_H */

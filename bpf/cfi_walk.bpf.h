@@ -54,10 +54,32 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CFI_WALK_STOP_NR);
+	__uint(max_entries, CFI_WALK_COUNTERS);
 	__type(key, __u32);
-	__type(value, __u64);			/* walks, by enum cfi_walk_stop */
+	__type(value, __u64);			/* walks, by enum cfi_walk_stop; then
+						 * CFI_ROW_CACHE_HITS and _MISSES */
 } walk_stops SEC(".maps");
+
+/* A row found for (table, address): table + 1 (0: empty), first row, address. */
+struct cfi_cached_row {
+	__u64 key;		/* the table's first row << 32 | address in its file */
+	__u32 table;		/* struct cfi_mapping.table + 1; 0: an empty slot */
+	__u32 pad;
+	struct cfi_row row;
+};
+
+struct cfi_row_cache {
+	struct cfi_cached_row slots[CFI_ROW_CACHE_SLOTS];
+};
+
+/* Rows found, per CPU (bpf/cfi_row.h): the walk looks here before it
+ * searches a table, and stores what it found. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_row_cache);
+} cfi_row_cache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -88,6 +110,7 @@ struct cfi_walk_vars {
 	__u32 lo, hi;		/* the answer is in [lo, hi) */
 	__u32 failed;		/* a lookup failed */
 	__u32 pad;
+	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 };
 
 struct {
@@ -102,6 +125,7 @@ struct cfi_walk {
 	struct stack_trace *st;
 	const struct cfi_process *proc;
 	struct cfi_walk_vars *v;
+	struct cfi_row_cache *cache;	/* this CPU's */
 };
 
 /*
@@ -200,6 +224,57 @@ static __always_inline const struct cfi_row *cfi_find_row(void *rows, struct cfi
 	return v->failed ? NULL : bpf_map_lookup_elem(rows, &lo);
 }
 
+/* The slot of cfi_row_cache for address @vaddr of the table of @m. */
+static __always_inline struct cfi_cached_row *cfi_cache_slot(struct cfi_row_cache *c,
+							     const struct cfi_mapping *m,
+							     __u64 vaddr, __u64 *key)
+{
+	__u64 h;
+
+	*key = (__u64)m->first << 32 | vaddr;
+	h = (*key ^ (__u64)m->table << 48) * 0x9e3779b97f4a7c15ull;
+	return &c->slots[(h >> 40) & (CFI_ROW_CACHE_SLOTS - 1)];
+}
+
+/* The row of the table of @m for @vaddr: from the cache, or searched
+ * (and then cached); NULL with v->stop set when there is no table. */
+static __always_inline const struct cfi_row *cfi_mapping_row(struct cfi_walk *w,
+							     const struct cfi_mapping *m,
+							     __u64 vaddr)
+{
+	struct cfi_walk_vars *v = w->v;
+	struct cfi_cached_row *slot = NULL;
+	const struct cfi_row *row;
+	__u32 table = m->table;
+	__u64 key = 0;
+	void *rows;
+
+	if (table == CFI_NO_TABLE) {
+		v->stop = CFI_WALK_NO_TABLE;
+		return NULL;
+	}
+	if (vaddr <= 0xffffffffull && w->cache) {
+		slot = cfi_cache_slot(w->cache, m, vaddr, &key);
+		if (slot->table == table + 1 && slot->key == key) {
+			v->cache_hits++;
+			return &slot->row;
+		}
+	}
+	rows = bpf_map_lookup_elem(&cfi_tables, &table);
+	if (!rows) {
+		v->stop = CFI_WALK_NO_TABLE;
+		return NULL;
+	}
+	v->cache_misses++;
+	row = cfi_find_row(rows, v, m->first, m->rows, vaddr);
+	if (row && slot) {
+		slot->key = key;
+		slot->table = table + 1;
+		slot->row = *row;
+	}
+	return row;
+}
+
 /* The row for the walk's current frame, or NULL with v->stop set. */
 static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 {
@@ -207,22 +282,17 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 	__u64 pc = v->exact ? v->ip : v->ip - 1;
 	const struct cfi_mapping *m = cfi_find_mapping(w->proc, v, pc);
 	const struct cfi_row *row;
-	__u32 table;
-	void *rows;
 
 	if (!m) {
 		v->stop = CFI_WALK_UNMAPPED;
 		v->miss_pc = pc;
 		return NULL;
 	}
-	table = m->table;
-	rows = table == CFI_NO_TABLE ? NULL : bpf_map_lookup_elem(&cfi_tables, &table);
-	if (!rows) {
-		v->stop = CFI_WALK_NO_TABLE;
+	row = cfi_mapping_row(w, m, pc - m->bias);
+	if (!row && v->stop == CFI_WALK_NO_TABLE) {
 		v->miss_pc = pc;
 		return NULL;
 	}
-	row = cfi_find_row(rows, v, m->first, m->rows, pc - m->bias);
 	if (!row || row->kind == CFI_KIND_STOP_NO_ROW)
 		v->stop = CFI_WALK_NO_ROW;
 	else if (row->kind == CFI_KIND_STOP_OUTERMOST)
@@ -336,12 +406,17 @@ static long cfi_walk_frame(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline void cfi_count_stop(__u32 stop)
+static __always_inline void cfi_count(__u32 slot, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&walk_stops, &stop);
+	__u64 *v = bpf_map_lookup_elem(&walk_stops, &slot);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void cfi_count_stop(__u32 stop)
+{
+	cfi_count(stop, 1);
 }
 
 /* The walk met something not loaded: ask the collector for @tgid's
@@ -389,6 +464,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	v->n = 1;
 	st->ips[0] = v->ip;
 	w.v = v;
+	w.cache = bpf_map_lookup_elem(&cfi_row_cache, &zero);
 	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	if (!w.proc) {
 		v->stop = CFI_WALK_NO_PROCESS;
@@ -397,6 +473,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 		bpf_loop(max_depth, cfi_walk_frame, &w, 0);
 	}
 	cfi_count_stop(v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP);
+	cfi_count(CFI_ROW_CACHE_HITS, v->cache_hits);
+	cfi_count(CFI_ROW_CACHE_MISSES, v->cache_misses);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

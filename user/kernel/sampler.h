@@ -43,6 +43,8 @@ struct sampler_stats {
 	uint64_t events_lost;		/* lifecycle records the "events" ring buffer had no room for */
 	uint64_t walk_stops[CFI_WALK_STOP_NR];	/* --call-graph auto: user stack walks by
 						 * how they ended (enum cfi_walk_stop) */
+	uint64_t row_cache_hits, row_cache_misses;	/* their frames' rows: from the
+							 * BPF walk's cache, searched */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */
