@@ -16,6 +16,8 @@
 #      0.25 CPU s each; >= 95% of the samples of the nofp_qsort processes
 #      reach __libc_start_call_main;main.
 #   c. the same children started while a `--all` run is going on.
+#   d. the walks' account reaches the pprof file, and -v reports that
+#      nearly every frame's row came from the BPF walk's row cache.
 # The walks' own account is printed (the summary's "user stack walks").
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -113,6 +115,18 @@ complete=$(sed -n 's/^user stack walks.* complete \([0-9]*\).*/\1/p' "$TMP/comme
 [ -n "$kept" ] && [ "$walks" -eq "$kept" ] || fail "pprof comments: $walks walks for $kept samples"
 [ $((${complete:-0} * 100)) -ge $((kept * 95)) ] || fail "pprof comments: only ${complete:-0} of $kept walks complete"
 ok "pprof comment: $walks user stack walks for $kept samples, $complete complete"
+
+# --- d2. the BPF walk's row cache ---------------------------------------------
+# spin's stacks repeat: after the first samples nearly every frame's row
+# comes from the per-CPU cache, not a search of its table (-v says so).
+"$BPFPROF" -v -F 499 --format folded -o "$TMP/spin.folded" -- "$WL/spin" 1 2> "$TMP/spin.err" ||
+	{ cat "$TMP/spin.err"; fail "bpfprof -v -- spin failed"; }
+rows=$(grep '^bpfprof: unwind rows:' "$TMP/spin.err") ||
+	{ cat "$TMP/spin.err"; fail "-v: no 'unwind rows' line"; }
+pct=$(echo "$rows" | sed -n 's/.*; \([0-9.]*\)% from the BPF row cache.*/\1/p')
+[ -n "$pct" ] && python3 -c "import sys; sys.exit(0 if float('$pct') >= 80 else 1)" ||
+	fail "row cache: ${pct:-?}% of rows from the cache, expected >= 80%: $rows"
+ok "$rows"
 
 # --- e. the table memory budget ------------------------------------------------
 # python3 with libssl, libcrypto and libsqlite3 needs more than 1 MiB of
