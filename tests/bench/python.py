@@ -137,6 +137,63 @@ def run_one(variant, a, tmp):
     return res
 
 
+def prog_stats(pid, name):
+    """(run_cnt, run_time_ns) of BPF program @name held by process @pid."""
+    best = None
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if not m:
+            continue
+        out = subprocess.run(["bpftool", "prog", "show", "id", m.group(1), "-j"],
+                             capture_output=True, text=True)
+        try:
+            p = json.loads(out.stdout)
+        except ValueError:
+            continue
+        if p.get("name") == name and p.get("run_cnt"):
+            best = (p["run_cnt"], p["run_time_ns"])
+    return best
+
+
+def bpf_program_time(a, tmp):
+    """One bpfprof run with kernel.bpf_stats_enabled, sampling only CPU 1
+    where pyburn runs (taskset): (samples, ns per run of on_sample), or
+    None.  A run apart: the statistics cost two clock reads per run."""
+    knob = "/proc/sys/kernel/bpf_stats_enabled"
+    out = tempfile.mkdtemp(prefix="py.", dir=tmp)
+    cmd = [os.path.join(a.build, "bpfprof"), "-q", "-F", str(a.freq), "-C", "1",
+           "--unwind-cache", a.cache, "-o", os.path.join(out, "b.prof"), "--",
+           "taskset", "-c", "1", PY, PYBURN, "0"]
+    env = dict(os.environ, PYBURN_ROUNDS=str(a.rounds))
+    last = None
+    try:
+        with open(knob) as f:
+            old = f.read().strip()
+        with open(knob, "w") as f:
+            f.write("1")
+        p = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        while p.poll() is None:
+            last = prog_stats(p.pid, "on_sample") or last
+            time.sleep(0.25)
+        with open(knob, "w") as f:
+            f.write(old)
+    except OSError as e:
+        log("python: no BPF run-time statistics: %s" % e)
+        return None
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return (last[0], last[1] / last[0]) if last else None
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -196,6 +253,12 @@ def markdown(a, reps):
         % (fmt(cold["perf"]), fmt(cold["bpfprof"]),
            fmt(cold["bpfprof"] / cold["perf"], "%.2f") if cold["perf"] > 0 else "–"),
         "",
+        "BPF program on_sample (one run apart, kernel.bpf_stats_enabled, sampling only the"
+        " workload's CPU): %s per sample over %s samples; perf record's in-kernel cost per"
+        " sample (its callchain walk and ring-buffer output) has no such counter."
+        % (fmt(a.bpf_time[1] / 1000, "%.1f us") if a.bpf_time else "–",
+           fmt(a.bpf_time[0], "%d") if a.bpf_time else "–"),
+        "",
         "bpfprof's own account (-v, medians): %s s to start (BPF load, first tables), %s s"
         " sampling and draining the maps, %s s writing and the summary, %s s to tear down;"
         " %s unwind tables read from the cache (cold run: %s)."
@@ -254,6 +317,8 @@ def main():
                 log("python: rep %d/%d %s" % (i + 1, a.reps, v))
                 rep[v] = run_one(v, a, tmp)
             reps.append(rep)
+        log("python: BPF program time per sample")
+        a.bpf_time = bpf_program_time(a, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:
