@@ -139,7 +139,8 @@ enum task_event_type {
 	TASK_EVENT_FORK = 1,		/* new task: tgid/tid child, ptgid/ptid parent */
 	TASK_EVENT_EXEC = 2,		/* tgid executed a new image; comm is the new name */
 	TASK_EVENT_EXIT = 3,		/* tid exited; group_dead set when the process ended */
-	TASK_EVENT_NEW_STACK = 4,	/* first sample of a new user stack (stack id) of tgid */
+	TASK_EVENT_NEW_STACK = 4,	/* first sample of a new user stack (stack id) of tgid;
+					 * a struct new_stack_event when it has its frames */
 	TASK_EVENT_NEW_THREAD = 5,	/* first sample of a thread: comm (none after
 					 * a RENAME of it, which stands for it) */
 	TASK_EVENT_RENAME = 6,		/* tid renamed itself or was renamed (prctl
@@ -160,6 +161,35 @@ struct task_event {
 	__s32 exit_code;
 	__u64 stack_id;
 	char comm[BPFPROF_TASK_COMM_LEN];
+};
+
+/*
+ * A new user stack of at most this many frames is announced with them
+ * (struct new_stack_event), so the collector has it without copying it
+ * from the "stacks" map, a bpf() system call per stack; a deeper one with
+ * its id only (a plain struct task_event), and the collector copies it.
+ * Python stacks, new all the time (their frames carry instruction
+ * offsets), are mostly well below this (pyburn's: ~98% of its new user
+ * stacks), and the record stays small (below).  Never with frames when
+ * max_depth is below this (the copy is of all of it), nor while the
+ * "events" ring is half full: lifecycle records need the room.
+ */
+#define BPFPROF_NEW_STACK_FRAMES 64
+
+/*
+ * TASK_EVENT_NEW_STACK with the stack's frames: sizeof() = 584 bytes (a
+ * plain struct task_event is 64), 592 in the ring with its header; the
+ * collector tells the two forms apart by the record's size.
+ */
+struct new_stack_event {
+	struct task_event head;		/* type TASK_EVENT_NEW_STACK, stack_id */
+	__u32 nr;			/* frames in ips: 1..BPFPROF_NEW_STACK_FRAMES;
+					 * 0: none, copy the stack from the map */
+	__u32 pad;
+	/* the stack as stored under head.stack_id (struct stack_trace, user
+	 * addresses and Python pseudo-frames), innermost first; the entries
+	 * past nr are undefined */
+	__u64 ips[BPFPROF_NEW_STACK_FRAMES];
 };
 
 #endif /* BPFPROF_PROFILE_H */

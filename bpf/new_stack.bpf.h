@@ -4,13 +4,51 @@
  * (TASK_EVENT_NEW_STACK on the "events" ring buffer), included by
  * profile.bpf.c: when its record wakes the collector (batched, or at once
  * for a Python code object not seen before), and the set of code objects
- * seen.  The collector copies the stack and names its Python frames when
- * it reads the record (user/profile/ingest.c).
+ * seen.  The record carries the stack's frames when it has few enough
+ * (new_stack_reserve()); the collector copies it from the "stacks" map
+ * otherwise, and names its Python frames when it reads the record
+ * (user/profile/ingest.c).
  */
 #ifndef BPFPROF_NEW_STACK_BPF_H
 #define BPFPROF_NEW_STACK_BPF_H
 
 #include "python.h"
+
+/*
+ * Reserve the announcement of new user stack @st: a struct new_stack_event
+ * with its frames when it has at most BPFPROF_NEW_STACK_FRAMES, the
+ * collector then copies nothing; else, or when the ring is half full
+ * (lifecycle records need the room more) or has no room for the larger
+ * record, a plain struct task_event with its id only.  The copy is of a
+ * constant size, BPFPROF_NEW_STACK_FRAMES frames of the scratch stack
+ * whatever its nr: the scratch value has room for max_depth frames, so
+ * never with a smaller max_depth (known at load: the verifier drops the
+ * path as dead).  One helper call, not the 64 loads and stores of a
+ * __builtin_memcpy() that the verifier would check one by one (~130
+ * instructions more to verify at every start); it cannot fail on a map
+ * value, but if it did, nr 0 sends the collector to the map.
+ */
+static __always_inline struct task_event *new_stack_reserve(struct stack_trace *st, __u32 tgid,
+							    __u32 tid)
+{
+	struct new_stack_event *ne;
+	__u32 nr = st->nr;
+
+	if (max_depth >= BPFPROF_NEW_STACK_FRAMES && nr <= BPFPROF_NEW_STACK_FRAMES &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		ne = bpf_ringbuf_reserve(&events, sizeof(*ne), 0);
+		if (ne) {
+			task_event_init(&ne->head, TASK_EVENT_NEW_STACK, tgid, tid);
+			ne->nr = nr;
+			ne->pad = 0;
+			if (bpf_probe_read_kernel(ne->ips, sizeof(ne->ips), st->ips))
+				ne->nr = 0;
+			return &ne->head;
+		}
+	}
+	return task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
+}
 
 /* When a new-stack record last woke the collector (CLOCK_MONOTONIC ns). */
 volatile __u64 new_stack_woke_ns = 0;
@@ -22,11 +60,13 @@ volatile __u64 new_stack_woke_ns = 0;
  * which polls often while stacks keep coming (collector.c), reads the
  * rest within that time.  @now: the stack names a Python code object not
  * announced before, which the collector must read at once (see
- * py_codes_seen).
+ * py_codes_seen).  @st: the stack as stored under @id, which the record
+ * carries when it can (new_stack_reserve()).
  */
-static __always_inline void emit_new_stack(__u32 tgid, __u32 tid, __u64 id, bool now)
+static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
+					   __u64 id, bool now)
 {
-	struct task_event *e = task_event_reserve(TASK_EVENT_NEW_STACK, tgid, tid);
+	struct task_event *e = new_stack_reserve(st, tgid, tid);
 
 	if (!e)
 		return;

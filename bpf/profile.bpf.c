@@ -265,9 +265,21 @@ static __always_inline void count_stack_error(int kernel, long err)
 		*v += 1;
 }
 
+/* Zero lifecycle record @e but for its header (type, cpu, time, ids). */
+static __always_inline void task_event_init(struct task_event *e, __u32 type, __u32 tgid,
+					    __u32 tid)
+{
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->tid = tid;
+}
+
 /*
  * Reserve a lifecycle record of @type about @tgid/@tid in the "events" ring
- * buffer, zeroed but for its header (type, cpu, time, ids).  NULL, counted
+ * buffer, zeroed but for its header (task_event_init()).  NULL, counted
  * as lost, when the ring is full; else the caller fills the rest and
  * submits it.
  */
@@ -279,12 +291,7 @@ static __always_inline struct task_event *task_event_reserve(__u32 type, __u32 t
 		stat_inc(STAT_EVENTS_LOST);
 		return NULL;
 	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = type;
-	e->cpu = bpf_get_smp_processor_id();
-	e->time_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->tid = tid;
+	task_event_init(e, type, tgid, tid);
 	return e;
 }
 
@@ -352,6 +359,22 @@ __noinline long cfi_walk_scratch(__u32 tgid, __u32 tid)
 }
 
 /*
+ * Announce new user stack @id, this CPU's scratch user stack, to the
+ * collector (emit_new_stack(), bpf/new_stack.bpf.h), as a global function
+ * too: the verifier checks the record's copy of the frames, of a constant
+ * size, once, not once for each state of capture_stack() that reaches it.
+ * Returns 0.
+ */
+__noinline int announce_new_stack(__u32 tgid, __u32 tid, __u64 id, int now)
+{
+	struct stack_trace *st = scratch_stack(0);
+
+	if (st)
+		emit_new_stack(st, tgid, tid, id, now);
+	return 0;
+}
+
+/*
  * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
  * stack), or -1 after counting the drop.  A global function, like the two
  * above: checked once for both stacks and whatever state the program is
@@ -402,7 +425,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	}
 	__sync_fetch_and_add(&stacks_added, 1);
 	if (!kernel)
-		emit_new_stack(tgid, tid, *id, !dwarf_mode && py_new_code(st));
+		announce_new_stack(tgid, tid, *id, !dwarf_mode && py_new_code(st));
 	return 0;
 }
 

@@ -84,13 +84,13 @@ static void apply_mmaps(struct collector *c, uint64_t until_ns)
 	}
 }
 
-static int on_task_event(void *ctx, const struct task_event *e)
+static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 {
 	struct collector *c = ctx;
 
 	apply_mmaps(c, e->time_ns);
 	if (e->type == TASK_EVENT_NEW_STACK)
-		ingest_new_stack(&c->ingest, e);
+		ingest_new_stack(&c->ingest, e, size);
 	else
 		tracker_task_event(&c->tracker, e);
 	if (c->cfi && e->type == TASK_EVENT_EXIT && e->group_dead)
@@ -391,6 +391,17 @@ static uint32_t empty_profile_pid(const struct collector *c)
 	return c->opts->nr_ids ? c->opts->ids[0] : (uint32_t)c->command.pid;
 }
 
+/* -v: how the stacks came from the kernel (a map lookup is a bpf() call). */
+static void print_stack_copies(const struct collector *c)
+{
+	const uint64_t *lookups = c->ingest.stacks_looked_up;
+
+	fprintf(stderr, "bpfprof: stacks copied from the kernel: %llu new user stacks from their "
+		"records; by map lookup %llu user stacks, %llu kernel stacks\n",
+		(unsigned long long)c->ingest.stacks_in_records, (unsigned long long)lookups[0],
+		(unsigned long long)lookups[1]);
+}
+
 static int write_and_summarise(struct collector *c)
 {
 	struct summary_outputs outs = { 0 };
@@ -409,8 +420,10 @@ static int write_and_summarise(struct collector *c)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
 		if (c->interp)
 			summary_print_python(stderr, &c->stats, c->interp, c->opts->verbose);
-		if (c->opts->verbose)
+		if (c->opts->verbose) {
 			summary_print_perfmaps(stderr, c->profile);
+			print_stack_copies(c);
+		}
 		if (mmap_events_lost(c->mmaps))
 			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "
 				"mappings come from /proc alone\n",

@@ -169,7 +169,7 @@ static int on_task_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct task_event) || !s->cb.task_event)
 		return 0;
-	return s->cb.task_event(s->cb.ctx, data);
+	return s->cb.task_event(s->cb.ctx, data, size);
 }
 
 static int open_ring_buffers(struct sampler *s)

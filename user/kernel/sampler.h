@@ -25,7 +25,9 @@ struct sampler;
  * valid only during the call. */
 struct sampler_callbacks {
 	void *ctx;
-	int (*task_event)(void *ctx, const struct task_event *e);
+	/* @size: bytes of the record; a TASK_EVENT_NEW_STACK of
+	 * sizeof(struct new_stack_event) bytes or more has its frames */
+	int (*task_event)(void *ctx, const struct task_event *e, size_t size);
 	/* @size: bytes of the record; a struct dwarf_sample_event in dwarf mode */
 	int (*sample)(void *ctx, const struct sample_event *e, size_t size);
 	/* May be NULL.  Called by sampler_open() once the program is loaded

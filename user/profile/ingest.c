@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * profile/ingest.c - the sample sink (see ingest.h): stack copies from the
- * kernel, dwarf-mode unwinding, samples and counts into the profile.
+ * kernel (from new-stack records, or from its map), dwarf-mode unwinding,
+ * samples and counts into the profile.
  */
 #include <errno.h>
 #include <string.h>
@@ -26,8 +27,20 @@ void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sam
 	in->last_sample_tgid = UINT32_MAX;
 }
 
-/* Index in the profile of the stack with kernel id @id, copied if new
- * (the names of a new user stack's Python frames of @pid read then). */
+/* Intern the new stack with kernel id @id, @nr frames at @ips copied
+ * from the kernel: the names of a user stack's Python frames of @pid are
+ * read now (which rewrites those frames in @ips). */
+static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *ips, uint32_t nr,
+		       int kernel, uint32_t *index)
+{
+	in->stacks_copied++;
+	if (!kernel)
+		interp_learn_stack(in->interp, pid, ips, nr);
+	return profile_intern_stack(in->profile, id, ips, nr, kernel, index);
+}
+
+/* Index in the profile of the stack with kernel id @id, copied from the
+ * kernel's map if new. */
 static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *index)
 {
 	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
@@ -38,11 +51,26 @@ static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *
 	err = sampler_stack(in->sampler, id, &st);
 	if (err)
 		return err;
-	in->stacks_copied++;
-	if (!st.kernel)
-		interp_learn_stack(in->interp, pid, (uint64_t *)st.ips, st.nr);
-	return profile_intern_stack(in->profile, id, (const uint64_t *)st.ips, st.nr, st.kernel,
-				    index);
+	in->stacks_looked_up[st.kernel ? 1 : 0]++;
+	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, index);
+}
+
+/* Index in the profile of the new user stack that record @e of @size
+ * bytes announces: its frames come with it when it is a struct
+ * new_stack_event, else from the map. */
+static int intern_new_stack(struct ingest *in, const struct task_event *e, size_t size,
+			    uint32_t *index)
+{
+	const struct new_stack_event *ne = (const struct new_stack_event *)e;
+	uint64_t ips[BPFPROF_NEW_STACK_FRAMES];	/* the ring is read-only: a copy to name */
+
+	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES)
+		return intern_stack(in, e->tgid, e->stack_id, index);
+	if (profile_find_stack(in->profile, e->stack_id, index) == 0)
+		return 0;
+	memcpy(ips, ne->ips, ne->nr * sizeof(ips[0]));
+	in->stacks_in_records++;
+	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0, index);
 }
 
 bool ingest_stack_copied(const struct ingest *in, uint64_t id)
@@ -52,13 +80,13 @@ bool ingest_stack_copied(const struct ingest *in, uint64_t id)
 	return profile_find_stack(in->profile, id, &index) == 0;
 }
 
-void ingest_new_stack(struct ingest *in, const struct task_event *e)
+void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size)
 {
 	struct proc *proc = tracker_snapshot(in->tracker, e->tgid, e->time_ns);
 	const struct bpfprof_stack *st;
 	uint32_t index;
 
-	if (!proc || intern_stack(in, e->tgid, e->stack_id, &index))
+	if (!proc || intern_new_stack(in, e, size, &index))
 		return;
 	st = profile_stack(in->profile, index);
 	for (uint32_t i = 0; st && i < st->nr; i++) {

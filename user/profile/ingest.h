@@ -4,7 +4,8 @@
  * (streamed samples, drained counts, new-stack events) into the profile.
  *
  * For each record it copies the stacks it has not seen from the kernel's
- * stack map (interning them in the profile), unwinds copied user stacks
+ * stack map, or from the new-stack record that carries them (interning
+ * them in the profile), unwinds copied user stacks
  * in `--call-graph dwarf` mode, asks the process tracker to look at a
  * process on its first sample or when a stack leaves its known mappings,
  * adds the samples to the profile, and hands SAMPLE records to the sink.
@@ -44,7 +45,11 @@ struct ingest {
 					 * drained count: 0 while sampling, the
 					 * run's end for the final drain */
 	uint32_t last_sample_tgid;	/* process of the last sample: known */
-	uint64_t stacks_copied;		/* copied from the kernel since the last prune */
+	uint64_t stacks_copied;		/* copied from the kernel since the last prune
+					 * (from the map or from new-stack records) */
+	uint64_t stacks_in_records;	/* new user stacks taken from their records */
+	uint64_t stacks_looked_up[2];	/* copied from the map, a bpf() call each:
+					 * [0] user stacks, [1] kernel stacks */
 	uint64_t drops[DROP_NR];	/* counted here: stacks gone from the map */
 	struct ingest_unwind_stats unwind;
 };
@@ -61,9 +66,11 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size);
 /* @samples samples drained from the kernel's count map.  0, or -ENOMEM. */
 int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples);
 
-/* TASK_EVENT_NEW_STACK: intern the stack and make sure its addresses lie
- * in the process's known mappings (re-reading them if not). */
-void ingest_new_stack(struct ingest *in, const struct task_event *e);
+/* TASK_EVENT_NEW_STACK, a record of @size bytes: intern the stack (from
+ * the record when it is a struct new_stack_event, from the map otherwise)
+ * and make sure its addresses lie in the process's known mappings
+ * (re-reading them if not). */
+void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size);
 
 /* True if the stack with kernel id @id was copied (the kernel may forget it). */
 bool ingest_stack_copied(const struct ingest *in, uint64_t id);

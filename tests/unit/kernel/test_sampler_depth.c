@@ -49,7 +49,7 @@ struct seen {
 	size_t nr;
 };
 
-static int on_task_event(void *ctx, const struct task_event *e)
+static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 {
 	struct seen *s = ctx;
 
