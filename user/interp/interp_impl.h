@@ -62,6 +62,7 @@ struct py_code_slot {
 };
 
 #define PY_LINE_CACHE 4096		/* slots of struct interp's line cache */
+#define PY_RECENT_CODES 32		/* code objects read last, re-read together */
 
 struct interp {
 	int procs_fd;
@@ -75,6 +76,12 @@ struct interp {
 	struct py_code_slot *slots;	/* open addressing by (pid, addr) */
 	size_t nr_slots, cap_slots;	/* cap: a power of two */
 	struct interp_stats stats;
+	/* the code objects whose headers were read last (a ring): when a
+	 * batch must read headers, theirs come along in the same system
+	 * call, so the batch's other stacks, which mostly run the same
+	 * code, need none */
+	struct { uint32_t pid; uint64_t addr; } recent[PY_RECENT_CODES];
+	size_t recent_next;
 	/* the line of recently named frames (a frame address: code entry and
 	 * instruction), direct-mapped: writers name the same frames once
 	 * per stack, and py_line_of() walks the location table each time */

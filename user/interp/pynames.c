@@ -41,17 +41,34 @@ static uint64_t get_u64(const uint8_t *b, size_t off)
 	return v;
 }
 
+/* Bytes read past an object's header in the same call, on the chance
+ * that its inline data (a short name, a small line table) is all there. */
+#define PY_READ_AHEAD 128
+
+/*
+ * Read the @head bytes at @addr of @pid into @buf (of @size bytes) and,
+ * where the memory is there, the rest of @buf too: the number of bytes
+ * read (>= @head), or 0 if not even @head could be.
+ */
+static size_t read_ahead(uint32_t pid, uint64_t addr, uint8_t *buf, size_t head, size_t size)
+{
+	if (size > head && read_mem(pid, addr, buf, size) == 0)
+		return size;
+	return read_mem(pid, addr, buf, head) == 0 ? head : 0;
+}
+
 /* The text of the str object at @addr, malloc'd; NULL if unreadable or
  * not a compact str. */
 static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 {
-	uint8_t hdr[128], data[PY_MAX_STR * 4];
+	uint8_t hdr[128 + PY_READ_AHEAD], data[PY_MAX_STR * 4];
 	uint64_t length;
 	uint32_t state;
 	unsigned kind;
-	size_t off, n;
+	size_t off, n, got;
 
-	if (!addr || l->compact_size > sizeof(hdr) || read_mem(pid, addr, hdr, l->compact_size))
+	if (!addr || l->compact_size > 128 ||
+	    !(got = read_ahead(pid, addr, hdr, l->compact_size, l->compact_size + PY_READ_AHEAD)))
 		return NULL;
 	memcpy(&state, hdr + l->str_state, sizeof(state));
 	length = get_u64(hdr, l->str_length);
@@ -64,7 +81,9 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 	n = (size_t)length * kind;
 	if (kind != 1 && kind != 2 && kind != 4)
 		return NULL;
-	if (n && read_mem(pid, addr + off, data, n))
+	if (off + n <= got)
+		memcpy(data, hdr + off, n);
+	else if (n && read_mem(pid, addr + off, data, n))
 		return NULL;
 	return py_str_utf8(data, n, kind, (size_t)length);
 }
@@ -73,18 +92,24 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, uint8_t **out,
 		      size_t *len)
 {
+	uint8_t head[64 + PY_READ_AHEAD];
 	uint64_t size;
+	size_t got;
 
 	*out = NULL;
 	*len = 0;
-	if (!addr || read_mem(pid, addr + l->bytes_size, &size, sizeof(size)))
+	if (!addr || l->bytes_data > 64 || l->bytes_size + sizeof(size) > l->bytes_data ||
+	    !(got = read_ahead(pid, addr, head, l->bytes_data, l->bytes_data + PY_READ_AHEAD)))
 		return -EFAULT;
+	size = get_u64(head, l->bytes_size);
 	if (size > PY_MAX_LINETABLE)
 		size = PY_MAX_LINETABLE;
 	*out = malloc(size ? size : 1);
 	if (!*out)
 		return -ENOMEM;
-	if (size && read_mem(pid, addr + l->bytes_data, *out, size)) {
+	if (l->bytes_data + size <= got) {
+		memcpy(*out, head + l->bytes_data, size);
+	} else if (size && read_mem(pid, addr + l->bytes_data, *out, size)) {
 		free(*out);
 		*out = NULL;
 		return -EFAULT;
@@ -233,6 +258,50 @@ static bool checked_now(struct interp *it, uint32_t pid, uint64_t addr)
 	return s && s->checked == it->batch;
 }
 
+/* Code object @addr of @pid was read in this batch: remember it. */
+static void note_recent(struct interp *it, uint32_t pid, uint64_t addr)
+{
+	for (size_t i = 0; i < PY_RECENT_CODES; i++)
+		if (it->recent[i].pid == pid && it->recent[i].addr == addr)
+			return;
+	it->recent[it->recent_next].pid = pid;
+	it->recent[it->recent_next].addr = addr;
+	it->recent_next = (it->recent_next + 1) % PY_RECENT_CODES;
+}
+
+/* Add to @addrs[@k..) (at most PY_HEADER_BATCH in all) the recent code
+ * objects of @pid not read in this batch and not in @addrs yet; returns
+ * the new count. */
+static size_t add_recent(struct interp *it, uint32_t pid, uint64_t *addrs, size_t k)
+{
+	for (size_t i = 0; i < PY_RECENT_CODES && k < PY_HEADER_BATCH; i++) {
+		uint64_t addr = it->recent[i].addr;
+		size_t j;
+
+		if (it->recent[i].pid != pid || checked_now(it, pid, addr) ||
+		    !known_slot(it, pid, addr))
+			continue;
+		for (j = 0; j < k && addrs[j] != addr; j++)
+			;
+		if (j == k)
+			addrs[k++] = addr;
+	}
+	return k;
+}
+
+/* A header read along (add_recent()): if the object at @addr is still
+ * its entry's, it counts as read in this batch. */
+static void confirm_recent(struct interp *it, const struct py_proc *p, uint64_t addr,
+			   const uint8_t *hdr)
+{
+	struct py_code_slot *s = known_slot(it, p->pid, addr);
+	struct py_code_id now;
+
+	if (s && it->codes[s->index].ok && parse_header(p, hdr, &now) == 0 &&
+	    same_code(&now, &it->codes[s->index].id))
+		s->checked = it->batch;
+}
+
 /*
  * The entry of the code object @addr of @p as it is now, its header read
  * into @hdr (NULL: it could not be read, or it was read in this batch
@@ -251,8 +320,10 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	if (s) {
 		c = &it->codes[s->index];
 		if (!hdr || (c->ok && parse_header(p, hdr, &now) == 0 && same_code(&now, &c->id))) {
-			if (hdr)
+			if (hdr) {
 				s->checked = it->batch;
+				note_recent(it, p->pid, addr);
+			}
 			it->stats.frames_cached++;
 			return s->index;
 		}
@@ -265,6 +336,8 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	s->pid = p->pid;
 	s->addr = addr;
 	s->checked = hdr ? it->batch : 0;
+	if (hdr)
+		note_recent(it, p->pid, addr);
 	s->index = (uint32_t)it->nr_codes;
 	c = &it->codes[it->nr_codes++];
 	memset(c, 0, sizeof(*c));
@@ -279,14 +352,15 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 }
 
 /* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
- * the headers not read in this batch yet are read together). */
+ * the headers not read in this batch yet are read together, with those
+ * of the code objects read last). */
 static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *ips, size_t n)
 {
 	uint8_t hdrs[PY_HEADER_BATCH][PY_CODE_HEADER];
 	uint64_t addrs[PY_HEADER_BATCH];
 	int16_t slot[PY_HEADER_BATCH];	/* frame's header in hdrs[], -1: none read */
 	bool ok[PY_HEADER_BATCH];
-	size_t i, k = 0, f = 0;
+	size_t i, k = 0, f = 0, wanted;
 	int64_t index;
 
 	for (i = 0; i < n; i++) {
@@ -299,7 +373,13 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		if (slot[f - 1] >= 0)
 			addrs[k++] = addr;
 	}
+	wanted = k;
+	if (k)
+		k = add_recent(it, p->pid, addrs, k);
 	read_headers(p->pid, addrs, k, hdrs, ok);
+	for (i = wanted; i < k; i++)
+		if (ok[i])
+			confirm_recent(it, p, addrs[i], hdrs[i]);
 	for (i = 0, f = 0; i < n; i++) {
 		int16_t h;
 
