@@ -131,8 +131,8 @@ struct dwarf_sample_event {
  * the collector polls at BPFPROF_NEW_STACK_POLL_MS while new stacks keep
  * coming, so none waits much longer than that for its copy and names.
  */
-#define BPFPROF_NEW_STACK_WAKEUP_NS 25000000ull
-#define BPFPROF_NEW_STACK_POLL_MS 50
+#define BPFPROF_NEW_STACK_WAKEUP_NS 50000000ull
+#define BPFPROF_NEW_STACK_POLL_MS 100
 
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {
