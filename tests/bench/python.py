@@ -194,6 +194,15 @@ def bpf_program_time(a, tmp):
     return (last[0], last[1] / last[0]) if last else None
 
 
+def quartiles(xs):
+    """'q1..q3' of @xs (Python's exclusive method), '–' for fewer than 2."""
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return "–"
+    q = statistics.quantiles(xs, n=4)
+    return "%.1f..%.1f" % (q[0], q[2])
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -215,7 +224,12 @@ def markdown(a, reps):
     run = {v: med(col(v, "prof_cpu_run")) for v in ("perf", "bpfprof")}
     tot_ratio = med([(r["bpfprof"]["prof_cpu_total"] - exit_cpu) /
                      (r["perf"]["prof_cpu_total"] - exit_cpu) for r in reps])
-    cold = {v: a.cold[v]["prof_cpu_total"] - exit_cpu for v in ("perf", "bpfprof")}
+    cold = {v: med([r["prof_cpu_total"] - exit_cpu for r in a.cold[v]])
+            for v in ("perf", "bpfprof")}
+    cold_ratio = med([(b["prof_cpu_total"] - exit_cpu) / (p["prof_cpu_total"] - exit_cpu)
+                      for p, b in zip(a.cold["perf"], a.cold["bpfprof"])])
+    spread = {v: quartiles([(r[v]["wall"] / r["none"]["wall"] - 1) * 100 for r in reps])
+              for v in ("perf", "bpfprof")}
     run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
                      for r in reps if r["perf"].get("prof_cpu_run")])
     base_wall = med(col("none", "wall"))
@@ -238,9 +252,10 @@ def markdown(a, reps):
         % (fmt(slow["perf"]), fmt(slow["bpfprof"])),
         "| workload CPU time / alone | %s | %s | |" % (fmt(slow_cpu["perf"]),
                                                         fmt(slow_cpu["bpfprof"])),
-        "| slowdown (wall, %%) | %s | %s | %s |"
-        % (fmt((slow["perf"] - 1) * 100, "%.1f") if slow["perf"] else "–",
+        "| slowdown (wall, %%; median [quartiles] of the pairs) | %s [%s] | %s [%s] | %s |"
+        % (fmt((slow["perf"] - 1) * 100, "%.1f") if slow["perf"] else "–", spread["perf"],
            fmt((slow["bpfprof"] - 1) * 100, "%.1f") if slow["bpfprof"] else "–",
+           spread["bpfprof"],
            fmt((slow["bpfprof"] - 1) / (slow["perf"] - 1), "%.2f")
            if slow["perf"] and slow["bpfprof"] and slow["perf"] > 1 else "–"),
         "| profiler CPU s while the workload ran | %s | %s | %s |"
@@ -249,9 +264,10 @@ def markdown(a, reps):
         " %s s, taken away) | %s | %s | %s |"
         % (fmt(exit_cpu), fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
         "| profiler CPU s, whole run, first run with an empty cache (perf's build-id"
-        " cache, bpfprof's unwind-table cache; one run each) | %s | %s | %s |"
-        % (fmt(cold["perf"]), fmt(cold["bpfprof"]),
-           fmt(cold["bpfprof"] / cold["perf"], "%.2f") if cold["perf"] > 0 else "–"),
+        " cache, bpfprof's unwind-table cache; median of %d pairs, each with new caches)"
+        " | %s | %s | %s |"
+        % (len(a.cold["perf"]), fmt(cold["perf"]), fmt(cold["bpfprof"]),
+           fmt(cold_ratio, "%.2f")),
         "",
         "BPF program on_sample (one run apart, kernel.bpf_stats_enabled, sampling only the"
         " workload's CPU): %s per sample over %s samples; perf record's in-kernel cost per"
@@ -264,7 +280,7 @@ def markdown(a, reps):
         " %s unwind tables read from the cache (cold run: %s)."
         % (fmt(b["own_start"]), fmt(b["own_sampling"]), fmt(b["own_writing"]),
            fmt(b["own_teardown"]), fmt(b["cached_tables"], "%d"),
-           fmt(a.cold["bpfprof"].get("cached_tables"), "%d")),
+           fmt(a.cold["bpfprof"][0].get("cached_tables"), "%d")),
         "",
         "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
         " sample with Python frames; thread-state cache %s%% hits; code objects: %s named,"
@@ -297,19 +313,23 @@ def main():
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 7)
     a.rounds = a.rounds or (300 if a.quick else 2500)
+    a.cold_reps = 1 if a.quick else 3
     if not os.access(PY, os.X_OK) or not shutil.which("perf"):
         print("### Python frames: skipped (needs %s and perf)\n" % PY)
         return 0
     tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
-    a.cache = os.path.join(tmp, "cfi-cache")
-    a.buildid_dir = os.path.join(tmp, "perf-buildid")
-    os.mkdir(a.buildid_dir)
     reps = []
     try:
-        a.cold = {}
-        for v in ("perf", "bpfprof"):
-            log("python: first %s run, empty cache" % v)
-            a.cold[v] = run_one(v, a, tmp)
+        # first runs, each profiler with empty caches of its own; the
+        # repetitions then use the last of them, filled
+        a.cold = {"perf": [], "bpfprof": []}
+        for i in range(a.cold_reps):
+            a.cache = os.path.join(tmp, "cfi-cache.%d" % i)
+            a.buildid_dir = os.path.join(tmp, "perf-buildid.%d" % i)
+            os.mkdir(a.buildid_dir)
+            for v in ("perf", "bpfprof"):
+                log("python: first %s run %d/%d, empty cache" % (v, i + 1, a.cold_reps))
+                a.cold[v].append(run_one(v, a, tmp))
         for i in range(a.reps):
             order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
             rep = {}
