@@ -15,9 +15,9 @@ python's own exit costs in the unprofiled run (the same for both
 profilers); and while the workload worked, from /proc/PID/task/*/schedstat)
 is compared as a ratio.  bpfprof keeps the unwind tables it builds in an
 on-disk cache by build-id, as perf record keeps the binaries it saw in
-its build-id cache (~/.debug; `perf --buildid-dir`): each profiler gets
-a fresh cache per bench run, the repetitions find it filled, and one
-extra first run of each with its cache empty gives the cold cost of both.
+its build-id cache (~/.debug; `perf --buildid-dir`): three first runs of
+each, each with new empty caches, give the cold cost of both (median),
+and the repetitions find the last caches filled.
 The cost of taking a sample in the kernel (perf's callchain walk, the BPF
 program) is charged to the workload: its CPU time over the one alone.
 Medians over the repetitions.  bpfprof's -v lines give the frames read
