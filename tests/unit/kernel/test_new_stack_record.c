@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "bpfprof.h"
+#include "recurse.h"
 #include "cli/options.h"
 #include "kernel/sampler.h"
 #include "kernel/settings.h"
@@ -72,29 +73,6 @@ static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 {
 	return 0;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* @depth frames of itself (with frame pointers: the unit tests' CFLAGS),
- * then @seconds of CPU. */
-__attribute__((noipa)) static uint64_t recurse(unsigned depth, double seconds)
-{
-	volatile uint64_t keep = depth;
-	uint64_t r = 1;
-
-	if (depth)
-		r = recurse(depth - 1, seconds);
-	else
-		for (double end = cpu_seconds() + seconds; cpu_seconds() < end;)
-			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-	return r ^ keep;
 }
 
 /* Load fp mode with --max-stack @max_stack, sample recursions @depth

@@ -36,6 +36,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfprof.h"
+#include "recurse.h"
 #include "cli/options.h"
 #include "kernel/sampler.h"
 #include "kernel/settings.h"
@@ -110,29 +111,6 @@ static void find_map(const char *name, struct map_facts *m)
 	}
 	closedir(d);
 	assert_true(found);
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* @depth frames of itself (with frame pointers: the unit tests' CFLAGS),
- * then @seconds of CPU. */
-__attribute__((noipa)) static uint64_t recurse(unsigned depth, double seconds)
-{
-	volatile uint64_t keep = depth;
-	uint64_t r = 1;
-
-	if (depth)
-		r = recurse(depth - 1, seconds);
-	else
-		for (double end = cpu_seconds() + seconds; cpu_seconds() < end;)
-			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-	return r ^ keep;
 }
 
 static unsigned kernel_max_stack(void)
