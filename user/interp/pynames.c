@@ -44,6 +44,8 @@ static uint64_t get_u64(const uint8_t *b, size_t off)
 /* Bytes read past an object's header in the same call, on the chance
  * that its inline data (a short name, a small line table) is all there. */
 #define PY_READ_AHEAD 128
+#define PY_STR_HEADER_MAX 128	/* largest str header (compact_size) read */
+#define PY_BYTES_HEADER_MAX 64	/* largest bytes header (to ob_sval) read */
 
 /*
  * Read the @head bytes at @addr of @pid into @buf (of @size bytes) and,
@@ -61,13 +63,13 @@ static size_t read_ahead(uint32_t pid, uint64_t addr, uint8_t *buf, size_t head,
  * not a compact str. */
 static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 {
-	uint8_t hdr[128 + PY_READ_AHEAD], data[PY_MAX_STR * 4];
+	uint8_t hdr[PY_STR_HEADER_MAX + PY_READ_AHEAD], data[PY_MAX_STR * 4];
 	uint64_t length;
 	uint32_t state;
 	unsigned kind;
 	size_t off, n, got;
 
-	if (!addr || l->compact_size > 128 ||
+	if (!addr || l->compact_size > PY_STR_HEADER_MAX ||
 	    !(got = read_ahead(pid, addr, hdr, l->compact_size, l->compact_size + PY_READ_AHEAD)))
 		return NULL;
 	memcpy(&state, hdr + l->str_state, sizeof(state));
@@ -92,13 +94,14 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, uint8_t **out,
 		      size_t *len)
 {
-	uint8_t head[64 + PY_READ_AHEAD];
+	uint8_t head[PY_BYTES_HEADER_MAX + PY_READ_AHEAD];
 	uint64_t size;
 	size_t got;
 
 	*out = NULL;
 	*len = 0;
-	if (!addr || l->bytes_data > 64 || l->bytes_size + sizeof(size) > l->bytes_data ||
+	if (!addr || l->bytes_data > PY_BYTES_HEADER_MAX ||
+	    l->bytes_size + sizeof(size) > l->bytes_data ||
 	    !(got = read_ahead(pid, addr, head, l->bytes_data, l->bytes_data + PY_READ_AHEAD)))
 		return -EFAULT;
 	size = get_u64(head, l->bytes_size);
@@ -258,15 +261,28 @@ static bool checked_now(struct interp *it, uint32_t pid, uint64_t addr)
 	return s && s->checked == it->batch;
 }
 
-/* Code object @addr of @pid was read in this batch: remember it. */
-static void note_recent(struct interp *it, uint32_t pid, uint64_t addr)
+/* The object at @s's address was read in this batch: it counts as read
+ * for the batch's other stacks, and is among those read along next time. */
+static void mark_read(struct interp *it, struct py_code_slot *s)
 {
+	s->checked = it->batch;
 	for (size_t i = 0; i < PY_RECENT_CODES; i++)
-		if (it->recent[i].pid == pid && it->recent[i].addr == addr)
+		if (it->recent[i].pid == s->pid && it->recent[i].addr == s->addr)
 			return;
-	it->recent[it->recent_next].pid = pid;
-	it->recent[it->recent_next].addr = addr;
+	it->recent[it->recent_next].pid = s->pid;
+	it->recent[it->recent_next].addr = s->addr;
 	it->recent_next = (it->recent_next + 1) % PY_RECENT_CODES;
+}
+
+/* Whether header @hdr, read at @s's address of @p, is still the object of
+ * @s's entry. */
+static bool still_entry(const struct interp *it, const struct py_proc *p,
+			const struct py_code_slot *s, const uint8_t *hdr)
+{
+	const struct py_code *c = &it->codes[s->index];
+	struct py_code_id now;
+
+	return c->ok && parse_header(p, hdr, &now) == 0 && same_code(&now, &c->id);
 }
 
 /* Add to @addrs[@k..) (at most PY_HEADER_BATCH in all) the recent code
@@ -276,10 +292,11 @@ static size_t add_recent(struct interp *it, uint32_t pid, uint64_t *addrs, size_
 {
 	for (size_t i = 0; i < PY_RECENT_CODES && k < PY_HEADER_BATCH; i++) {
 		uint64_t addr = it->recent[i].addr;
+		struct py_code_slot *s;
 		size_t j;
 
-		if (it->recent[i].pid != pid || checked_now(it, pid, addr) ||
-		    !known_slot(it, pid, addr))
+		if (it->recent[i].pid != pid || !(s = known_slot(it, pid, addr)) ||
+		    s->checked == it->batch)
 			continue;
 		for (j = 0; j < k && addrs[j] != addr; j++)
 			;
@@ -295,11 +312,9 @@ static void confirm_recent(struct interp *it, const struct py_proc *p, uint64_t 
 			   const uint8_t *hdr)
 {
 	struct py_code_slot *s = known_slot(it, p->pid, addr);
-	struct py_code_id now;
 
-	if (s && it->codes[s->index].ok && parse_header(p, hdr, &now) == 0 &&
-	    same_code(&now, &it->codes[s->index].id))
-		s->checked = it->batch;
+	if (s && still_entry(it, p, s, hdr))
+		mark_read(it, s);
 }
 
 /*
@@ -313,20 +328,14 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 			  const uint8_t *hdr)
 {
 	struct py_code_slot *s = known_slot(it, p->pid, addr);
-	struct py_code_id now;
 	struct py_code *c;
 
 	it->stats.frames_seen++;
-	if (s) {
-		c = &it->codes[s->index];
-		if (!hdr || (c->ok && parse_header(p, hdr, &now) == 0 && same_code(&now, &c->id))) {
-			if (hdr) {
-				s->checked = it->batch;
-				note_recent(it, p->pid, addr);
-			}
-			it->stats.frames_cached++;
-			return s->index;
-		}
+	if (s && (!hdr || still_entry(it, p, s, hdr))) {
+		if (hdr)
+			mark_read(it, s);
+		it->stats.frames_cached++;
+		return s->index;
 	}
 	if (code_reserve(it))
 		return -1;
@@ -335,9 +344,9 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 		it->nr_slots++;
 	s->pid = p->pid;
 	s->addr = addr;
-	s->checked = hdr ? it->batch : 0;
+	s->checked = 0;
 	if (hdr)
-		note_recent(it, p->pid, addr);
+		mark_read(it, s);
 	s->index = (uint32_t)it->nr_codes;
 	c = &it->codes[it->nr_codes++];
 	memset(c, 0, sizeof(*c));
@@ -369,9 +378,12 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		if (!interp_is_frame(ips[i]))
 			continue;
 		addr = PY_FRAME_CODE(ips[i]);
-		slot[f++] = checked_now(it, p->pid, addr) ? -1 : (int16_t)k;
-		if (slot[f - 1] >= 0)
+		if (checked_now(it, p->pid, addr)) {
+			slot[f++] = -1;
+		} else {
+			slot[f++] = (int16_t)k;
 			addrs[k++] = addr;
+		}
 	}
 	wanted = k;
 	if (k)
