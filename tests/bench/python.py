@@ -137,9 +137,8 @@ def run_one(variant, a, tmp):
     return res
 
 
-def prog_stats(pid, name):
-    """(run_cnt, run_time_ns) of BPF program @name held by process @pid."""
-    best = None
+def prog_id(pid, name):
+    """The id of BPF program @name held by process @pid, or None."""
     try:
         fds = os.listdir("/proc/%d/fdinfo" % pid)
     except OSError:
@@ -150,17 +149,19 @@ def prog_stats(pid, name):
                 m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
         except OSError:
             continue
-        if not m:
-            continue
-        out = subprocess.run(["bpftool", "prog", "show", "id", m.group(1), "-j"],
-                             capture_output=True, text=True)
-        try:
-            p = json.loads(out.stdout)
-        except ValueError:
-            continue
-        if p.get("name") == name and p.get("run_cnt"):
-            best = (p["run_cnt"], p["run_time_ns"])
-    return best
+        if m and prog_show(m.group(1)).get("name") == name:
+            return m.group(1)
+    return None
+
+
+def prog_show(prog):
+    """bpftool's description of BPF program id @prog ({} if none)."""
+    out = subprocess.run(["bpftool", "prog", "show", "id", str(prog), "-j"],
+                         capture_output=True, text=True)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return {}
 
 
 def bpf_program_time(a, tmp):
@@ -173,7 +174,7 @@ def bpf_program_time(a, tmp):
            "--unwind-cache", a.cache, "-o", os.path.join(out, "b.prof"), "--",
            "taskset", "-c", "1", PY, PYBURN, "0"]
     env = dict(os.environ, PYBURN_ROUNDS=str(a.rounds))
-    last = None
+    last = old = pid = None
     try:
         with open(knob) as f:
             old = f.read().strip()
@@ -182,14 +183,18 @@ def bpf_program_time(a, tmp):
         p = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         while p.poll() is None:
-            last = prog_stats(p.pid, "on_sample") or last
+            pid = pid or prog_id(p.pid, "on_sample")
+            info = prog_show(pid) if pid else {}
+            if info.get("run_cnt"):
+                last = (info["run_cnt"], info["run_time_ns"])
             time.sleep(0.25)
-        with open(knob, "w") as f:
-            f.write(old)
     except OSError as e:
         log("python: no BPF run-time statistics: %s" % e)
         return None
     finally:
+        if old is not None:
+            with open(knob, "w") as f:
+                f.write(old)
         shutil.rmtree(out, ignore_errors=True)
     return (last[0], last[1] / last[0]) if last else None
 
