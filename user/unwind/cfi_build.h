@@ -37,6 +37,8 @@ struct section {
 	Elf_Data *data;
 	uint64_t vaddr;		/* sh_addr */
 	Dwarf_CFI *cfi;		/* NULL: section unusable */
+	Elf *elf;		/* .eh_frame's file, to renew @cfi (NULL for .debug_frame) */
+	unsigned int fdes_read;	/* FDEs read through @cfi since it was made */
 	bool eh;		/* .eh_frame (else .debug_frame) */
 };
 

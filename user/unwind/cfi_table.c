@@ -28,6 +28,17 @@
 #define REG_RSP 7
 #define REG_RIP 16	/* the return address column */
 
+/*
+ * libdw keeps every FDE a Dwarf_CFI has looked up in a search tree until
+ * dwarf_cfi_end(), and looks that tree up (tfind()) for every row.  The
+ * builder reads FDEs in address order and each one only once, so the
+ * .eh_frame handle is made anew after this many FDEs: the tree stays
+ * small, and building python3.11's or libc's table takes half the time
+ * (tests/bench/cfi_tables.c; docs/PERFORMANCE.md).  .debug_frame's handle
+ * belongs to its Dwarf and is kept.
+ */
+#define FDES_PER_CFI_HANDLE 32
+
 /* The glibc signal trampoline's struct ucontext offsets (bytes from sp). */
 #define UC_RBP 120
 #define UC_RSP 160
@@ -314,6 +325,20 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 
 /* ---- assembling the table -------------------------------------------------- */
 
+/*
+ * @s's handle for one more FDE: .eh_frame's is made anew every
+ * FDES_PER_CFI_HANDLE FDEs.  NULL when libdw could not make it.
+ */
+static Dwarf_CFI *cfi_for_fde(struct section *s)
+{
+	if (s->elf && s->cfi && ++s->fdes_read > FDES_PER_CFI_HANDLE) {
+		dwarf_cfi_end(s->cfi);
+		s->cfi = dwarf_getcfi_elf(s->elf);
+		s->fdes_read = 1;
+	}
+	return s->cfi;
+}
+
 static int fde_cmp(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
@@ -329,9 +354,10 @@ static int fde_cmp(const void *a, const void *b)
  * FDE ends with a gap marker that the next FDE replaces when it starts
  * right there.
  */
-static int assemble(struct builder *b, const struct section *secs)
+static int assemble(struct builder *b, struct section *secs)
 {
 	uint64_t cursor = 0;
+	Dwarf_CFI *cfi;
 	size_t i;
 	int err;
 
@@ -347,11 +373,12 @@ static int assemble(struct builder *b, const struct section *secs)
 			cursor = f->hi;
 			continue;
 		}
-		if (lo >= f->hi || f->src == SRC_FP || !secs[f->src].cfi) {
+		cfi = lo < f->hi && f->src != SRC_FP ? cfi_for_fde(&secs[f->src]) : NULL;
+		if (!cfi) {
 			b->st->fdes_skipped++;
 			continue;
 		}
-		err = fde_rows(b, secs[f->src].cfi, lo, f->hi);
+		err = fde_rows(b, cfi, lo, f->hi);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -483,6 +510,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 		goto out;
 	if (load_section(elf, ".eh_frame", true, &secs[SRC_EH])) {
 		secs[SRC_EH].cfi = dwarf_getcfi_elf(elf);
+		secs[SRC_EH].elf = elf;
 		t->stats.eh_frame_bytes = secs[SRC_EH].data->d_size;
 	}
 	if (debug && load_section(debug, ".debug_frame", false, &secs[SRC_DEBUG]))
