@@ -7,7 +7,8 @@
 # output size and sample counts; the long --all runs; the collector's CPU
 # per short-lived exec'd child; one row per plugin in the writers table and
 # the symbolizer table; the Python frames section (pyburn under perf and
-# bpfprof), with frames read per sample.  No timing is asserted: the numbers of a smoke run
+# bpfprof), with frames read per sample; the time each sample takes from a
+# Python thread, a number for every profiler run.  No timing is asserted: the numbers of a smoke run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -60,3 +61,12 @@ ok "writers table complete"
 [ "$(grep -A8 "^### Symbolizer" "$R" | grep -cE '^\| /.* \| [0-9.]+ \| [0-9]+ \|')" -ge 2 ] ||
 	fail "symbolizer rows missing"
 ok "symbolizer table complete"
+if ! grep -q "^### Time each sample takes from a Python thread: skipped" "$R"; then
+	S=$(grep -A14 "^### Time each sample takes from a Python thread" "$R")
+	[ -n "$S" ] || fail "section on the time each sample takes missing"
+	for v in "perf record -g" "bpfprof" "perf record, no callchain" "bpfprof -g --no-interpreters"; do
+		echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \|$" ||
+			fail "sample cost row '$v' missing or incomplete"
+	done
+	ok "sample cost table complete"
+fi
