@@ -37,8 +37,9 @@ struct section {
 	Elf_Data *data;
 	uint64_t vaddr;		/* sh_addr */
 	Dwarf_CFI *cfi;		/* NULL: section unusable */
-	Elf *elf;		/* .eh_frame's file, to renew @cfi (NULL for .debug_frame) */
+	Elf *elf;		/* .eh_frame's file, to renew @cfi; NULL: keep it */
 	unsigned int fdes_read;	/* FDEs read through @cfi since it was made */
+	uint32_t *handles;	/* counts the handles made (stats) */
 	bool eh;		/* .eh_frame (else .debug_frame) */
 };
 

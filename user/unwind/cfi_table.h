@@ -54,6 +54,10 @@ struct cfi_table_stats {
 	uint32_t fp_ranges;		/* ranges without CFI given the
 					 * frame-pointer rule (V8's builtins,
 					 * user/unwind/cfi_fp.c) */
+	uint32_t eh_frame_handles;	/* libdw handles made for .eh_frame: one
+					 * per FDES_PER_CFI_HANDLE FDEs where
+					 * libdw searches .eh_frame_hdr's table,
+					 * else one (cfi_table.c) */
 	uint32_t kinds[CFI_KIND_NR];	/* rows by enum cfi_kind */
 };
 
