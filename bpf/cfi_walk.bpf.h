@@ -118,7 +118,7 @@ struct cfi_walk_vars {
 	__u64 addr;		/* the address looked for */
 	__u32 lo, hi;		/* the answer is in [lo, hi) */
 	__u32 failed;		/* a lookup failed */
-	__u32 pad;
+	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
@@ -167,15 +167,24 @@ static long cfi_map_search_step(__u32 i, void *data)
 	return 0;
 }
 
-/* The mapping of @p holding @addr: the last one with start <= addr. */
+/*
+ * The mapping of @p holding @addr: the last one with start <= addr.  The
+ * mappings are sorted and disjoint, so the one found for the frame before,
+ * where most callers are, is checked first.
+ */
 static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct cfi_process *p,
 								  struct cfi_walk_vars *v,
 								  __u64 addr)
 {
 	struct cfi_map_search s = { .p = p, .v = v };
 	const struct cfi_mapping *m;
-	__u32 nr = p->nr;
+	__u32 nr = p->nr, last = v->last_map;
 
+	if (last && last <= nr) {
+		m = &p->maps[(last - 1) & (CFI_MAX_MAPPINGS - 1)];
+		if (addr >= m->start && addr < m->end)
+			return m;
+	}
 	if (nr == 0 || nr > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
 		return NULL;
 	v->addr = addr;
@@ -183,7 +192,10 @@ static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct c
 	v->hi = nr;
 	bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
 	m = &p->maps[v->lo & (CFI_MAX_MAPPINGS - 1)];
-	return addr < m->end ? m : NULL;
+	if (addr >= m->end)
+		return NULL;
+	v->last_map = (v->lo & (CFI_MAX_MAPPINGS - 1)) + 1;
+	return m;
 }
 
 struct cfi_row_search {
