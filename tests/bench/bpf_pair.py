@@ -21,9 +21,7 @@ median ratio.  For docs/PERFORMANCE.md's tables of BPF changes; not part
 of `make bench` (it needs two builds).  Root.
 """
 import argparse
-import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -31,35 +29,19 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import prog_id, prog_show  # noqa: E402
+
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
 PYBURN = os.path.join(SRC, "tests", "workloads", "pyburn.py")
 KNOB = "/proc/sys/kernel/bpf_stats_enabled"
 
 
-def on_sample_stats(pid):
-    """(run_cnt, run_time_ns) of the on_sample program process @pid holds, or None."""
-    try:
-        fds = os.listdir("/proc/%d/fdinfo" % pid)
-    except OSError:
-        return None
-    for fd in fds:
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
-        except OSError:
-            continue
-        if not m:
-            continue
-        out = subprocess.run(["bpftool", "prog", "show", "id", m.group(1), "-j"],
-                             capture_output=True, text=True).stdout
-        try:
-            info = json.loads(out)
-        except ValueError:
-            continue
-        if info.get("name") == "on_sample":
-            return info.get("run_cnt", 0), info.get("run_time_ns", 0)
-    return None
+def on_sample_stats(prog):
+    """(run_cnt, run_time_ns) of BPF program id @prog, or None."""
+    info = prog_show(prog) if prog else {}
+    return (info["run_cnt"], info.get("run_time_ns", 0)) if "run_cnt" in info else None
 
 
 def one_pair(a, i, env, cpu, out):
@@ -76,10 +58,11 @@ def one_pair(a, i, env, cpu, out):
                  "-p", str(w.pid), "-o", os.path.join(out, name + ".prof")] + a.args,
                 env=env, stderr=subprocess.DEVNULL)
         time.sleep(1.0)
-        first = {n: on_sample_stats(p.pid) for n, p in procs.items()}
+        progs = {n: prog_id(p.pid, "on_sample") for n, p in procs.items()}
+        first = {n: on_sample_stats(progs[n]) for n in procs}
         last = dict(first)
         while w.poll() is None:
-            now = {n: on_sample_stats(p.pid) for n, p in procs.items()}
+            now = {n: on_sample_stats(progs[n]) for n in procs}
             if all(now.values()):
                 last = now
             time.sleep(0.2)

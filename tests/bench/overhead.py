@@ -91,6 +91,33 @@ def wait_attached(proc, timeout=30.0):
     return False
 
 
+def prog_id(pid, name):
+    """The id of BPF program @name held by process @pid, or None."""
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m and prog_show(m.group(1)).get("name") == name:
+            return m.group(1)
+    return None
+
+
+def prog_show(prog):
+    """bpftool's description of BPF program id @prog ({} if none)."""
+    out = subprocess.run(["bpftool", "prog", "show", "id", str(prog), "-j"],
+                         capture_output=True, text=True)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return {}
+
+
 def dir_size(path):
     total = 0
     for root, _, files in os.walk(path):
@@ -445,6 +472,15 @@ def label(v):
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
+
+
+def quartiles(xs, spec="%.1f"):
+    """'q1..q3' of @xs (Python's exclusive method) in @spec, '–' for fewer than 2."""
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return "–"
+    q = statistics.quantiles(xs, n=4)
+    return (spec + ".." + spec) % (q[0], q[2])
 
 
 def fmt_num(x, spec="%.1f", none="–"):

@@ -33,14 +33,13 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import log, task_cpu_ns  # noqa: E402
+from overhead import log, med, prog_id, prog_show, quartiles, task_cpu_ns  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -137,33 +136,6 @@ def run_one(variant, a, tmp):
     return res
 
 
-def prog_id(pid, name):
-    """The id of BPF program @name held by process @pid, or None."""
-    try:
-        fds = os.listdir("/proc/%d/fdinfo" % pid)
-    except OSError:
-        return None
-    for fd in fds:
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
-        except OSError:
-            continue
-        if m and prog_show(m.group(1)).get("name") == name:
-            return m.group(1)
-    return None
-
-
-def prog_show(prog):
-    """bpftool's description of BPF program id @prog ({} if none)."""
-    out = subprocess.run(["bpftool", "prog", "show", "id", str(prog), "-j"],
-                         capture_output=True, text=True)
-    try:
-        return json.loads(out.stdout)
-    except ValueError:
-        return {}
-
-
 def bpf_program_time(a, tmp):
     """One bpfprof run with kernel.bpf_stats_enabled, sampling only CPU 1
     where pyburn runs (taskset): (samples, ns per run of on_sample), or
@@ -197,20 +169,6 @@ def bpf_program_time(a, tmp):
                 f.write(old)
         shutil.rmtree(out, ignore_errors=True)
     return (last[0], last[1] / last[0]) if last else None
-
-
-def quartiles(xs):
-    """'q1..q3' of @xs (Python's exclusive method), '–' for fewer than 2."""
-    xs = [x for x in xs if x is not None]
-    if len(xs) < 2:
-        return "–"
-    q = statistics.quantiles(xs, n=4)
-    return "%.1f..%.1f" % (q[0], q[2])
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, spec="%.3f"):

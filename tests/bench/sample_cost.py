@@ -44,14 +44,13 @@ import os
 import re
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import log  # noqa: E402
+from overhead import log, med, quartiles  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -140,19 +139,6 @@ def run_one(variant, a, tmp):
             w.wait()
         shutil.rmtree(out, ignore_errors=True)
     return res
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def quartiles(xs, spec):
-    xs = [x for x in xs if x is not None]
-    if len(xs) < 2:
-        return "–"
-    q = statistics.quantiles(xs, n=4)
-    return (spec + ".." + spec) % (q[0], q[2])
 
 
 def markdown(a, reps):
