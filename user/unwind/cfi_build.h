@@ -39,7 +39,6 @@ struct section {
 	Dwarf_CFI *cfi;		/* NULL: section unusable */
 	Elf *elf;		/* .eh_frame's file, to renew @cfi; NULL: keep it */
 	unsigned int fdes_read;	/* FDEs read through @cfi since it was made */
-	uint32_t *handles;	/* counts the handles made (stats) */
 	bool eh;		/* .eh_frame (else .debug_frame) */
 };
 

@@ -329,16 +329,17 @@ static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 
 /*
  * @s's handle for one more FDE: .eh_frame's is made anew every
- * FDES_PER_CFI_HANDLE FDEs.  NULL when libdw could not make it.
+ * FDES_PER_CFI_HANDLE FDEs (counted in b->st).  NULL when libdw could not
+ * make it.
  */
-static Dwarf_CFI *cfi_for_fde(struct section *s)
+static Dwarf_CFI *cfi_for_fde(struct builder *b, struct section *s)
 {
 	if (s->elf && s->cfi && ++s->fdes_read > FDES_PER_CFI_HANDLE) {
 		dwarf_cfi_end(s->cfi);
 		s->cfi = dwarf_getcfi_elf(s->elf);
 		s->fdes_read = 1;
-		if (s->cfi && s->handles)
-			(*s->handles)++;
+		if (s->cfi)
+			b->st->eh_frame_handles++;
 	}
 	return s->cfi;
 }
@@ -377,7 +378,7 @@ static int assemble(struct builder *b, struct section *secs)
 			cursor = f->hi;
 			continue;
 		}
-		cfi = lo < f->hi && f->src != SRC_FP ? cfi_for_fde(&secs[f->src]) : NULL;
+		cfi = lo < f->hi && f->src != SRC_FP ? cfi_for_fde(b, &secs[f->src]) : NULL;
 		if (!cfi) {
 			b->st->fdes_skipped++;
 			continue;
@@ -428,26 +429,11 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
  */
 static bool eh_frame_hdr_first(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
 	GElf_Shdr sh;
+	Elf_Scn *hdr = find_section(elf, ".eh_frame_hdr", &sh);
+	Elf_Scn *eh = find_section(elf, ".eh_frame", &sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!n)
-			continue;
-		if (strcmp(n, ".eh_frame_hdr") == 0)
-			return sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
-		if (strcmp(n, ".eh_frame") == 0)
-			return false;
-	}
-	return false;
+	return hdr && eh && elf_ndxscn(hdr) < elf_ndxscn(eh);
 }
 
 /* Fill @s from section @name of @elf; false if there is none. */
@@ -549,7 +535,6 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 	if (load_section(elf, ".eh_frame", true, &secs[SRC_EH])) {
 		secs[SRC_EH].cfi = dwarf_getcfi_elf(elf);
 		secs[SRC_EH].elf = eh_frame_hdr_first(elf) ? elf : NULL;
-		secs[SRC_EH].handles = &t->stats.eh_frame_handles;
 		t->stats.eh_frame_handles = secs[SRC_EH].cfi ? 1 : 0;
 		t->stats.eh_frame_bytes = secs[SRC_EH].data->d_size;
 	}
