@@ -45,10 +45,9 @@ int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgo
 {
 	uint64_t page_mask = ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 
-	if (s->e_type == ET_EXEC) {
-		*bias = 0;
-		return 0;
-	}
+	/* An ET_EXEC file is loaded where its vaddrs say (bias 0), but a
+	 * program may map part of it again elsewhere: V8 maps its embedded
+	 * builtins (in node's .text) a second time next to its JIT code. */
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct elf_segment *seg = &s->segs[i];
 
@@ -57,6 +56,10 @@ int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgo
 			*bias = start - (seg->vaddr - (seg->offset - pgoff));
 			return 0;
 		}
+	}
+	if (s->e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
 	}
 	return -EINVAL;
 }

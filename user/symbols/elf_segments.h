@@ -41,9 +41,11 @@ void elf_segments_free(struct elf_segments *s);
 /*
  * The load bias of the file mapped at @start from file offset @pgoff (a
  * line of /proc/PID/maps): start - vaddr(pgoff), with vaddr through the
- * PT_LOAD segment whose page-aligned file range holds @pgoff; 0 for
- * ET_EXEC.  Returns 0 and sets *@bias, or -EINVAL when no segment holds
- * @pgoff.
+ * PT_LOAD segment whose page-aligned file range holds @pgoff.  Also for
+ * ET_EXEC, where it is 0 at the file's own addresses but not in a second
+ * mapping of its code elsewhere (V8's embedded builtins in node), and 0
+ * when no segment holds @pgoff.  Returns 0 and sets *@bias, or -EINVAL
+ * when no segment of an ET_DYN file holds @pgoff.
  */
 int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgoff,
 		      uint64_t *bias);
