@@ -177,6 +177,15 @@ struct task_event {
 #define BPFPROF_NEW_STACK_FRAMES 64
 
 /*
+ * struct new_stack_event.flags: the program saw each Python code object of
+ * the stack before, at the same address and with the same names (the
+ * pointers at py_offsets.code_names; "py_codes_seen", new_stack.bpf.h):
+ * the collector may name those it has read already without reading them
+ * again.  Without it (and for a plain record) it reads them.
+ */
+#define BPFPROF_NEW_STACK_CODES_KNOWN 1u
+
+/*
  * TASK_EVENT_NEW_STACK with the stack's frames: sizeof() = 584 bytes (a
  * plain struct task_event is 64), 592 in the ring with its header; the
  * collector tells the two forms apart by the record's size.
@@ -185,7 +194,7 @@ struct new_stack_event {
 	struct task_event head;		/* type TASK_EVENT_NEW_STACK, stack_id */
 	__u32 nr;			/* frames in ips: 1..BPFPROF_NEW_STACK_FRAMES;
 					 * 0: none, copy the stack from the map */
-	__u32 pad;
+	__u32 flags;			/* BPFPROF_NEW_STACK_* */
 	/* the stack as stored under head.stack_id (struct stack_trace, user
 	 * addresses and Python pseudo-frames), innermost first; the entries
 	 * past nr are undefined */

@@ -7,7 +7,8 @@
  * seen.  The record carries the stack's frames when it has few enough
  * (new_stack_reserve()); the collector copies it from the "stacks" map
  * otherwise, and names its Python frames when it reads the record
- * (user/profile/ingest.c).
+ * (user/profile/ingest.c), reading only the code objects the record does
+ * not say it saw before (BPFPROF_NEW_STACK_CODES_KNOWN).
  */
 #ifndef BPFPROF_NEW_STACK_BPF_H
 #define BPFPROF_NEW_STACK_BPF_H
@@ -29,7 +30,7 @@
  * value, but if it did, nr 0 sends the collector to the map.
  */
 static __always_inline struct task_event *new_stack_reserve(struct stack_trace *st, __u32 tgid,
-							    __u32 tid)
+							    __u32 tid, __u32 flags)
 {
 	struct new_stack_event *ne;
 	__u32 nr = st->nr;
@@ -41,7 +42,7 @@ static __always_inline struct task_event *new_stack_reserve(struct stack_trace *
 		if (ne) {
 			task_event_init(&ne->head, TASK_EVENT_NEW_STACK, tgid, tid);
 			ne->nr = nr;
-			ne->pad = 0;
+			ne->flags = flags;
 			if (bpf_probe_read_kernel(ne->ips, sizeof(ne->ips), st->ips))
 				ne->nr = 0;
 			return &ne->head;
@@ -60,13 +61,15 @@ volatile __u64 new_stack_woke_ns = 0;
  * which polls often while stacks keep coming (collector.c), reads the
  * rest within that time.  @now: the stack names a Python code object not
  * announced before, which the collector must read at once (see
- * py_codes_seen).  @st: the stack as stored under @id, which the record
- * carries when it can (new_stack_reserve()).
+ * py_codes_seen); without it, the record says the collector knows them all
+ * (BPFPROF_NEW_STACK_CODES_KNOWN).  @st: the stack as stored under @id,
+ * which the record carries when it can (new_stack_reserve()).
  */
 static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
 					   __u64 id, bool now)
 {
-	struct task_event *e = new_stack_reserve(st, tgid, tid);
+	struct task_event *e = new_stack_reserve(st, tgid, tid,
+						 now ? 0 : BPFPROF_NEW_STACK_CODES_KNOWN);
 
 	if (!e)
 		return;
@@ -82,34 +85,45 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
 
 /*
  * The code objects of the Python frames of the stacks announced so far,
- * by address.  The collector names a code object by reading it when the
- * first stack showing it arrives; one that lives briefly (a module's body,
- * freed after its import; a string given to exec()) may be freed by then
- * and another code object allocated at its address, whose name it would
- * read.  So a new stack with a code object not seen before wakes the
- * collector at once, not within BPFPROF_NEW_STACK_WAKEUP_NS.  An address
- * reused later is caught by the collector (pynames.c compares the object
- * with what it read there before).
+ * by address, with the pointers to their names (struct py_code_names).
+ * The collector names a code object by reading it when the first stack
+ * showing it arrives, and names it from that read afterwards.  One that
+ * lives briefly (a module's body, freed after its import; a string given
+ * to exec()) may be freed and another code object allocated at its
+ * address, with other names.  So a new stack with a code object not seen
+ * before, or seen with other names, wakes the collector at once (not
+ * within BPFPROF_NEW_STACK_WAKEUP_NS), and its record does not say
+ * BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's code
+ * objects, and a changed one gets an entry of its own (pynames.c).  A
+ * stack whose record says so is named from what the collector read
+ * before, without a system call.
  */
+struct py_code_names {
+	__u64 ptr[PY_CODE_NAMES_READ / 8];	/* co_filename, co_name, ... */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64);			/* code object address */
-	__type(value, __u8);
+	__type(value, struct py_code_names);
 } py_codes_seen SEC(".maps");
 
 /* The scan of a new stack's frames for unseen code objects (bpf_loop() data). */
 struct py_code_scan {
 	struct stack_trace *st;
+	const struct py_process *p;
 	__u32 nr;
 	__u32 unseen;
+	struct py_code_names names;	/* the frame's, read now */
 };
 
 static long py_code_scan_step(__u32 i, void *data)
 {
 	struct py_code_scan *s = data;
+	struct py_code_names *seen;
 	__u64 idx = i, ip, code;
-	__u8 one = 1;
+	__u32 off = s->p->off.code_names;
 
 	barrier_var(idx);
 	if (idx >= s->nr || idx >= max_depth || idx >= BPFPROF_MAX_STACK_DEPTH)
@@ -118,18 +132,29 @@ static long py_code_scan_step(__u32 i, void *data)
 	if (!PY_FRAME_IS(ip))
 		return 0;
 	code = PY_FRAME_CODE(ip);
-	if (bpf_map_lookup_elem(&py_codes_seen, &code))
+	/* unreadable: zeros, which no code object has, so never "known" */
+	if (off == PY_NO_OFFSET ||
+	    bpf_probe_read_user(&s->names, sizeof(s->names), (const void *)(code + off)))
+		__builtin_memset(&s->names, 0, sizeof(s->names));
+	seen = bpf_map_lookup_elem(&py_codes_seen, &code);
+	if (seen && s->names.ptr[0] && seen->ptr[0] == s->names.ptr[0] &&
+	    seen->ptr[1] == s->names.ptr[1] && seen->ptr[2] == s->names.ptr[2] &&
+	    seen->ptr[3] == s->names.ptr[3])
 		return 0;
-	bpf_map_update_elem(&py_codes_seen, &code, &one, BPF_ANY);
+	bpf_map_update_elem(&py_codes_seen, &code, &s->names, BPF_ANY);
 	s->unseen = 1;
 	return 0;
 }
 
-/* Whether user stack @st names a Python code object not seen before. */
-static __always_inline bool py_new_code(struct stack_trace *st)
+/* Whether user stack @st of @tgid names a Python code object not seen
+ * before at its address, or seen there with other names. */
+static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 {
 	struct py_code_scan s = { .st = st, .nr = st->nr };
 
+	s.p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!s.p)
+		return false;		/* no interpreter: no Python frames */
 	bpf_loop(max_depth, py_code_scan_step, &s, 0);
 	return s.unseen;
 }

@@ -425,7 +425,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	}
 	__sync_fetch_and_add(&stacks_added, 1);
 	if (!kernel)
-		announce_new_stack(tgid, tid, *id, !dwarf_mode && py_new_code(st));
+		announce_new_stack(tgid, tid, *id, !dwarf_mode && py_new_code(st, tgid));
 	return 0;
 }
 

@@ -45,9 +45,20 @@ struct py_offsets {
 	__u16 frame_is_entry;		/* .is_entry (3.11), else PY_NO_OFFSET */
 	__u16 frame_owner;		/* .owner */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the bytecode */
+	__u16 code_names;		/* PyCodeObject.co_filename: the PY_CODE_NAMES_READ
+					 * bytes there hold the pointers to the names the
+					 * collector reads (new_stack.bpf.h) */
 	__u8 owner_cstack;		/* FRAME_OWNED_BY_CSTACK (3.12+), else 0xff */
-	__u8 pad[7];
+	__u8 pad[5];
 };
+
+/*
+ * Bytes of a code object read at py_offsets.code_names to tell whether the
+ * object at an address is still the one the collector named: co_filename,
+ * co_name, co_qualname and co_linetable, four pointers in a row in 3.11-3.13
+ * (tests/unit/interp/test_py_layout.c checks the table against this).
+ */
+#define PY_CODE_NAMES_READ 32
 
 /*
  * The value of the "py_procs" map, keyed by tgid: one CPython interpreter

@@ -36,6 +36,10 @@ struct interp_stats {
 	uint64_t code_failures;		/* code objects that could not be read */
 	uint64_t frames_seen;		/* Python frames in new stacks */
 	uint64_t frames_cached;		/* ... whose code object was known already */
+	uint64_t frames_unread;		/* ... named without reading it again (the
+					 * program saw it before, unchanged) */
+	uint64_t header_reads;		/* process_vm_readv() calls reading code
+					 * objects' headers */
 	uint64_t unnamed;		/* frames symbolized without a name */
 };
 
@@ -74,9 +78,13 @@ static inline bool interp_is_frame(uint64_t ip)
  * object, and rewrite each Python frame to name that read (the code
  * object's address becomes the read's number): a code object freed and
  * another allocated at its address later get a read each, and each stack
- * keeps the names it had when it was first seen.
+ * keeps the names it had when it was first seen.  @known: the BPF program
+ * saw each code object of the stack before at its address with the same
+ * names (BPFPROF_NEW_STACK_CODES_KNOWN): those read before are named from
+ * that read, without reading them again; else (a new or changed one) the
+ * stack's code objects are read, once per batch.
  */
-void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr);
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr, bool known);
 
 /*
  * The collector is about to read a new batch of records from the kernel.

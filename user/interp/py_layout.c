@@ -23,6 +23,7 @@ static const struct py_layout layouts[] = {
 			.frame_is_entry = 68,
 			.frame_owner = 69,
 			.code_adaptive = 184,
+			.code_names = 112,		/* co_filename */
 			.owner_cstack = 0xff,
 		},
 		.code_filename = 112, .code_name = 120, .code_qualname = 128,
@@ -45,6 +46,7 @@ static const struct py_layout layouts[] = {
 			.frame_is_entry = PY_NO_OFFSET,
 			.frame_owner = 70,
 			.code_adaptive = 192,
+			.code_names = 112,		/* co_filename */
 			.owner_cstack = 3,
 		},
 		.code_filename = 112, .code_name = 120, .code_qualname = 128,
@@ -67,6 +69,7 @@ static const struct py_layout layouts[] = {
 			.frame_is_entry = PY_NO_OFFSET,
 			.frame_owner = 70,
 			.code_adaptive = 200,
+			.code_names = 112,		/* co_filename */
 			.owner_cstack = 3,
 		},
 		.code_filename = 112, .code_name = 120, .code_qualname = 128,

@@ -152,7 +152,7 @@ static int parse_header(const struct py_proc *p, const uint8_t *hdr, struct py_c
  * that fails: those after it are read one by one).  ok[i] says whether
  * header i could be read.
  */
-static void read_headers(uint32_t pid, const uint64_t *addrs, size_t n,
+static void read_headers(struct interp *it, uint32_t pid, const uint64_t *addrs, size_t n,
 			 uint8_t (*hdrs)[PY_CODE_HEADER], bool *ok)
 {
 	struct iovec local[PY_HEADER_BATCH], remote[PY_HEADER_BATCH];
@@ -161,6 +161,7 @@ static void read_headers(uint32_t pid, const uint64_t *addrs, size_t n,
 
 	if (n == 0 || n > PY_HEADER_BATCH)
 		return;
+	it->stats.header_reads++;
 	for (i = 0; i < n; i++) {
 		local[i] = (struct iovec){ .iov_base = hdrs[i], .iov_len = PY_CODE_HEADER };
 		remote[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)addrs[i],
@@ -362,8 +363,9 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 
 /* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
  * the headers not read in this batch yet are read together, with those
- * of the code objects read last). */
-static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *ips, size_t n)
+ * of the code objects read last; with @known, only those never read). */
+static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *ips, size_t n,
+			 bool known)
 {
 	uint8_t hdrs[PY_HEADER_BATCH][PY_CODE_HEADER];
 	uint64_t addrs[PY_HEADER_BATCH];
@@ -378,7 +380,10 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		if (!interp_is_frame(ips[i]))
 			continue;
 		addr = PY_FRAME_CODE(ips[i]);
-		if (checked_now(it, p->pid, addr)) {
+		if (known && known_slot(it, p->pid, addr)) {
+			it->stats.frames_unread++;
+			slot[f++] = -1;
+		} else if (checked_now(it, p->pid, addr)) {
 			slot[f++] = -1;
 		} else {
 			slot[f++] = (int16_t)k;
@@ -388,7 +393,7 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 	wanted = k;
 	if (k)
 		k = add_recent(it, p->pid, addrs, k);
-	read_headers(p->pid, addrs, k, hdrs, ok);
+	read_headers(it, p->pid, addrs, k, hdrs, ok);
 	for (i = wanted; i < k; i++)
 		if (ok[i])
 			confirm_recent(it, p, addrs[i], hdrs[i]);
@@ -411,7 +416,7 @@ void interp_new_batch(struct interp *it)
 		it->batch++;
 }
 
-void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr)
+void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr, bool known)
 {
 	const struct py_proc *p = NULL;
 	size_t start = 0, end, frames;
@@ -428,7 +433,7 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
 		if (frames && !p && !(p = interp_proc(it, pid)))
 			return;
 		if (frames)
-			learn_frames(it, p, ips + start, end - start);
+			learn_frames(it, p, ips + start, end - start, known);
 		start = end;
 	}
 }

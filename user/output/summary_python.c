@@ -62,11 +62,13 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 	fprintf(out, "bpfprof: Python: %.1f frames read per sample with Python frames; thread "
 		"states: %llu cache hits, %llu list walks (%.1f%% hits), %llu threads without one; "
 		"code objects: %llu named, %llu unreadable, %llu frames in new stacks (%.1f%% "
-		"known already); %llu samples of threads without a current frame\n",
+		"known already), %llu of them named without a read, %llu header reads; %llu "
+		"samples of threads without a current frame\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
 		(unsigned long long)py[PY_STAT_TSTATE_HIT], (unsigned long long)py[PY_STAT_TSTATE_WALK],
 		pct(py[PY_STAT_TSTATE_HIT], py[PY_STAT_TSTATE_HIT] + py[PY_STAT_TSTATE_WALK]),
 		(unsigned long long)py[PY_STAT_NO_TSTATE], (unsigned long long)is.codes,
 		(unsigned long long)is.code_failures, (unsigned long long)is.frames_seen,
-		pct(is.frames_cached, is.frames_seen), (unsigned long long)py[PY_STAT_NO_FRAME]);
+		pct(is.frames_cached, is.frames_seen), (unsigned long long)is.frames_unread,
+		(unsigned long long)is.header_reads, (unsigned long long)py[PY_STAT_NO_FRAME]);
 }

@@ -29,13 +29,14 @@ void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sam
 
 /* Intern the new stack with kernel id @id, @nr frames at @ips copied
  * from the kernel: the names of a user stack's Python frames of @pid are
- * read now (which rewrites those frames in @ips). */
+ * learned now (which rewrites those frames in @ips; @known: the program
+ * saw its code objects before, see interp_learn_stack()). */
 static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *ips, uint32_t nr,
-		       int kernel, uint32_t *index)
+		       int kernel, bool known, uint32_t *index)
 {
 	in->stacks_copied++;
 	if (!kernel)
-		interp_learn_stack(in->interp, pid, ips, nr);
+		interp_learn_stack(in->interp, pid, ips, nr, known);
 	return profile_intern_stack(in->profile, id, ips, nr, kernel, index);
 }
 
@@ -52,7 +53,7 @@ static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *
 	if (err)
 		return err;
 	in->stacks_looked_up[st.kernel ? 1 : 0]++;
-	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, index);
+	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, false, index);
 }
 
 /* Index in the profile of the new user stack that record @e of @size
@@ -70,7 +71,8 @@ static int intern_new_stack(struct ingest *in, const struct task_event *e, size_
 		return 0;
 	memcpy(ips, ne->ips, ne->nr * sizeof(ips[0]));
 	in->stacks_in_records++;
-	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0, index);
+	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0,
+			   (ne->flags & BPFPROF_NEW_STACK_CODES_KNOWN) != 0, index);
 }
 
 bool ingest_stack_copied(const struct ingest *in, uint64_t id)

@@ -84,6 +84,7 @@ static const struct check checks[] = {
 	    "!_PyInterpreterFrame.is_entry" }, 1 },
 	{ F(bpf.frame_owner), MEMBER, ALL("_PyInterpreterFrame.owner"), 1 },
 	{ F(bpf.code_adaptive), MEMBER, ALL("PyCodeObject.co_code_adaptive"), 0 },
+	{ F(bpf.code_names), MEMBER, ALL("PyCodeObject.co_filename"), 8 },
 	{ F(bpf.owner_cstack), ENUMERATOR,
 	  { "!_frameowner.FRAME_OWNED_BY_CSTACK", "_frameowner.FRAME_OWNED_BY_CSTACK",
 	    "_frameowner.FRAME_OWNED_BY_CSTACK" }, 0 },
@@ -510,6 +511,30 @@ static void test_frame_fields_in_one_read(void **state)
 	}
 }
 
+/* The BPF program reads PY_CODE_NAMES_READ bytes at code_names to tell a
+ * code object from another at its address (bpf/new_stack.bpf.h): the
+ * pointers the collector names it by must lie in them, so that a change
+ * of any of them is seen. */
+static void test_code_names_in_one_read(void **state)
+{
+	for (unsigned minor = 11; minor <= 13; minor++) {
+		const struct py_layout *l = py_layout_find(minor);
+		const unsigned start = l->bpf.code_names;
+		const struct { const char *name; unsigned off; } f[] = {
+			{ "code_filename", l->code_filename },
+			{ "code_name", l->code_name },
+			{ "code_qualname", l->code_qualname },
+			{ "code_linetable", l->code_linetable },
+		};
+
+		assert_int_not_equal(start, PY_NO_OFFSET);
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+			if (f[i].off < start || f[i].off + 8 > start + PY_CODE_NAMES_READ)
+				fail_msg("3.%u: %s at %u is outside the %d bytes read at %u", minor,
+					 f[i].name, f[i].off, PY_CODE_NAMES_READ, start);
+	}
+}
+
 static void test_python_3_11(void **state)
 {
 	check_minor(11);
@@ -530,6 +555,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_field_checked),
 		cmocka_unit_test(test_frame_fields_in_one_read),
+		cmocka_unit_test(test_code_names_in_one_read),
 		cmocka_unit_test(test_python_3_11),
 		cmocka_unit_test(test_python_3_12),
 		cmocka_unit_test(test_python_3_13),
