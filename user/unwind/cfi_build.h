@@ -66,8 +66,9 @@ int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned cha
 /*
  * Add to b->fdes, as SRC_FP ranges, the parts of V8's embedded builtins
  * (the extent of the Builtins_* function symbols of @elf's or @debug's
- * symbol table; either may be NULL) that none of the FDEs listed so far
- * covers; reorders b->fdes.  0 (also when there are none) or -ENOMEM.
+ * symbol table; either may be NULL) and of a Go program's .text (@elf has
+ * a .go.buildinfo or .gopclntab section) that none of the FDEs listed so
+ * far covers; reorders b->fdes.  0 (also when there are none) or -ENOMEM.
  */
 int cfi_fp_ranges(struct builder *b, Elf *elf, Elf *debug);
 

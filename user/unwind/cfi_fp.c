@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * unwind/cfi_fp.c - code without CFI that the unwind table builder
- * (cfi_build.h) gives the frame-pointer rule: V8's embedded builtins.
+ * (cfi_build.h) gives the frame-pointer rule: V8's embedded builtins, and
+ * the code of Go programs.
  *
  * V8 (Node.js, and any program embedding it) generates its builtins at
  * build time and links them into the binary's .text as one blob with no
@@ -14,8 +15,17 @@
  * parts no FDE covers get the rule, so code with CFI keeps its rows, and
  * a file without such symbols (every other binary, or V8 stripped of its
  * symbol table) is left as its CFI says.
+ *
+ * Go's compiler writes no .eh_frame, only .debug_frame, which `go build
+ * -ldflags=-s` (how Go programs ship) and strip remove; a cgo program's
+ * .eh_frame covers its C code only.  Go keeps rbp-linked frames on x86-64
+ * (since 1.7), so a Go binary (one with a .go.buildinfo or .gopclntab
+ * section, which stripping keeps) gets the frame-pointer rule in the parts
+ * of its .text no FDE covers: without it the walk of a stripped Go
+ * program stops at the leaf.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +69,51 @@ static void builtin_extent(Elf *elf, uint64_t *lo, uint64_t *hi)
 	}
 }
 
+/* Whether @elf is a Go program: it has a section @name. */
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Widen [*lo, *hi) to @elf's .text when @elf is a Go program (see the
+ * top of the file); @elf may be NULL.
+ */
+static void go_text_extent(Elf *elf, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!has_section(elf, ".go.buildinfo") && !has_section(elf, ".gopclntab"))
+		return;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (!n || strcmp(n, ".text") || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		if (sh.sh_addr < *lo)
+			*lo = sh.sh_addr;
+		if (sh.sh_addr + sh.sh_size > *hi)
+			*hi = sh.sh_addr + sh.sh_size;
+	}
+}
+
 static int range_lo_cmp(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
@@ -84,6 +139,7 @@ int cfi_fp_ranges(struct builder *b, Elf *elf, Elf *debug)
 
 	builtin_extent(elf, &lo, &hi);
 	builtin_extent(debug, &lo, &hi);
+	go_text_extent(elf, &lo, &hi);
 	if (lo >= hi || hi > UINT32_MAX)
 		return 0;
 	/* The FDEs listed so far, by start: the gaps between them in [lo, hi). */

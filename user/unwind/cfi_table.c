@@ -547,9 +547,6 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 		secs[SRC_DEBUG].cfi = dw ? dwarf_getcfi(dw) : NULL;
 		t->stats.debug_frame_bytes = secs[SRC_DEBUG].data->d_size;
 	}
-	err = -ENODATA;
-	if (!secs[SRC_EH].cfi && !secs[SRC_DEBUG].cfi)
-		goto out;
 	for (int i = 0; i < 2; i++) {
 		if (!secs[i].cfi)
 			continue;
@@ -557,7 +554,8 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 		if (err)
 			goto out;
 	}
-	if (b.nr_fdes && (err = cfi_fp_ranges(&b, elf, debug)))
+	/* also without any CFI: a stripped Go program's code is all fp */
+	if ((err = cfi_fp_ranges(&b, elf, debug)))
 		goto out;
 	err = b.nr_fdes ? assemble(&b, secs) : (t->stats.bad_entries ? -EBADMSG : -ENODATA);
 	if (err)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A Go program as Go programs ship (`go build -ldflags="-s -w"`: no
+# .symtab, no .debug_frame, and Go writes no .eh_frame) has no CFI at all;
+# Go keeps frame pointers on x86-64, so the unwind table builder gives the
+# frame-pointer rule to a Go binary's .text where no FDE covers it
+# (user/unwind/cfi_fp.c).  tests/workloads/goburn.go (main.main -> goTop ->
+# goMid -> goLeaf) under bpfprof in command mode (gperftools output), and
+# under `perf record -g` attached to a second run, both at 499 Hz: go tool
+# pprof, given the binary, names the frames from Go's own tables
+# (.gopclntab).  At least 90% of bpfprof's goLeaf samples reach
+# runtime.main through main.main and goTop (without the rule: none; the
+# walk stopped at the leaf).  goMid is not required: goLeaf keeps no frame
+# of its own, so a frame-pointer walk (perf's too) goes from it to goTop.
+# perf record -g's share is printed beside it (perf cannot name a
+# stripped Go binary's functions; its frames are counted by depth).
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+command -v go >/dev/null || fail "go not installed (golang-go)"
+command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
+export GOCACHE=$TMP/gocache GOPATH=$TMP/gopath GOPROXY=off GOFLAGS=-mod=mod HOME=${HOME:-/root}
+bin=$TMP/goburn
+go build -ldflags="-s -w" -o "$bin" "$BPFPROF_SRC/tests/workloads/goburn.go" ||
+	fail "go build failed"
+readelf -S -W "$bin" | grep -qE '\.(eh_frame|debug_frame|symtab) ' &&
+	fail "the stripped Go binary still has CFI or a symbol table"
+
+"$BPFPROF" -v -F 499 -o "$TMP/go.prof" -- "$bin" -s 3 >"$TMP/go.out" 2>"$TMP/go.err" ||
+	{ cat "$TMP/go.err"; fail "bpfprof -- goburn failed"; }
+grep -E 'walks|tables:' "$TMP/go.err"
+go tool pprof -traces "$bin" "$TMP/go.prof" >"$TMP/go.traces" 2>"$TMP/go.pprof.err" ||
+	fail "go tool pprof failed: $(cat "$TMP/go.pprof.err")"
+# one line per trace: its samples in ms, then its frames leaf first
+awk '/^-+\+/ { if (t != "") print w, t; t = ""; next }
+     NF >= 2 && $1 ~ /^[0-9.]+(ms|s)$/ { w = $1; sub(/ms$/, "", w);
+	if ($1 ~ /[0-9]s$/) { sub(/s$/, "", w); w *= 1000 } t = $2; next }
+     NF == 1 && t != "" { t = t ";" $1 }
+     END { if (t != "") print w, t }' "$TMP/go.traces" >"$TMP/go.lines"
+read -r leaf root < <(awk '$2 ~ /^main\.goLeaf/ { l += $1
+	if ($2 ~ /^main\.goLeaf;(main\.goMid;)?main\.goTop;main\.main;runtime\.main/) r += $1 }
+	END { printf "%d %d\n", l, r }' "$TMP/go.lines")
+echo "bpfprof: $leaf ms of samples with goLeaf as leaf, $root ms of them to runtime.main"
+head -n 12 "$TMP/go.traces"
+[ "$leaf" -ge 1000 ] || fail "too few goLeaf samples ($leaf ms)"
+
+# perf record -g on a second run, for comparison: frames per goLeaf sample
+"$bin" -s 3 >"$TMP/p.out" & wl=$!
+CHILD_PIDS+=("$wl")
+python3 "$BPFPROF_SRC/tests/lib/procwait.py" ready "$TMP/p.out" 30 >/dev/null || fail "goburn not ready"
+perf record -e cpu-clock -F 499 -g -p "$wl" -o "$TMP/perf.data" -- sleep 2 >"$TMP/perf.out" 2>&1 ||
+	fail "perf record failed: $(cat "$TMP/perf.out")"
+wait "$wl"
+perf script -i "$TMP/perf.data" -F ip 2>/dev/null | awk 'NF == 0 { if (n) print n; n = 0; next } { n++ }
+	END { if (n) print n }' | sort -n | uniq -c | sort -rn | head -n 3 |
+	sed 's/^/perf record -g: samples, frames: /'
+awk -v l="$leaf" -v r="$root" 'BEGIN { exit !(100 * r >= 90 * l) }' ||
+	fail "only $root of $leaf ms of goLeaf samples reach runtime.main"
+ok "stripped Go program: stacks to runtime.main by frame pointers"
