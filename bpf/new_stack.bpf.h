@@ -85,7 +85,8 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
 
 /*
  * The code objects of the Python frames of the stacks announced so far,
- * by address, with the pointers to their names (struct py_code_names).
+ * by process and address, with the pointers to their names (struct
+ * py_code_names).
  * The collector names a code object by reading it when the first stack
  * showing it arrives, and names it from that read afterwards.  One that
  * lives briefly (a module's body, freed after its import; a string given
@@ -102,10 +103,17 @@ struct py_code_names {
 	__u64 ptr[PY_CODE_NAMES_READ / 8];	/* co_filename, co_name, ... */
 };
 
+/* The collector reads and names code objects per process (pynames.c). */
+struct py_code_key {
+	__u64 code;				/* code object address */
+	__u32 tgid;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u64);			/* code object address */
+	__type(key, struct py_code_key);
 	__type(value, struct py_code_names);
 } py_codes_seen SEC(".maps");
 
@@ -115,6 +123,7 @@ struct py_code_scan {
 	const struct py_process *p;
 	__u32 nr;
 	__u32 unseen;
+	struct py_code_key key;		/* the frame's, with the process's tgid */
 	struct py_code_names names;	/* the frame's, read now */
 };
 
@@ -132,16 +141,17 @@ static long py_code_scan_step(__u32 i, void *data)
 	if (!PY_FRAME_IS(ip))
 		return 0;
 	code = PY_FRAME_CODE(ip);
+	s->key.code = code;
 	/* unreadable: zeros, which no code object has, so never "known" */
 	if (off == PY_NO_OFFSET ||
 	    bpf_probe_read_user(&s->names, sizeof(s->names), (const void *)(code + off)))
 		__builtin_memset(&s->names, 0, sizeof(s->names));
-	seen = bpf_map_lookup_elem(&py_codes_seen, &code);
+	seen = bpf_map_lookup_elem(&py_codes_seen, &s->key);
 	if (seen && s->names.ptr[0] && seen->ptr[0] == s->names.ptr[0] &&
 	    seen->ptr[1] == s->names.ptr[1] && seen->ptr[2] == s->names.ptr[2] &&
 	    seen->ptr[3] == s->names.ptr[3])
 		return 0;
-	bpf_map_update_elem(&py_codes_seen, &code, &s->names, BPF_ANY);
+	bpf_map_update_elem(&py_codes_seen, &s->key, &s->names, BPF_ANY);
 	s->unseen = 1;
 	return 0;
 }
@@ -150,7 +160,7 @@ static long py_code_scan_step(__u32 i, void *data)
  * before at its address, or seen there with other names. */
 static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 {
-	struct py_code_scan s = { .st = st, .nr = st->nr };
+	struct py_code_scan s = { .st = st, .nr = st->nr, .key.tgid = tgid };
 
 	s.p = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!s.p)

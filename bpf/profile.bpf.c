@@ -236,13 +236,14 @@ static long hash_frame(__u32 i, void *data)
 	return 0;
 }
 
-/* 64-bit hash of a stack's frames (murmur3-style mixing), never 0. */
-static __always_inline __u64 hash_stack(const struct stack_trace *st)
+/* 64-bit hash of a stack's frames (murmur3-style mixing) and @salt, never 0. */
+static __always_inline __u64 hash_stack(const struct stack_trace *st, __u64 salt)
 {
 	struct hash_state hs = { .st = st };
 	__u64 h;
 
-	hs.h = 0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ st->nr;
+	hs.h = (0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ st->nr) +
+	       salt * 0xc2b2ae3d27d4eb4fULL;
 	bpf_loop(st->nr, hash_frame, &hs, 0);
 	h = hs.h;
 	h ^= h >> 33;
@@ -341,9 +342,7 @@ __noinline int py_splice_scratch(__u32 tgid, __u32 tid)
 {
 	struct stack_trace *st = scratch_stack(0);
 
-	if (st)
-		py_splice_stack(st, tgid, tid);
-	return 0;
+	return st && py_splice_stack(st, tgid, tid) ? 1 : 0;
 }
 
 /*
@@ -387,6 +386,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	struct stack_trace *st = scratch_stack(kernel);
 	__u32 depth = max_depth;
 	long n;
+	__u64 salt = 0;
 
 	if (!id)
 		return -1;
@@ -408,12 +408,15 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	st->nr = n / sizeof(__u64);
 	st->kernel = kernel;
 	/* Never a user stack in dwarf mode: saying so spares the verifier
-	 * the splice there (it checks this function for any @kernel). */
-	if (!kernel && !dwarf_mode)
-		py_splice_scratch(tgid, tid);	/* bpf/python.bpf.h */
+	 * the splice there (it checks this function for any @kernel).  A
+	 * stack with Python frames is this process's alone: the collector
+	 * names its frames from this process's code objects (pynames.c),
+	 * and a forked child shows the same addresses with its own. */
+	if (!kernel && !dwarf_mode && py_splice_scratch(tgid, tid))	/* bpf/python.bpf.h */
+		salt = tgid;
 	if (st->nr == 0)
 		return 0;
-	*id = hash_stack(st);
+	*id = hash_stack(st, salt);
 	if (bpf_map_lookup_elem(&stacks, id))
 		return 0;
 	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);

@@ -341,9 +341,10 @@ static long py_splice_step(__u32 i, void *data)
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
  * first, of thread @tid of process @tgid) by the Python frames they run.
  * Nothing changes for a process without an interpreter the collector
- * found, a thread without a thread state or a current frame.
+ * found, a thread without a thread state or a current frame.  Returns
+ * whether Python frames were written.
  */
-static __always_inline void py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
+static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
 {
 	const struct py_process *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_splice_vars *v;
@@ -353,18 +354,18 @@ static __always_inline void py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	__u64 ts, frame;
 
 	if (!p)
-		return;
+		return false;
 	py_count(PY_STAT_SAMPLES, 1);
 	v = bpf_map_lookup_elem(&py_vars, &zero);
 	if (!v || n == 0 || n > max_depth)
-		return;
+		return false;
 	ts = py_thread_state(p, tid);
 	if (!ts)
-		return;
+		return false;
 	frame = py_current_frame(p, ts);
 	if (!frame) {
 		py_count(PY_STAT_NO_FRAME, 1);
-		return;
+		return false;
 	}
 	sh.st = st;
 	sh.n = n;
@@ -395,6 +396,7 @@ static __always_inline void py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		py_count(PY_STAT_READ_FAULT, v->read_faults);
 	if (v->not_code)
 		py_count(PY_STAT_NOT_CODE, v->not_code);
+	return v->frames != 0;
 }
 
 /* @tgid exec()ed: its interpreter, if it had one, is gone. */
