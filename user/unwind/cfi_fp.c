@@ -142,8 +142,10 @@ int cfi_fp_ranges(struct builder *b, Elf *elf, Elf *debug)
 	go_text_extent(elf, &lo, &hi);
 	if (lo >= hi || hi > UINT32_MAX)
 		return 0;
-	/* The FDEs listed so far, by start: the gaps between them in [lo, hi). */
-	qsort(b->fdes, nr, sizeof(*b->fdes), range_lo_cmp);
+	/* The FDEs listed so far, by start: the gaps between them in [lo, hi)
+	 * (none at all in a stripped Go program: b->fdes may be NULL). */
+	if (nr)
+		qsort(b->fdes, nr, sizeof(*b->fdes), range_lo_cmp);
 	cursor = lo;
 	for (size_t i = 0; i < nr && cursor < hi; i++) {
 		const struct fde_range *f = &b->fdes[i];
