@@ -30,13 +30,8 @@
 #     stack came second had its Python frames unnamed: ~40% of the samples.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11 (apt-get install python3.11)"
 fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
-pythons=(/usr/bin/python3.11)
-for v in 3.13 3.12; do
-	p=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/$v.*/bin/python$v 2>/dev/null | head -n 1)
-	[ -n "$p" ] && pythons+=("$p") && break
-done
+FIRST_ONLY=1 find_pythons 3.13 3.12
 
 # ---- 1. addresses reused under other names -----------------------------------
 for py in "${pythons[@]}"; do

@@ -18,13 +18,7 @@ PYBURN=$BPFPROF_SRC/tests/workloads/pyburn.py
 CHECK="python3 $BPFPROF_SRC/tests/lib/pystacks.py"
 export PYTHONPATH=$BPFPROF_SRC/tests/lib
 
-pythons=(/usr/bin/python3.11)
-for v in 3.12 3.13; do
-	for p in "${PYENV_ROOT:-/root/.pyenv}"/versions/$v.*/bin/python$v; do
-		[ -x "$p" ] && pythons+=("$p") && break
-	done
-done
-[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11 (apt-get install python3.11)"
+find_pythons 3.12 3.13
 [ ${#pythons[@]} -ge 2 ] || echo "note: no pyenv 3.12 or 3.13 build found; 3.11 only"
 
 for py in "${pythons[@]}"; do

@@ -14,12 +14,7 @@ need_root
 cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
 	-o "$TMP/dump.so" || fail "cannot build the dump plugin"
 export PYTHONPATH=$BPFPROF_SRC/tests/lib
-[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11 (apt-get install python3.11)"
-pythons=(/usr/bin/python3.11)
-for v in 3.13 3.12; do
-	p=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/$v.*/bin/python$v 2>/dev/null | head -n 1)
-	[ -n "$p" ] && pythons+=("$p") && break
-done
+FIRST_ONLY=1 find_pythons 3.13 3.12
 
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")

@@ -47,3 +47,20 @@ run_traced() {
 
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 = $3"; }
+
+# find_pythons VERSION...: set the array pythons to Debian's python3.11 and
+# the first pyenv build found of each VERSION (3.12, 3.13); skips the test
+# without python3.11.  find_pythons 3.13 3.12 with FIRST_ONLY=1 stops at
+# the first of them found.
+find_pythons() {
+	local v p
+	[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11 (apt-get install python3.11)"
+	pythons=(/usr/bin/python3.11)
+	for v in "$@"; do
+		p=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/"$v".*/bin/python"$v" 2>/dev/null | head -n 1)
+		[ -n "$p" ] || continue
+		pythons+=("$p")
+		[ -n "${FIRST_ONLY:-}" ] && break
+	done
+	return 0
+}
