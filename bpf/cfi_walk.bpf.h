@@ -381,6 +381,10 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 			v->stop = CFI_WALK_RBP_UNKNOWN;
 			return -1;
 		}
+		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
+			v->stop = CFI_WALK_END;
+			return -1;
+		}
 		*cfa = v->bp + off;
 		return 0;
 	case CFI_KIND_PLT:

@@ -10,7 +10,9 @@
 # pprof, given the binary, names the frames from Go's own tables
 # (.gopclntab).  At least 90% of bpfprof's goLeaf samples reach
 # runtime.main through main.main and goTop (without the rule: none; the
-# walk stopped at the leaf).  goMid is not required: goLeaf keeps no frame
+# walk stopped at the leaf), and at least 90% of its walks are complete
+# (-v): they end at runtime.goexit, whose rbp is 0, the ABI's mark of a
+# thread's first frame (before that rule: read faults).  goMid is not required: goLeaf keeps no frame
 # of its own, so a frame-pointer walk (perf's too) goes from it to goTop.
 # perf record -g's share is printed beside it (perf cannot name a
 # stripped Go binary's functions; its frames are counted by depth).
@@ -28,6 +30,10 @@ readelf -S -W "$bin" | grep -qE '\.(eh_frame|debug_frame|symtab) ' &&
 "$BPFPROF" -v -F 499 -o "$TMP/go.prof" -- "$bin" -s 3 >"$TMP/go.out" 2>"$TMP/go.err" ||
 	{ cat "$TMP/go.err"; fail "bpfprof -- goburn failed"; }
 grep -E 'walks|tables:' "$TMP/go.err"
+# the walks end at runtime.goexit, whose rbp is 0: complete, not a fault
+read -r walks complete < <(sed -nE 's/.*user stack walks: ([0-9]+); complete ([0-9]+).*/\1 \2/p' "$TMP/go.err")
+[ -n "$walks" ] && [ $((complete * 100)) -ge $((walks * 90)) ] ||
+	fail "only ${complete:-0} of ${walks:-0} walks complete"
 go tool pprof -traces "$bin" "$TMP/go.prof" >"$TMP/go.traces" 2>"$TMP/go.pprof.err" ||
 	fail "go tool pprof failed: $(cat "$TMP/go.pprof.err")"
 # one line per trace: its samples in ms, then its frames leaf first

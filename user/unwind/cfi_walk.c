@@ -135,6 +135,10 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 			res->stop = CFI_WALK_RBP_UNKNOWN;
 			return -1;
 		}
+		if (f->bp == 0) {	/* the outermost frame's mark */
+			res->stop = CFI_WALK_END;
+			return -1;
+		}
 		cfa = f->bp + (int64_t)row->cfa * 8;
 		break;
 	case CFI_KIND_PLT:

@@ -684,6 +684,10 @@ static void test_walk_rules(void **state)
 	n = fake_walk(&f, A(cfit_odd_6), sp, bp, ips, 16, &res);
 	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_RBP_UNKNOWN);
+	/* rbp 0 where the CFA is rbp-based: the thread's first frame */
+	n = fake_walk(&f, A(cfit_push_2), sp + 256, 0, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
 	/* rbp below sp: the stack does not grow */
 	n = fake_walk(&f, A(cfit_push_2), sp + 256, sp, ips, 16, &res);
 	assert_int_equal(n, 1);
