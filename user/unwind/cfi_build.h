@@ -57,6 +57,10 @@ struct builder {
  */
 int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* The section @name of @elf (NULL: none) that has contents (not
+ * SHT_NOBITS, not empty), its header in *@sh; NULL if there is none. */
+Elf_Scn *cfi_find_section(Elf *elf, const char *name, GElf_Shdr *sh);
+
 /*
  * Add the address ranges of the FDEs of section @s (ELF identity @ident)
  * to b->fdes; malformed entries are counted in b->st.  0 or -ENOMEM.

@@ -25,7 +25,6 @@
  * program stops at the leaf.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,49 +68,23 @@ static void builtin_extent(Elf *elf, uint64_t *lo, uint64_t *hi)
 	}
 }
 
-/* Whether @elf is a Go program: it has a section @name. */
-static bool has_section(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-
-		if (n && !strcmp(n, name))
-			return true;
-	}
-	return false;
-}
-
 /*
  * Widen [*lo, *hi) to @elf's .text when @elf is a Go program (see the
  * top of the file); @elf may be NULL.
  */
 static void go_text_extent(Elf *elf, uint64_t *lo, uint64_t *hi)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
 	GElf_Shdr sh;
 
-	if (!has_section(elf, ".go.buildinfo") && !has_section(elf, ".gopclntab"))
+	if (!cfi_find_section(elf, ".go.buildinfo", &sh) && !cfi_find_section(elf, ".gopclntab", &sh))
 		return;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!cfi_find_section(elf, ".text", &sh) || sh.sh_type != SHT_PROGBITS ||
+	    !(sh.sh_flags & SHF_EXECINSTR))
 		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-
-		if (!n || strcmp(n, ".text") || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
-			continue;
-		if (sh.sh_addr < *lo)
-			*lo = sh.sh_addr;
-		if (sh.sh_addr + sh.sh_size > *hi)
-			*hi = sh.sh_addr + sh.sh_size;
-	}
+	if (sh.sh_addr < *lo)
+		*lo = sh.sh_addr;
+	if (sh.sh_addr + sh.sh_size > *hi)
+		*hi = sh.sh_addr + sh.sh_size;
 }
 
 static int range_lo_cmp(const void *a, const void *b)

@@ -397,8 +397,7 @@ static int assemble(struct builder *b, struct section *secs)
 	return 0;
 }
 
-/* The section @name that has contents (not SHT_NOBITS), or NULL. */
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+Elf_Scn *cfi_find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -430,8 +429,8 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 static bool eh_frame_hdr_first(Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *hdr = find_section(elf, ".eh_frame_hdr", &sh);
-	Elf_Scn *eh = find_section(elf, ".eh_frame", &sh);
+	Elf_Scn *hdr = cfi_find_section(elf, ".eh_frame_hdr", &sh);
+	Elf_Scn *eh = cfi_find_section(elf, ".eh_frame", &sh);
 
 	return hdr && eh && elf_ndxscn(hdr) < elf_ndxscn(eh);
 }
@@ -440,7 +439,7 @@ static bool eh_frame_hdr_first(Elf *elf)
 static bool load_section(Elf *elf, const char *name, bool eh, struct section *s)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, name, &sh);
+	Elf_Scn *scn = cfi_find_section(elf, name, &sh);
 
 	if (!scn)
 		return false;
