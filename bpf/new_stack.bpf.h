@@ -86,12 +86,11 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
 /*
  * The code objects of the Python frames of the stacks announced so far,
  * by process and address, with the pointers to their names (struct
- * py_code_names).
- * The collector names a code object by reading it when the first stack
- * showing it arrives, and names it from that read afterwards.  One that
- * lives briefly (a module's body, freed after its import; a string given
- * to exec()) may be freed and another code object allocated at its
- * address, with other names.  So a new stack with a code object not seen
+ * py_code_names).  The collector names a code object by reading it when
+ * the first stack showing it arrives, and names it from that read
+ * afterwards.  One that lives briefly (a module's body, freed after its
+ * import; a string given to exec()) may be freed and another code object
+ * allocated at its address, with other names.  So a new stack with a code object not seen
  * before, or seen with other names, wakes the collector at once (not
  * within BPFPROF_NEW_STACK_WAKEUP_NS), and its record does not say
  * BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's code
