@@ -6,7 +6,10 @@
 # sampling noise on a 5-point threshold is below 3.5 sigma):
 #   - perf report / perf script print nothing on stderr for bpfprof's file;
 #   - perf report --no-children --sort sym: leaf shares within 5 points of
-#     the workload's --truth, and top-5 shares within 5 points of perf's own;
+#     the workload's --truth, and top-5 shares within 7 points of perf's own
+#     (two independent runs: the noise of a difference is sqrt(2) times
+#     each one's, so 7 points keep it at ~3.5 sigma; at 5 points the two
+#     runs, each within 5 of the truth, differed by 5.47 in one CI run);
 #   - perf script: comm, pid/tid, cpu, increasing times, callchains that
 #     resolve (leaf_a <- phase_a <- busy_loop in the executable, start_thread
 #     in libc, kernel frames such as irqentry_exit_to_user_mode);
@@ -118,7 +121,7 @@ awk '{ print $1 }' "$TMP/top.bpfprof" "$TMP/top.perf" | sort -u >"$TMP/top.syms"
 while read -r sym; do
 	a=$(share "$D" "$sym")
 	b=$(share "$TMP/perf.data" "$sym")
-	within "$a" "$b" 5 || fail "$sym: bpfprof $a% vs perf record $b%"
+	within "$a" "$b" 7 || fail "$sym: bpfprof $a% vs perf record $b%"
 	ok "$sym: bpfprof $a% vs perf record $b%"
 done <"$TMP/top.syms"
 
