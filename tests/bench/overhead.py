@@ -91,6 +91,34 @@ def wait_attached(proc, timeout=30.0):
     return False
 
 
+def bench_parser():
+    """The options of the Python benchmarks (python.py, sample_cost.py):
+    --build, --reps, --freq (default 999), --quick, --json, --tmpdir."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--freq", type=int, default=999)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--tmpdir", default="/var/tmp")
+    return ap
+
+
+def rotating_reps(variants, reps, run, what):
+    """@reps repetitions of run(variant) for each of @variants, the order
+    rotated by one each repetition (so that none always runs first): a
+    list of {variant: result}, one per repetition; progress as @what."""
+    out = []
+    for i in range(reps):
+        k = i % len(variants)
+        rep = {}
+        for v in variants[k:] + variants[:k]:
+            log("%s: rep %d/%d %s" % (what, i + 1, reps, v))
+            rep[v] = run(v)
+        out.append(rep)
+    return out
+
+
 def prog_id(pid, name):
     """The id of BPF program @name held by process @pid, or None."""
     try:

@@ -28,7 +28,6 @@ per sample with Python frames and the caches' hit rates.
 
 Prints a Markdown section on stdout (progress on stderr).
 """
-import argparse
 import json
 import os
 import re
@@ -39,7 +38,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import log, med, prog_id, prog_show, quartiles, task_cpu_ns  # noqa: E402
+from overhead import (bench_parser, log, med, prog_id, prog_show, quartiles,  # noqa: E402
+                      rotating_reps, task_cpu_ns)
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -264,14 +264,8 @@ def markdown(a, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--reps", type=int)
+    ap = bench_parser()
     ap.add_argument("--rounds", type=int)
-    ap.add_argument("--freq", type=int, default=999)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json")
-    ap.add_argument("--tmpdir", default="/var/tmp")
     a = ap.parse_args()
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 7)
@@ -281,7 +275,6 @@ def main():
         print("### Python frames: skipped (needs %s and perf)\n" % PY)
         return 0
     tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
-    reps = []
     try:
         # first runs, each profiler with empty caches of its own; the
         # repetitions then use the last of them, filled
@@ -293,13 +286,7 @@ def main():
             for v in ("perf", "bpfprof"):
                 log("python: first %s run %d/%d, empty cache" % (v, i + 1, a.cold_reps))
                 a.cold[v].append(run_one(v, a, tmp))
-        for i in range(a.reps):
-            order = VARIANTS[i % 3:] + VARIANTS[:i % 3]
-            rep = {}
-            for v in order:
-                log("python: rep %d/%d %s" % (i + 1, a.reps, v))
-                rep[v] = run_one(v, a, tmp)
-            reps.append(rep)
+        reps = rotating_reps(VARIANTS, a.reps, lambda v: run_one(v, a, tmp), "python")
         log("python: BPF program time per sample")
         a.bpf_time = bpf_program_time(a, tmp)
     finally:

@@ -38,7 +38,6 @@ runs SECONDS.  Reported, medians over the repetitions:
 
 Prints a Markdown section on stdout (progress on stderr).  Needs 2 CPUs.
 """
-import argparse
 import json
 import os
 import re
@@ -50,7 +49,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import log, med, quartiles  # noqa: E402
+from overhead import bench_parser, med, quartiles, rotating_reps  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -188,14 +187,8 @@ def markdown(a, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--reps", type=int)
+    ap = bench_parser()
     ap.add_argument("--seconds", type=float)
-    ap.add_argument("--freq", type=int, default=999)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json")
-    ap.add_argument("--tmpdir", default="/var/tmp")
     a = ap.parse_args()
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 9)
@@ -206,19 +199,11 @@ def main():
               " and 2 CPUs)\n" % PY)
         return 0
     tmp = tempfile.mkdtemp(prefix="bpfprof-gaps.", dir=a.tmpdir)
-    reps = []
     try:
         a.cache = os.path.join(tmp, "cfi-cache")
         a.buildid_dir = os.path.join(tmp, "perf-buildid")
         os.mkdir(a.buildid_dir)
-        for i in range(a.reps):
-            k = i % len(VARIANTS)
-            order = VARIANTS[k:] + VARIANTS[:k]
-            rep = {}
-            for v in order:
-                log("sample cost: rep %d/%d %s" % (i + 1, a.reps, v))
-                rep[v] = run_one(v, a, tmp)
-            reps.append(rep)
+        reps = rotating_reps(VARIANTS, a.reps, lambda v: run_one(v, a, tmp), "sample cost")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:
