@@ -90,12 +90,12 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
  * the first stack showing it arrives, and names it from that read
  * afterwards.  One that lives briefly (a module's body, freed after its
  * import; a string given to exec()) may be freed and another code object
- * allocated at its address, with other names.  So a new stack with a code object not seen
- * before, or seen with other names, wakes the collector at once (not
- * within BPFPROF_NEW_STACK_WAKEUP_NS), and its record does not say
- * BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's code
- * objects, and a changed one gets an entry of its own (pynames.c).  A
- * stack whose record says so is named from what the collector read
+ * allocated at its address, with other names.  So a new stack with a code
+ * object not seen before, or seen with other names, wakes the collector
+ * at once (not within BPFPROF_NEW_STACK_WAKEUP_NS), and its record does
+ * not say BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's
+ * code objects, and a changed one gets an entry of its own (pynames.c).
+ * A stack whose record says so is named from what the collector read
  * before, without a system call.
  */
 struct py_code_names {

@@ -44,9 +44,9 @@ static int in_set(const uint8_t *set, int c)
 	return set[c / 8] >> (c % 8) & 1;
 }
 
-/* The ascending list of the CPUs in @set.  0, -EINVAL (empty) or -ENOMEM. */
-/* The set's bytes are mostly zero (a machine has few CPUs of the 65,536
- * ids): skip those whole. */
+/* The ascending list of the CPUs in @set.  0, -EINVAL (empty) or -ENOMEM.
+ * The set's bytes are mostly zero (a machine has few CPUs of the 65,536
+ * ids): those are skipped whole. */
 static int set_to_list(const uint8_t *set, int **cpus, size_t *nr)
 {
 	size_t n = 0;
@@ -60,10 +60,13 @@ static int set_to_list(const uint8_t *set, int **cpus, size_t *nr)
 	if (!list)
 		return -ENOMEM;
 	n = 0;
-	for (int b = 0; b <= CPU_ID_MAX / 8; b++)
-		for (int c = 8 * b; set[b] && c < 8 * b + 8; c++)
+	for (int b = 0; b <= CPU_ID_MAX / 8; b++) {
+		if (!set[b])
+			continue;
+		for (int c = 8 * b; c < 8 * b + 8; c++)
 			if (in_set(set, c))
 				list[n++] = c;
+	}
 	*cpus = list;
 	*nr = n;
 	return 0;

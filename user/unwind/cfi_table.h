@@ -52,8 +52,8 @@ struct cfi_table_stats {
 	uint32_t rbp_lost;		/* rows with CFI_RBP_LOST although CFI
 					 * did not say "undefined" */
 	uint32_t fp_ranges;		/* ranges without CFI given the
-					 * frame-pointer rule (V8's builtins,
-					 * user/unwind/cfi_fp.c) */
+					 * frame-pointer rule (V8's builtins, Go
+					 * code; user/unwind/cfi_fp.c) */
 	uint32_t eh_frame_handles;	/* libdw handles made for .eh_frame: one
 					 * per FDES_PER_CFI_HANDLE FDEs where
 					 * libdw searches .eh_frame_hdr's table,
