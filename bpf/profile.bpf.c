@@ -386,7 +386,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	struct stack_trace *st = scratch_stack(kernel);
 	__u32 depth = max_depth;
 	long n;
-	__u64 salt = 0;
+	bool python = false;	/* the user stack got Python frames */
 
 	if (!id)
 		return -1;
@@ -413,10 +413,10 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	 * names its frames from this process's code objects (pynames.c),
 	 * and a forked child shows the same addresses with its own. */
 	if (!kernel && !dwarf_mode && py_splice_scratch(tgid, tid))	/* bpf/python.bpf.h */
-		salt = tgid;
+		python = true;
 	if (st->nr == 0)
 		return 0;
-	*id = hash_stack(st, salt);
+	*id = hash_stack(st, python ? tgid : 0);
 	if (bpf_map_lookup_elem(&stacks, id))
 		return 0;
 	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
@@ -428,7 +428,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	}
 	__sync_fetch_and_add(&stacks_added, 1);
 	if (!kernel)
-		announce_new_stack(tgid, tid, *id, !dwarf_mode && py_new_code(st, tgid));
+		announce_new_stack(tgid, tid, *id, python && py_new_code(st, tgid));
 	return 0;
 }
 
