@@ -214,6 +214,7 @@ static int make_steps(struct collector *c)
 		return -ENOMEM;
 	if (c->session.plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
 		symbolizer_set_lines(c->symbolizer, false);
+	symbolizer_set_demangle(c->symbolizer, !o->no_demangle);
 	if (o->call_graph == CALL_GRAPH_DWARF && !(c->unwinder = unwinder_new()))
 		return -ENOMEM;
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
@@ -378,6 +379,7 @@ static int use_names_only_symbolizer(struct collector *c)
 	if (!names)
 		return -ENOMEM;
 	symbolizer_set_lines(names, false);
+	symbolizer_set_demangle(names, !c->opts->no_demangle);
 	symbolizer_free(c->symbolizer);
 	c->symbolizer = names;
 	session_set_symbolizer(&c->session, names);

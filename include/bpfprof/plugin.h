@@ -331,7 +331,9 @@ struct bpfprof_symbol {
 	uint64_t module_offset;		/* address as in the module's ELF file (vaddr);
 					 * for the kernel, the address itself */
 	const struct bpfprof_mapping *mapping; /* mapping holding the ip (user only) */
-	const char *function;		/* symbol name, NULL if unresolved */
+	const char *function;		/* symbol name, NULL if unresolved; C++ names
+					 * demangled, with parameters, unless the
+					 * user said --no-demangle */
 	uint64_t function_start;	/* symbol's address in module terms (like module_offset) */
 	const char *file;		/* source file (DWARF), NULL if unknown */
 	uint32_t line;			/* source line (DWARF), 0 if unknown */

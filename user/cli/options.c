@@ -37,6 +37,7 @@ enum long_only {
 	OPT_UNWIND_MEMORY,
 	OPT_CGROUP,
 	OPT_NO_INTERPRETERS,
+	OPT_NO_DEMANGLE,
 	OPT_UNWIND_CACHE,
 	OPT_NO_UNWIND_CACHE,
 };
@@ -67,6 +68,7 @@ static const struct option long_options[] = {
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "no-interpreters", no_argument, NULL, OPT_NO_INTERPRETERS },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "unwind-cache", required_argument, NULL, OPT_UNWIND_CACHE },
 	{ "no-unwind-cache", no_argument, NULL, OPT_NO_UNWIND_CACHE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -123,6 +125,8 @@ void options_usage(void)
 	       "      --plugin PATH.so    load an output plugin from a file\n"
 	       "      --list-formats      list the output formats and exit\n"
 	       "      --allow-untrusted-plugin  load plugins not owned by root or writable by others\n"
+	       "      --no-demangle       C++ function names as the symbol table has them\n"
+	       "                          (default: demangled, as c++filt prints them)\n"
 	       "  -q, --quiet             no summary on stderr\n"
 	       "  -v, --verbose           more in the summary (unwind tables: memory, build time)\n"
 	       "  -h, --help              this help\n"
@@ -232,6 +236,7 @@ static bool *flag_of(struct options *o, int c)
 	case OPT_IDLE: return &o->idle;
 	case OPT_ALLOW_UNTRUSTED: return &o->allow_untrusted_plugin;
 	case OPT_NO_INTERPRETERS: return &o->no_interpreters;
+	case OPT_NO_DEMANGLE: return &o->no_demangle;
 	case OPT_NO_UNWIND_CACHE: return &o->no_unwind_cache;
 	default: return NULL;
 	}

@@ -56,6 +56,7 @@ struct options {
 	uint64_t unwind_memory;		/* --unwind-memory: bytes of unwind tables; 0: default */
 	bool allow_untrusted_plugin;
 	bool no_interpreters;		/* --no-interpreters: no Python frames in stacks */
+	bool no_demangle;		/* --no-demangle: mangled C++ names as they are */
 	const char *unwind_cache;	/* --unwind-cache DIR (absolute); NULL: the default */
 	bool no_unwind_cache;		/* --no-unwind-cache: no on-disk unwind tables */
 	uint32_t max_stack;		/* --max-stack: frames per stack, 1..BPFPROF_MAX_FP_DEPTH

@@ -261,6 +261,7 @@ static int run_merge(struct merge *m, struct paths *ps)
 		return -ENOMEM;
 	if (m->session.plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
 		symbolizer_set_lines(m->symbolizer, false);
+	symbolizer_set_demangle(m->symbolizer, !m->opts->out.no_demangle);
 	raise_fd_limit();
 	if ((err = load_files(m, ps)))
 		return err;

@@ -11,7 +11,7 @@
 
 #include "merge/merge_cli.h"
 
-enum { OPT_FORMAT = 256, OPT_PLUGIN, OPT_DEBUG_DIR, OPT_SYSROOT, OPT_UNTRUSTED };
+enum { OPT_FORMAT = 256, OPT_PLUGIN, OPT_DEBUG_DIR, OPT_SYSROOT, OPT_UNTRUSTED, OPT_NO_DEMANGLE };
 
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -20,6 +20,7 @@ static const struct option long_options[] = {
 	{ "allow-untrusted-plugin", no_argument, NULL, OPT_UNTRUSTED },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -41,6 +42,8 @@ void merge_usage(void)
 	       "                        (DIR/.build-id/xx/rest), DIR/PATH, DIR/NAME; may be\n"
 	       "                        repeated; debuginfod too when DEBUGINFOD_URLS is set\n"
 	       "      --sysroot DIR     the recording machine's files are under DIR\n"
+	       "      --no-demangle     C++ function names as the symbol table has them\n"
+	       "                        (default: demangled, as c++filt prints them)\n"
 	       "  -q, --quiet           no summary line\n"
 	       "  -h, --help            this text\n");
 }
@@ -100,6 +103,7 @@ int merge_options_parse(int argc, char **argv, struct merge_options *o)
 			o->debug_dirs[o->nr_debug_dirs++] = optarg;
 			break;
 		case OPT_SYSROOT: o->sysroot = optarg; break;
+		case OPT_NO_DEMANGLE: o->out.no_demangle = true; break;
 		case 'q': o->out.quiet = true; break;
 		case 'h': o->help = true; break;
 		case ':': return bad("option needs an argument", argv[optind - 1]);

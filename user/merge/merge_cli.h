@@ -19,7 +19,7 @@
 #define MERGE_MAX_DEBUG_DIRS 16
 
 struct merge_options {
-	struct options out;		/* -o, --format, --plugin, -q for the output session
+	struct options out;		/* -o, --format, --plugin, -q, --no-demangle for the output session
 					 * (the rest zero); argv/argc are merge's */
 	const char *debug_dirs[MERGE_MAX_DEBUG_DIRS]; /* --debug-dir, in the order given:
 					 * where moved binaries are looked for */

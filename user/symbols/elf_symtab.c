@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "symbolizer_impl.h"
+#include "symbols/demangle.h"
 
 /* How far back a lookup looks for an enclosing sized symbol. */
 #define SYM_SCAN_BACK 16
@@ -97,7 +98,7 @@ static int load_symbols(struct elf_file *f)
 }
 
 /* The function symbol containing @vaddr, or NULL. */
-static const struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
+static struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
 {
 	size_t lo = 0, hi = f->nsyms, i;
 
@@ -116,11 +117,30 @@ static const struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
 	return NULL;
 }
 
+/*
+ * The name to show for @fs, interned (copied: the Dwfl holding fs->name
+ * may be closed later) once per symbol: without its version
+ * ("__libc_start_main@@GLIBC_2.34" is __libc_start_main), demangled unless
+ * the symbolizer says not to (demangle.h).  NULL if out of memory.
+ */
+static const char *shown_name(struct symbolizer *s, struct fsym *fs)
+{
+	size_t len = strcspn(fs->name, "@");
+	char *d;
+
+	if (fs->shown)
+		return fs->shown;
+	d = s->no_demangle ? NULL : demangle_symbol(fs->name, len);
+	fs->shown = d ? symbolizer_intern(s, d, strlen(d)) : symbolizer_intern(s, fs->name, len);
+	free(d);
+	return fs->shown;
+}
+
 /* Resolve @vaddr of the open file @f (not cached yet) into @r. */
 int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 		       struct result *r)
 {
-	const struct fsym *fs;
+	struct fsym *fs;
 	Dwfl_Line *line;
 	int err;
 
@@ -131,9 +151,7 @@ int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 	}
 	fs = find_symbol(f, vaddr);
 	if (fs) {
-		/* copied: the Dwfl holding the name may be closed later */
-		/* "__libc_start_main@@GLIBC_2.34": the version is not the name */
-		r->function = symbolizer_intern(s, fs->name, strcspn(fs->name, "@"));
+		r->function = shown_name(s, fs);
 		if (!r->function)
 			return -ENOMEM;
 		r->function_start = fs->addr;

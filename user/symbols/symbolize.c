@@ -28,6 +28,11 @@ void symbolizer_set_lines(struct symbolizer *s, bool lines)
 	s->no_lines = !lines;
 }
 
+void symbolizer_set_demangle(struct symbolizer *s, bool demangle)
+{
+	s->no_demangle = !demangle;
+}
+
 int symbolizer_set_max_open(struct symbolizer *s, size_t max_open)
 {
 	if (!s || !max_open)

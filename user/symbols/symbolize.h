@@ -77,6 +77,14 @@ void symbolizer_free(struct symbolizer *s);
  */
 void symbolizer_set_lines(struct symbolizer *s, bool lines);
 
+/*
+ * Whether mangled ELF symbol names (C++, "_Z...") are shown demangled,
+ * with their parameters, as c++filt prints them (demangle.h; the
+ * default), or as the symbol table has them.  Set it before the first
+ * lookup; @s must not be NULL.
+ */
+void symbolizer_set_demangle(struct symbolizer *s, bool demangle);
+
 struct locate_opts;
 
 /*
@@ -107,7 +115,9 @@ int symbolizer_set_locator(struct symbolizer *s, const struct locate_opts *o);
  *                   offset, and for other non-file mappings, the file
  *                   offset itself;
  *   function, function_start  ELF symbol (.symtab, else .dynsym/.gnu_debugdata)
- *                   containing it, start in the same vaddr space; in
+ *                   containing it, without its version ("@GLIBC_2.2.5"),
+ *                   demangled (symbolizer_set_demangle()); start in the
+ *                   same vaddr space; in
  *                   [vdso] the global name of the vDSO's .dynsym
  *                   (__vdso_clock_gettime rather than its weak alias
  *                   clock_gettime), only if the mapping is as large as

@@ -37,6 +37,8 @@ struct fsym {
 	uint64_t addr;
 	uint64_t end;			/* one past the end */
 	const char *name;		/* owned by the Dwfl */
+	const char *shown;		/* interned: the name to show (demangled
+					 * unless s->no_demangle); NULL until asked */
 	uint32_t rank;			/* lower is preferred at equal addr */
 };
 
@@ -134,6 +136,7 @@ struct symbolizer {
 	struct elf_file *vdso;		/* its file entry, NULL if none */
 	bool vdso_tried;
 	bool no_lines;			/* function names only: no DWARF loaded */
+	bool no_demangle;		/* mangled names shown as they are */
 };
 
 /* symbolize.c: the interned copy of @str (@len bytes), NULL if out of memory. */

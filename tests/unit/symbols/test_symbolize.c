@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_symbolize.c - unit tests of the symbolizer (user/symbols/): the
- * test binary's own functions (name, vaddr, DWARF file:line), libc and a
- * deleted library copy, special mappings, vDSO functions (ours, another process's, and
- * images that are not ours), processes that are gone, kernel addresses,
- * build-ids against readelf and the loaded notes, and malformed ELF files.
+ * test binary's own functions (name, vaddr, DWARF file:line), libc,
+ * libstdc++'s C++ names (demangled or not), a deleted library copy,
+ * special mappings, vDSO functions (ours, another process's, and images
+ * that are not ours), processes that are gone, kernel addresses, build-ids
+ * against readelf and the loaded notes, and malformed ELF files.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -251,6 +252,37 @@ static void test_libc(void **state)
 	procmaps_free(&m);
 	symbolizer_free(s);
 	assert_int_equal(count_fds(), fds);	/* Dwfl closed every file */
+}
+
+/*
+ * A C++ function of libstdc++ (mapped here: the symbolizer calls its
+ * demangler): demangled by default, as its symbol table has it with
+ * symbolizer_set_demangle(false).
+ */
+static void test_cxx_names(void **state)
+{
+	static const char raw[] = "_ZNKSt9type_info14__is_pointer_pEv";
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+	struct symbolizer *s = symbolizer_new(), *r = symbolizer_new();
+	struct bpfprof_symbol sym;
+	struct procmaps m;
+	uintptr_t ip;
+
+	(void)state;
+	assert_non_null(h);
+	ip = (uintptr_t)dlsym(h, raw);
+	assert_true(ip != 0);
+	read_self_maps(&m);
+	assert_int_equal(symbolizer_user(s, (uint32_t)getpid(), m.maps, m.nr, ip, &sym), 0);
+	assert_non_null(strstr(sym.module, "libstdc++"));
+	assert_string_equal(sym.function, "std::type_info::__is_pointer_p() const");
+	symbolizer_set_demangle(r, false);
+	assert_int_equal(symbolizer_user(r, (uint32_t)getpid(), m.maps, m.nr, ip, &sym), 0);
+	assert_string_equal(sym.function, raw);
+	procmaps_free(&m);
+	symbolizer_free(s);
+	symbolizer_free(r);
+	dlclose(h);
 }
 
 static void test_special_mappings(void **state)
@@ -1015,6 +1047,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_function),
 		cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_special_mappings),
 		cmocka_unit_test(test_vdso_own),
 		cmocka_unit_test(test_vdso_other_process),

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * test_demangle.c - unit tests of user/symbols/demangle.c: mangled names
+ * (C++ of V8 and libstdc++, with clone suffixes, operators, lambdas, and
+ * Rust's legacy scheme) come out as binutils' c++filt prints them, an
+ * independent demangler run here as the oracle, but for the standard
+ * library's abbreviations, which c++filt expands (binutils asks for
+ * DMGL_VERBOSE) and the C++ runtime does not; a name's length bounds
+ * what is read (the symbol version after "@" is not part of it); names
+ * that are not "_Z..." or not valid are left alone (NULL).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "symbols/demangle.h"
+
+static const char *const mangled[] = {
+	"_ZN2v88internal10JsonParserIhE14ParseJsonValueILb0EEENS0_11MaybeHandleINS0_6ObjectEEENS0_6HandleIS5_EE.isra.0",
+	"_ZN4burn4WorkIiE3runEmm",
+	"_ZN4burn4spinEmd",
+	"_ZNKSt9type_info14__is_pointer_pEv",
+	"_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_EEDpOT_",
+	"_ZZ4mainENKUliE_clEi",
+	"_ZN12_GLOBAL__N_13fooEv",
+	"_Znwm",
+	"_ZN4core3fmt5write17h0123456789abcdefE",
+};
+
+/* c++filt's answer for @name, in @buf. */
+static void cxxfilt(const char *name, char *buf, size_t size)
+{
+	char cmd[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "c++filt '%s'", name);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(buf, (int)size, p));
+	buf[strcspn(buf, "\n")] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+static void test_as_cxxfilt(void **state)
+{
+	char want[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(mangled) / sizeof(mangled[0]); i++) {
+		char *got = demangle_symbol(mangled[i], strlen(mangled[i]));
+
+		cxxfilt(mangled[i], want, sizeof(want));
+		assert_string_not_equal(want, mangled[i]);	/* c++filt knew it */
+		assert_non_null(got);
+		assert_string_equal(got, want);
+		print_message("%s\n  -> %s\n", mangled[i], got);
+		free(got);
+	}
+}
+
+/* std::ostream and std::string, as the C++ runtime, gdb and perf print
+ * them; c++filt writes std::basic_ostream<char, std::char_traits<char> >. */
+static void test_std_abbreviations(void **state)
+{
+	char *got = demangle_symbol("_ZlsRSoRKSs", 11);
+
+	(void)state;
+	assert_non_null(got);
+	assert_string_equal(got, "operator<<(std::ostream&, std::string const&)");
+	free(got);
+}
+
+/* Only the first @len bytes: "name@@VERSION" as symbol tables have it. */
+static void test_length(void **state)
+{
+	const char *versioned = "_ZN4burn4spinEmd@@BURN_1.0";
+	char *got = demangle_symbol(versioned, strcspn(versioned, "@"));
+
+	(void)state;
+	assert_non_null(got);
+	assert_string_equal(got, "burn::spin(unsigned long, double)");
+	free(got);
+	/* cut inside the name: no longer a valid one */
+	assert_null(demangle_symbol("_ZN4burn4spinEmd", 8));
+}
+
+/* Not "_Z...", or not valid: shown as they are. */
+static void test_left_alone(void **state)
+{
+	static const char *const plain[] = {
+		"main", "qsort", "i", "f", "_Z", "_Zzz", "_ZN4burn", "__libc_start_main",
+		"_GLOBAL__sub_I_main", "_RNvCs1234_4core3fmt5write", "",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		assert_null(demangle_symbol(plain[i], strlen(plain[i])));
+	assert_null(demangle_symbol(NULL, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_as_cxxfilt),
+		cmocka_unit_test(test_std_abbreviations),
+		cmocka_unit_test(test_length),
+		cmocka_unit_test(test_left_alone),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
