@@ -77,7 +77,10 @@ WL_LIB_SRC := $(wildcard tests/workloads/*_lib.c)
 MPICC     ?= $(shell command -v mpicc 2>/dev/null)
 WL_MPI_SRC := $(wildcard tests/workloads/mpi_*.c)
 WL_SRC    := $(filter-out $(WL_LIB_SRC) $(WL_MPI_SRC),$(wildcard tests/workloads/*.c))
+# tests/workloads/*.cc are C++ programs (C++ names), built with $(CXX).
+WL_CXX_SRC := $(wildcard tests/workloads/*.cc)
 WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC)) \
+	     $(patsubst tests/workloads/%.cc,$(B)/workloads/%,$(WL_CXX_SRC)) \
 	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC)) \
 	     $(if $(MPICC),$(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_MPI_SRC)))
 # Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
@@ -178,6 +181,10 @@ $(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 $(B)/workloads/%: tests/workloads/%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/%: tests/workloads/%.cc tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(CXX) $(WL_CFLAGS) $< -o $@ -lm
 
 $(B)/workloads/mpi_%: tests/workloads/mpi_%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)

@@ -48,6 +48,12 @@ left is matched as the string "root;...;leaf".
       block per stack: labels, then "COUNT   LEAF" and one line per caller)
       to folded lines; the comm is the block's "comm:" label ("-" if
       none); kernel frames cannot be told apart there and stay unmarked
+  folded_stacks.py perf-names < FOLDED > FOLDED
+      each frame's demangled C++ name in the form perf 6.1 prints it
+      (libiberty without DMGL_PARAMS): no parameters or qualifiers, no
+      " [clone .isra.0]", no return type of a function template;
+      "ns::Work<int>::run(unsigned long) const" is "ns::Work<int>::run".
+      Other names stay as they are.  Stacks that become equal are merged
   folded_stacks.py from-collapsed COMM < COLLAPSED > FOLDED
       `google-pprof --collapsed BINARY PROFILE` ("root;...;leaf COUNT",
       names may end in "<ADDRESS>") to folded lines with the comm COMM
@@ -246,6 +252,44 @@ def cmd_from_collapsed(inp, out, comm):
     return 0
 
 
+_CLONES = re.compile(r"( \[clone [^\]]*\])+$")
+_QUALIFIERS = (" const", " volatile", " &&", " &", " noexcept")
+
+
+def perf_name(name):
+    """@name (c++filt's form) as perf 6.1's report and script print it."""
+    n = _CLONES.sub("", name)
+    while n.endswith(_QUALIFIERS):
+        n = n[:n.rindex(" ")]
+    if not n.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(n) - 1, -1, -1):     # the parameter list's "("
+        depth += {")": 1, "(": -1}.get(n[i], 0)
+        if depth == 0:
+            break
+    else:
+        return name
+    n, depth, cut = n[:i], 0, 0
+    for j, ch in enumerate(n):                # a return type ends at a space
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(ch, 0)
+        if ch == " " and depth == 0 and not n[:j].endswith("operator"):
+            cut = j + 1
+    return n[cut:] or name
+
+
+def cmd_perf_names(inp, out):
+    agg = collections.Counter()
+    for line in inp:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        agg[";".join(perf_name(f) for f in stack.split(";"))] += int(count)
+    for stack, c in sorted(agg.items()):
+        out.write("%s %d\n" % (stack, c))
+    return 0
+
+
 def main(argv):
     try:
         if len(argv) >= 3 and argv[0] == "count":
@@ -260,6 +304,8 @@ def main(argv):
             return cmd_from_perf_script(sys.stdin, sys.stdout)
         if len(argv) == 1 and argv[0] == "from-pprof-traces":
             return cmd_from_pprof_traces(sys.stdin, sys.stdout)
+        if len(argv) == 1 and argv[0] == "perf-names":
+            return cmd_perf_names(sys.stdin, sys.stdout)
         if len(argv) == 2 and argv[0] == "from-collapsed":
             return cmd_from_collapsed(sys.stdin, sys.stdout, argv[1])
     except (OSError, ValueError, re.error) as e:
