@@ -14,6 +14,7 @@
 #include <elfutils/libdw.h>
 
 #include "cfi_table.h"
+#include "symbols/elf_section.h"
 
 /* Where a CFI section comes from; SRC_FP: no section, a range of code
  * without CFI given the frame-pointer rule (cfi_fp.c). */
@@ -56,10 +57,6 @@ struct builder {
  * doubled from 64).  0 or -ENOMEM (the array is unchanged).
  */
 int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem);
-
-/* The section @name of @elf (NULL: none) that has contents (not
- * SHT_NOBITS, not empty), its header in *@sh; NULL if there is none. */
-Elf_Scn *cfi_find_section(Elf *elf, const char *name, GElf_Shdr *sh);
 
 /*
  * Add the address ranges of the FDEs of section @s (ELF identity @ident)

@@ -397,25 +397,6 @@ static int assemble(struct builder *b, struct section *secs)
 	return 0;
 }
 
-Elf_Scn *cfi_find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && strcmp(n, name) == 0 && sh->sh_type != SHT_NOBITS && sh->sh_size)
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * Whether .eh_frame_hdr, with contents, comes before .eh_frame among
  * @elf's sections.  Only then does dwarf_getcfi_elf() give a handle that
@@ -429,8 +410,8 @@ Elf_Scn *cfi_find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 static bool eh_frame_hdr_first(Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *hdr = cfi_find_section(elf, ".eh_frame_hdr", &sh);
-	Elf_Scn *eh = cfi_find_section(elf, ".eh_frame", &sh);
+	Elf_Scn *hdr = elf_section_by_name(elf, ".eh_frame_hdr", &sh);
+	Elf_Scn *eh = elf_section_by_name(elf, ".eh_frame", &sh);
 
 	return hdr && eh && elf_ndxscn(hdr) < elf_ndxscn(eh);
 }
@@ -439,7 +420,7 @@ static bool eh_frame_hdr_first(Elf *elf)
 static bool load_section(Elf *elf, const char *name, bool eh, struct section *s)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = cfi_find_section(elf, name, &sh);
+	Elf_Scn *scn = elf_section_by_name(elf, name, &sh);
 
 	if (!scn)
 		return false;
