@@ -16,6 +16,10 @@
 # of its own, so a frame-pointer walk (perf's too) goes from it to goTop.
 # perf record -g's share is printed beside it (perf cannot name a
 # stripped Go binary's functions; its frames are counted by depth).
+# bpfprof's own names (folded output) come from .gopclntab too
+# (user/symbols/gopclntab.c): in a second run the goLeaf stacks reach
+# runtime.main by the same names, and every frame name on stacks of >= 1%
+# of the samples is one go tool pprof gave (Go's own reader of the table).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v go >/dev/null || fail "go not installed (golang-go)"
@@ -44,6 +48,33 @@ read -r root _ < <(fs count "$TMP/go.folded" \
 echo "bpfprof: $leaf samples with goLeaf as leaf, $root of them to runtime.main"
 head -n 12 "$TMP/go.traces"
 [ "$leaf" -ge 499 ] || fail "too few goLeaf samples ($leaf)"
+
+# bpfprof's folded output names the frames itself, from .gopclntab
+"$BPFPROF" -q -F 499 --format folded -o "$TMP/own.folded" -- "$bin" -s 2 >/dev/null \
+	2>"$TMP/own.err" || fail "bpfprof --format folded -- goburn failed: $(cat "$TMP/own.err")"
+read -r oleaf _ < <(fs count "$TMP/own.folded" '(^|;)main\.goLeaf$')
+read -r oroot _ < <(fs count "$TMP/own.folded" \
+	'(^|;)runtime\.main;main\.main;main\.goTop;(main\.goMid;)?main\.goLeaf$')
+echo "bpfprof folded: $oleaf samples with goLeaf as leaf, $oroot of them to runtime.main"
+[ "$oleaf" -ge 333 ] && [ $((oroot * 100)) -ge $((oleaf * 90)) ] ||
+	fail "folded: $oroot of $oleaf goLeaf samples reach runtime.main by name"
+python3 - "$TMP/go.folded" "$TMP/own.folded" <<'EOF' || fail "folded names are not go tool pprof's"
+import collections, sys
+def names(path, share):
+    c, total = collections.Counter(), 0
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        total += int(n)
+        for f in set(stack.split(";")[1:]):
+            c[f] += int(n)
+    return {f for f, n in c.items() if n >= share * total}
+pprof, ours = names(sys.argv[1], 0), names(sys.argv[2], 0.01)
+print("frame names on >= 1%% of bpfprof's samples: %s" % sorted(ours))
+missing = sorted(ours - pprof)
+if missing:
+    sys.exit("not among go tool pprof's names: %s" % missing)
+EOF
+ok "stripped Go program: bpfprof names the frames from .gopclntab as go tool pprof does"
 
 # perf record -g on a second run, for comparison: frames per goLeaf sample
 "$bin" -s 3 >"$TMP/p.out" & wl=$!

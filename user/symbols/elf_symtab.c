@@ -3,8 +3,8 @@
  * elf_symtab.c - owns what the symbolizer finds at one vaddr of an open
  * ELF file (symbolizer_impl.h): the file's sorted table of function
  * symbols (.symtab, else .dynsym and .gnu_debugdata, as libdwfl gives
- * them), the lookup of the function holding an address, and its DWARF
- * source file:line.
+ * them; a Go program's .gopclntab where it has none), the lookup of the
+ * function holding an address, and its DWARF source file:line.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -13,6 +13,8 @@
 
 #include "symbolizer_impl.h"
 #include "symbols/demangle.h"
+#include "symbols/elf_section.h"
+#include "symbols/gopclntab.h"
 
 /* How far back a lookup looks for an enclosing sized symbol. */
 #define SYM_SCAN_BACK 16
@@ -37,6 +39,41 @@ static int cmp_fsym(const void *a, const void *b)
 }
 
 /*
+ * A Go program without a symbol table (`go build -ldflags="-s -w"`, or
+ * stripped): its functions from .gopclntab (gopclntab.h), whose names
+ * point into the Dwfl's Elf as the symbol table's do.  0 also when there
+ * is no such table (no names, as before); -ENOMEM.
+ */
+static int load_go_functions(struct elf_file *f)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	GElf_Shdr sh, text;
+	Elf_Scn *scn = elf_section_by_name(elf, ".gopclntab", &sh);
+	Elf_Data *data;
+	struct go_func *go;
+	struct fsym *syms;
+	long n;
+
+	if (!scn || !elf_section_by_name(elf, ".text", &text) || !(data = elf_getdata(scn, NULL)))
+		return 0;
+	n = gopclntab_funcs(data->d_buf, data->d_size, text.sh_addr, &go);
+	if (n <= 0)
+		return n == -ENOMEM ? -ENOMEM : 0;
+	syms = calloc((size_t)n, sizeof(*syms));
+	if (!syms) {
+		free(go);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < n; i++)
+		syms[i] = (struct fsym){ .addr = go[i].start, .end = go[i].end, .name = go[i].name };
+	free(go);
+	f->syms = syms;
+	f->nsyms = (size_t)n;
+	return 0;
+}
+
+/*
  * Build the file's sorted table of function symbols (symtab, or dynsym,
  * as elfutils provides them, plus .gnu_debugdata) once.  Zero-sized
  * symbols extend to the next symbol.
@@ -50,7 +87,7 @@ static int load_symbols(struct elf_file *f)
 	f->syms_loaded = true;
 	n = dwfl_module_getsymtab(f->mod);
 	if (n <= 1)
-		return 0;
+		return load_go_functions(f);
 	syms = calloc((size_t)n, sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
@@ -79,6 +116,10 @@ static int load_symbols(struct elf_file *f)
 		syms[k].rank = (sym.st_size ? 0 : 4) +
 			       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
 		k++;
+	}
+	if (k == 0) {		/* only imports: a stripped Go program with cgo */
+		free(syms);
+		return load_go_functions(f);
 	}
 	if (k > 1)
 		qsort(syms, k, sizeof(*syms), cmp_fsym);
