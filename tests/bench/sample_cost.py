@@ -33,8 +33,15 @@ runs SECONDS.  Reported, medians over the repetitions:
     the run alone in the same repetition) / (HZ x SECONDS);
   - the slowdown this makes at HZ, the same difference over SECONDS.
 
+With --busy, every CPU runs such a loop (one process each, pinned), as
+on a fully subscribed node, and the profilers run where the scheduler
+puts them: then a loop also loses the time the profiler's own process
+takes from its CPU, so every gap counts, the long ones too (the host's
+are in the loops alone of the same repetition as well, and cancel out in
+the difference), and the profilers attach to all the loops (-p PID,...).
+
   sample_cost.py --build BUILD [--reps N] [--seconds S] [--freq HZ]
-                 [--quick] [--json FILE]
+                 [--busy] [--quick] [--json FILE]
 
 Prints a Markdown section on stdout (progress on stderr).  Needs 2 CPUs.
 """
@@ -67,7 +74,8 @@ SETTLE_S = 1.5
 
 
 def profiler(variant, a, pid, out):
-    """The profiler of @variant attached to @pid, on CPU 0, or None."""
+    """The profiler of @variant attached to @pid (PID[,PID...]), on CPU 0
+    (anywhere with --busy), or None."""
     if variant == "none":
         return None
     if variant.startswith("perf"):
@@ -81,8 +89,8 @@ def profiler(variant, a, pid, out):
         if variant == "bpfprof-fp":
             cmd += ["-g", "--no-interpreters"]
     errf = open(os.path.join(out, variant + ".err"), "w+")
-    p = subprocess.Popen(["taskset", "-c", "0"] + cmd, cwd=out, stdout=subprocess.DEVNULL,
-                         stderr=errf)
+    p = subprocess.Popen(([] if a.busy else ["taskset", "-c", "0"]) + cmd, cwd=out,
+                         stdout=subprocess.DEVNULL, stderr=errf)
     p.errf = errf
     return p
 
@@ -101,48 +109,57 @@ def stop(p, variant):
 
 
 def run_one(variant, a, tmp):
+    """One run of @variant: the loops' elapsed, gap and long-gap times, summed
+    over the loops (one, or one per CPU with --busy), and bpfprof's samples."""
     out = tempfile.mkdtemp(prefix="gaps.", dir=tmp)
-    w = subprocess.Popen(["taskset", "-c", str(a.cpu), PY, PYGAPS, str(a.seconds)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ws = [subprocess.Popen(["taskset", "-c", str(cpu), PY, PYGAPS, str(a.seconds)],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+          for cpu in a.loop_cpus]
     p = None
     res = {"variant": variant}
     try:
-        if "pygaps: ready" not in w.stdout.readline():
-            raise RuntimeError("pygaps did not start")
-        p = profiler(variant, a, w.pid, out)
+        for w in ws:
+            if "pygaps: ready" not in w.stdout.readline():
+                raise RuntimeError("pygaps did not start")
+        p = profiler(variant, a, ",".join(str(w.pid) for w in ws), out)
         time.sleep(SETTLE_S)
         if p and p.poll() is not None:
             raise RuntimeError("%s exited early" % variant)
-        w.stdin.write("go\n")
-        w.stdin.flush()
-        line = w.stdout.readline()
-        m = re.search(r"elapsed_ns (\d+) gaps (\d+) gap_ns (\d+) long (\d+) long_ns (\d+)",
-                      line)
-        if not m:
-            raise RuntimeError("pygaps output %r" % line)
-        for k, v in zip(("elapsed_ns", "gaps", "gap_ns", "long", "long_ns"), m.groups()):
-            res[k] = int(v)
+        for w in ws:
+            w.stdin.write("go\n")
+            w.stdin.flush()
+        for w in ws:
+            line = w.stdout.readline()
+            m = re.search(r"elapsed_ns (\d+) gaps (\d+) gap_ns (\d+) long (\d+) long_ns (\d+)",
+                          line)
+            if not m:
+                raise RuntimeError("pygaps output %r" % line)
+            for k, v in zip(("elapsed_ns", "gaps", "gap_ns", "long", "long_ns"), m.groups()):
+                res[k] = res.get(k, 0) + int(v)
         if p:
             err = stop(p, variant)
             p = None
             m = re.search(r"bpfprof: (\d+) samples", err)
             if m:
                 res["samples"] = int(m.group(1))
-        w.wait(timeout=30)
+        for w in ws:
+            w.wait(timeout=30)
     finally:
         if p and p.poll() is None:
             p.kill()
             p.wait()
-        if w.poll() is None:
-            w.kill()
-            w.wait()
+        for w in ws:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
         shutil.rmtree(out, ignore_errors=True)
     return res
 
 
 def markdown(a, reps):
     def share(r):
-        return 100.0 * r["gap_ns"] / r["elapsed_ns"]
+        lost = r["gap_ns"] + (r["long_ns"] if a.busy else 0)
+        return 100.0 * lost / r["elapsed_ns"]
 
     def per_sample_us(rep, v):
         """What @v took per sample above the loop alone of the same repetition."""
@@ -151,15 +168,24 @@ def markdown(a, reps):
     per = {v: [per_sample_us(r, v) for r in reps] for v in PROFILERS}
     diff = [b - p for b, p in zip(per["bpfprof"], per["perf"])]
     samples = med([r["bpfprof"].get("samples") for r in reps])
+    if a.busy:
+        where = ("One loop (tests/workloads/pygaps.py, six Python frames deep) on each of"
+                 " CPUs %s adds up every gap of more than 0.6 us between its clock reads;"
+                 " the profilers attach to all of them with -p and run wherever the"
+                 " scheduler puts them, so their own CPU time is taken from the loops too"
+                 % ",".join(map(str, a.loop_cpus)))
+    else:
+        where = ("The loop (tests/workloads/pygaps.py, six Python frames deep) on CPU %d"
+                 " adds up the gaps of more than 0.6 us and less than 500 us between its"
+                 " clock reads; the profilers attach with -p and run on CPU 0" % a.cpu)
     lines = [
         "### Time each sample takes from a Python thread (issue 17): pygaps under %s"
-        " at %d Hz, %d repetitions of %.0f s" % (PY, a.freq, len(reps), a.seconds),
+        " at %d Hz, %d repetitions of %.0f s%s" % (PY, a.freq, len(reps), a.seconds,
+                                                  ", all CPUs busy" if a.busy else ""),
         "",
-        "The loop (tests/workloads/pygaps.py, six Python frames deep) on CPU %d adds up the"
-        " gaps of more than 0.6 us and less than 500 us between its clock reads; the"
-        " profilers attach with -p and run on CPU 0. Medians [quartiles] over the"
-        " repetitions; per sample: the gap time above the loop alone of the same"
-        " repetition over %d samples a second." % (a.cpu, a.freq),
+        "%s. Medians [quartiles] over the repetitions; per sample: the gap time above the"
+        " loop alone of the same repetition over %d samples a second per loop."
+        % (where, a.freq),
         "",
         "| run | loop time in gaps (%%) | taken per sample (us) | slowdown at %d Hz (%%) |"
         % a.freq,
@@ -176,11 +202,13 @@ def markdown(a, reps):
     lines += [
         "",
         "bpfprof minus perf record -g, per sample, paired by repetition: %.1f us [%s]"
-        " (a ratio of %.2f of the medians). Gaps over 500 us (kept apart), median per run:"
+        " (a ratio of %.2f of the medians). Gaps over 500 us (%s), median per run:"
         " %s. bpfprof took %s samples per run (-v; %d expected)."
         % (med(diff), quartiles(diff, "%.1f"), med(per["bpfprof"]) / med(per["perf"]),
+           "counted" if a.busy else "kept apart",
            ", ".join("%s %.0f" % (v, med([r[v]["long"] for r in reps])) for v in VARIANTS),
-           "%.0f" % samples if samples is not None else "–", a.freq * a.seconds),
+           "%.0f" % samples if samples is not None else "–",
+           a.freq * a.seconds * len(a.loop_cpus)),
         "",
     ]
     return "\n".join(lines)
@@ -189,11 +217,14 @@ def markdown(a, reps):
 def main():
     ap = bench_parser()
     ap.add_argument("--seconds", type=float)
+    ap.add_argument("--busy", action="store_true",
+                    help="a loop on every CPU, the profilers not pinned")
     a = ap.parse_args()
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 9)
     a.seconds = a.seconds or (1.0 if a.quick else 3.0)
     a.cpu = (os.cpu_count() or 1) - 1
+    a.loop_cpus = list(range(a.cpu + 1)) if a.busy else [a.cpu]
     if not os.access(PY, os.X_OK) or not shutil.which("perf") or a.cpu < 1:
         print("### Time each sample takes from a Python thread: skipped (needs %s, perf"
               " and 2 CPUs)\n" % PY)

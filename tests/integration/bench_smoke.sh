@@ -8,7 +8,8 @@
 # per short-lived exec'd child; one row per plugin in the writers table and
 # the symbolizer table; the Python frames section (pyburn under perf and
 # bpfprof), with frames read per sample; the time each sample takes from a
-# Python thread, a number for every profiler run.  No timing is asserted: the numbers of a smoke run
+# Python thread, a number for every profiler run, with the loop on one CPU
+# and with a loop on every CPU.  No timing is asserted: the numbers of a smoke run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -62,11 +63,14 @@ ok "writers table complete"
 	fail "symbolizer rows missing"
 ok "symbolizer table complete"
 if ! grep -q "^### Time each sample takes from a Python thread: skipped" "$R"; then
-	S=$(grep -A14 "^### Time each sample takes from a Python thread" "$R")
-	[ -n "$S" ] || fail "section on the time each sample takes missing"
-	for v in "perf record -g" "bpfprof" "perf record, no callchain" "bpfprof -g --no-interpreters"; do
-		echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \|$" ||
-			fail "sample cost row '$v' missing or incomplete"
+	# the loop on one CPU, then (--busy) one on every CPU
+	for busy in "" ", all CPUs busy"; do
+		S=$(grep -A14 -E "^### Time each sample takes from a Python thread .*repetitions of [0-9.]+ s$busy\$" "$R")
+		[ -n "$S" ] || fail "section on the time each sample takes${busy:+ ($busy)} missing"
+		for v in "perf record -g" "bpfprof" "perf record, no callchain" "bpfprof -g --no-interpreters"; do
+			echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \|$" ||
+				fail "sample cost row '$v'${busy:+ ($busy)} missing or incomplete"
+		done
 	done
-	ok "sample cost table complete"
+	ok "sample cost tables complete (one loop; a loop on every CPU)"
 fi
