@@ -432,10 +432,41 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	return 0;
 }
 
+/*
+ * The thread whose sample this CPU took last, and threads_gen then: the
+ * next sample of the same thread (most are) skips threads_seen's lookup
+ * (~5% of on_sample, docs/PERFORMANCE.md).  threads_gen changes when a
+ * target thread exits or is renamed, so a tid that a new thread reuses, or
+ * a rename whose record was lost, is looked up again.
+ */
+struct last_thread {
+	__u32 tgid, tid;
+	__u64 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct last_thread);
+} last_thread SEC(".maps");
+
+volatile __u64 threads_gen = 0;
+
 static __always_inline void note_thread(__u32 tgid, __u32 tid)
 {
+	__u32 zero = 0;
+	struct last_thread *last = bpf_map_lookup_elem(&last_thread, &zero);
+	__u64 gen = threads_gen;
 	struct task_event *e;
 
+	if (last && last->tid == tid && last->tgid == tgid && last->gen == gen)
+		return;
+	if (last) {
+		last->tgid = tgid;
+		last->tid = tid;
+		last->gen = gen;
+	}
 	if (bpf_map_lookup_elem(&threads_seen, &tid))
 		return;
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
@@ -730,6 +761,7 @@ int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
 
 	if (!is_target(tgid, tid) || in_execve() || !task_in_cgroup(p))
 		return 0;
+	__sync_fetch_and_add(&threads_gen, 1);	/* note_thread() looks again */
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
 	e = task_event_reserve(TASK_EVENT_RENAME, tgid, tid);
 	if (!e) {
@@ -751,6 +783,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (!is_target(tgid, tid) || !task_in_cgroup(p))
 		return 0;
+	__sync_fetch_and_add(&threads_gen, 1);	/* the tid may come back as another thread */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	e = task_event_new(TASK_EVENT_EXIT, p);
 	if (e) {
