@@ -91,13 +91,6 @@ volatile __u64 stacks_added = 0;
 /* 1 after a record submitted without a wake-up (emit_new_stack()). */
 volatile __u32 events_unannounced = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);		/* an evicted thread is announced again */
-	__type(key, __u32);			/* tid */
-	__type(value, __u32);			/* tgid */
-} threads_seen SEC(".maps");
-
 /*
  * The stacks being built, two per CPU (scratch_stack()).  A plain array
  * indexed by CPU rather than a per-CPU one: per-CPU values stop at 32 KiB,
@@ -318,6 +311,7 @@ static __always_inline void task_event_submit(struct task_event *e)
 #include "cfi_walk.bpf.h"
 #include "python.bpf.h"
 #include "new_stack.bpf.h"
+#include "threads.bpf.h"
 
 /*
  * This CPU's scratch stack for the user (@kernel 0) or the kernel stack:
@@ -430,51 +424,6 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	if (!kernel)
 		announce_new_stack(tgid, tid, *id, python && py_new_code(st, tgid));
 	return 0;
-}
-
-/*
- * The thread whose sample this CPU took last, and threads_gen then: the
- * next sample of the same thread (most are) skips threads_seen's lookup
- * (~5% of on_sample, docs/PERFORMANCE.md).  threads_gen changes when a
- * target thread exits or is renamed, so a tid that a new thread reuses, or
- * a rename whose record was lost, is looked up again.
- */
-struct last_thread {
-	__u32 tgid, tid;
-	__u64 gen;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct last_thread);
-} last_thread SEC(".maps");
-
-volatile __u64 threads_gen = 0;
-
-static __always_inline void note_thread(__u32 tgid, __u32 tid)
-{
-	__u32 zero = 0;
-	struct last_thread *last = bpf_map_lookup_elem(&last_thread, &zero);
-	__u64 gen = threads_gen;
-	struct task_event *e;
-
-	if (last && last->tid == tid && last->tgid == tgid && last->gen == gen)
-		return;
-	if (last) {
-		last->tgid = tgid;
-		last->tid = tid;
-		last->gen = gen;
-	}
-	if (bpf_map_lookup_elem(&threads_seen, &tid))
-		return;
-	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
-	e = task_event_reserve(TASK_EVENT_NEW_THREAD, tgid, tid);
-	if (!e)
-		return;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	task_event_submit(e);
 }
 
 static __always_inline int count_sample_in(void *counts, struct count_key *key)
