@@ -174,19 +174,16 @@ sleep 1
 attach_both "$npid" 3 node
 wait "$npid" 2>/dev/null
 python3 - "$TMP/node.perf.folded" "$TMP/node.short.folded" <<'EOF' || fail "4: node's C++ functions"
-import math, os, sys
+import os, sys
 sys.path.insert(0, os.environ["lib"])
-from folded_stacks import leaf_counts
+from folded_stacks import compare_shares, leaf_counts
 perf, np_ = leaf_counts(sys.argv[1])
 ours, nb = leaf_counts(sys.argv[2])
 top = [n for n, _ in perf.most_common() if "::" in n][:5]
 if len(top) < 5:
     sys.exit("perf found fewer than 5 C++ leaf functions: %s" % top)
 bad = []
-for n in top:
-    a, b = 100.0 * perf[n] / np_, 100.0 * ours.get(n, 0) / nb
-    p = (perf[n] + ours.get(n, 0)) / (np_ + nb)
-    allowed = max(3.0, 3.5 * 100 * math.sqrt(p * (1 - p) * (1 / np_ + 1 / nb)))
+for a, b, allowed, n in compare_shares(perf, np_, ours, nb, top, 3.0, 3.5):
     print("    node: perf %5.2f%% bpfprof %5.2f%% (allowed %.2f) %s" % (a, b, allowed, n))
     if n not in ours or abs(a - b) > allowed:
         bad.append(n)

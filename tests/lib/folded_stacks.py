@@ -132,18 +132,26 @@ def leaf_counts(path):
     return agg, total
 
 
-def cmd_self(ref_path, other_path, n, points, sigmas):
-    ref, nr = leaf_counts(ref_path)
-    other, no = leaf_counts(other_path)
-    names = set()
-    for agg in (ref, other):
-        names.update(sorted(agg, key=lambda k: (-agg[k], k))[:n])
+def compare_shares(ref, nr, other, no, names, points, sigmas):
+    """[(REF%, OTHER%, ALLOWED, NAME)] for each of @names, from leaf_counts()
+    of two files (@ref of @nr samples, @other of @no): the difference
+    allowed is max(@points, @sigmas * sigma), as `self` describes."""
     rows = []
     for name in names:
         r, o = 100.0 * ref[name] / nr, 100.0 * other[name] / no
         p = (ref[name] + other[name]) / float(nr + no)
         sigma = 100.0 * math.sqrt(p * (1 - p) * (1.0 / nr + 1.0 / no))
         rows.append((r, o, max(points, sigmas * sigma), name))
+    return rows
+
+
+def cmd_self(ref_path, other_path, n, points, sigmas):
+    ref, nr = leaf_counts(ref_path)
+    other, no = leaf_counts(other_path)
+    names = set()
+    for agg in (ref, other):
+        names.update(sorted(agg, key=lambda k: (-agg[k], k))[:n])
+    rows = compare_shares(ref, nr, other, no, names, points, sigmas)
     rows.sort(key=lambda row: (-max(row[0], row[1]), row[3]))
     for r, o, allowed, name in rows:
         print("%6.2f %6.2f %+6.2f %5.2f %s" % (r, o, o - r, allowed, name))

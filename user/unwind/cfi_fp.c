@@ -76,7 +76,8 @@ static void go_text_extent(Elf *elf, uint64_t *lo, uint64_t *hi)
 {
 	GElf_Shdr sh;
 
-	if (!elf_section_by_name(elf, ".go.buildinfo", &sh) && !elf_section_by_name(elf, ".gopclntab", &sh))
+	if (!elf_section_by_name(elf, ".go.buildinfo", &sh) &&
+	    !elf_section_by_name(elf, ".gopclntab", &sh))
 		return;
 	if (!elf_section_by_name(elf, ".text", &sh) || sh.sh_type != SHT_PROGBITS ||
 	    !(sh.sh_flags & SHF_EXECINSTR))
