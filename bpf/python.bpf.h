@@ -10,9 +10,10 @@
  * Per process ("py_procs", tgid -> struct py_process, written by
  * user/interp/python.c when it finds an interpreter in the mappings):
  * where _PyRuntime and the evaluator are, and the version's offsets.  Per
- * thread ("py_threads", an LRU cache tid -> PyThreadState): found by
- * walking the main interpreter's thread list for native_thread_id, and
- * checked again on each use.  Counters by outcome in "py_stats"
+ * thread ("py_threads", an LRU cache tid -> PyThreadState, behind this
+ * CPU's note of the thread it sampled last): found by walking the main
+ * interpreter's thread list for native_thread_id, and checked again on
+ * each use.  Counters by outcome in "py_stats"
  * (enum py_stat).
  *
  * Needs from profile.bpf.c: max_depth, struct stack_trace.
@@ -48,6 +49,23 @@ struct {
 	__type(key, __u32);			/* tid */
 	__type(value, struct py_thread);
 } py_threads SEC(".maps");
+
+/*
+ * The thread state this CPU used last, and whose: the next sample of the
+ * same thread (most are) skips py_threads' LRU lookup.  Checked again on
+ * use like a py_threads entry (native_thread_id).
+ */
+struct py_last_thread {
+	__u32 tgid, tid;
+	__u64 tstate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_last_thread);
+} py_last_thread SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -99,16 +117,44 @@ static long py_find_step(__u32 i, void *data)
 	return 0;
 }
 
-/* The PyThreadState of thread @tid of process @p, 0 if none. */
-static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 tid)
+/* @ts, known to be thread @tid's thread state, is still (native_thread_id). */
+static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u32 tid)
 {
-	struct py_thread *c = bpf_map_lookup_elem(&py_threads, &tid), n = {};
+	__u64 id = 0;
+
+	return ts && !py_read(ts + p->off.tstate_native_thread_id, &id) && id == tid;
+}
+
+/* Thread @tid of process @tgid uses thread state @ts: this CPU's note. */
+static __always_inline void py_note_thread(struct py_last_thread *last, __u32 tgid, __u32 tid,
+					   __u64 ts)
+{
+	if (!last)
+		return;
+	last->tgid = tgid;
+	last->tid = tid;
+	last->tstate = ts;
+}
+
+/* The PyThreadState of thread @tid of process @p (@tgid), 0 if none. */
+static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 tgid, __u32 tid)
+{
+	__u32 zero = 0;
+	struct py_last_thread *last = bpf_map_lookup_elem(&py_last_thread, &zero);
+	struct py_thread *c, n = {};
 	struct py_find f = { .tid = tid, .next = p->off.tstate_next,
 			     .native_id = p->off.tstate_native_thread_id };
-	__u64 id = 0, interp = 0, now;
+	__u64 interp = 0, now;
 
-	if (c && c->tstate && !py_read(c->tstate + f.native_id, &id) && id == tid) {
+	if (last && last->tid == tid && last->tgid == tgid &&
+	    py_tstate_still(p, last->tstate, tid)) {
 		py_count(PY_STAT_TSTATE_HIT, 1);
+		return last->tstate;
+	}
+	c = bpf_map_lookup_elem(&py_threads, &tid);
+	if (c && py_tstate_still(p, c->tstate, tid)) {
+		py_count(PY_STAT_TSTATE_HIT, 1);
+		py_note_thread(last, tgid, tid, c->tstate);
 		return c->tstate;
 	}
 	now = bpf_ktime_get_ns();
@@ -129,6 +175,8 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 	n.time_ns = now;
 	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);
 	py_count(f.found ? PY_STAT_TSTATE_WALK : PY_STAT_NO_TSTATE, 1);
+	if (f.found)
+		py_note_thread(last, tgid, tid, f.found);
 	return f.found;
 }
 
@@ -359,7 +407,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	v = bpf_map_lookup_elem(&py_vars, &zero);
 	if (!v || n == 0 || n > max_depth)
 		return false;
-	ts = py_thread_state(p, tid);
+	ts = py_thread_state(p, tgid, tid);
 	if (!ts)
 		return false;
 	frame = py_current_frame(p, ts);
