@@ -28,6 +28,11 @@
 /* Threads younger than this (ns since they started) are never told "no
  * thread state" from the cache. */
 #define PY_YOUNG_THREAD_NS 200000000ull
+/* Bytes of a thread's data stack read at once, ending with a frame's
+ * first PY_FRAME_READ (py_window_at()). */
+#ifndef PY_FRAME_WINDOW
+#define PY_FRAME_WINDOW 2048
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -233,7 +238,11 @@ struct py_splice_vars {
 	__u32 truncated;
 	__u32 unmatched;	/* evaluator frames left as they were */
 	__u32 read_faults, not_code;
-	__u8 fbuf[PY_FRAME_READ];	/* the frame being read (py_frame_read()) */
+	__u32 reads;		/* of user memory, for frames */
+	__u64 win_lo;		/* user address of win[0] */
+	__u32 win_len;		/* bytes of win read, 0: none */
+	/* Not cleared per sample, from here on: */
+	__u8 win[PY_FRAME_WINDOW];	/* user memory ending with a frame read */
 };
 
 struct {
@@ -281,41 +290,79 @@ static __always_inline long py_end_activation(struct py_splice *s)
 	return py_put(s, s->v->eval_ip) ? 1 : 0;
 }
 
-/* The 8 bytes at @off of the frame read into v->fbuf (0 beyond it). */
-static __always_inline __u64 py_fbuf_u64(const struct py_splice_vars *v, __u32 off)
+/*
+ * The offset in v->win of frame @f's first PY_FRAME_READ bytes, which hold
+ * every field the walk reads in every version supported
+ * (user/interp/py_layout.c); -1 if they cannot be read at once.  A window
+ * that does not hold them is read again: up to PY_FRAME_WINDOW bytes that
+ * end with them, since a caller's frame lies below its callee's in the
+ * thread's data stack (3.11+), so one read usually serves the frames of
+ * several calls.  Never below @f's page: what lies there may be unmapped
+ * (a data-stack chunk's start), and a read that faults costs more than
+ * the reads the window saves (docs/PERFORMANCE.md).
+ */
+static __always_inline long py_window_at(struct py_splice_vars *v, __u64 f)
 {
-	if (off > PY_FRAME_READ - 8)
-		return 0;
-	return *(const __u64 *)(v->fbuf + off);
+	__u64 end = f + PY_FRAME_READ, lo = f & ~4095ull, n;
+
+	if (f >= v->win_lo && end <= v->win_lo + v->win_len)
+		return f - v->win_lo;
+	if (end - lo > PY_FRAME_WINDOW)
+		lo = end - PY_FRAME_WINDOW;
+	n = end - lo;
+	barrier_var(n);
+	v->win_len = 0;
+	v->reads++;
+	if (n < PY_FRAME_READ || n > PY_FRAME_WINDOW ||
+	    bpf_probe_read_user(v->win, n, (const void *)lo))
+		return -1;
+	v->win_lo = lo;
+	v->win_len = n;
+	return f - lo;
 }
 
-static __always_inline __u8 py_fbuf_u8(const struct py_splice_vars *v, __u32 off)
+/* The 8 bytes at @off of the frame at offset @fo of v->win (0 beyond it). */
+static __always_inline __u64 py_win_u64(const struct py_splice_vars *v, __u64 fo, __u32 off)
 {
-	if (off > PY_FRAME_READ - 1)
+	__u64 pos = fo + off;
+
+	barrier_var(pos);
+	if (pos > PY_FRAME_WINDOW - 8)
 		return 0;
-	return v->fbuf[off];
+	return *(const __u64 *)(v->win + pos);
+}
+
+static __always_inline __u8 py_win_u8(const struct py_splice_vars *v, __u64 fo, __u32 off)
+{
+	__u64 pos = fo + off;
+
+	barrier_var(pos);
+	if (pos > PY_FRAME_WINDOW - 1)
+		return 0;
+	return v->win[pos];
 }
 
 /*
- * The fields of frame @f the walk needs: one read of the frame's first
- * PY_FRAME_READ bytes, which hold them all in every version supported
- * (user/interp/py_layout.c), or a read per field where that one fails
- * (the frame at the very end of mapped memory).  0, or -1.
+ * The fields of frame @f the walk needs: from the window (py_window_at()),
+ * or a read per field where the frame cannot be read at once (its end
+ * beyond mapped memory).  0, or -1.
  */
 static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *code, __u64 *prev,
 					 __u64 *instr, __u8 *owner, __u8 *entry)
 {
 	const struct py_offsets *o = &s->p->off;
 	struct py_splice_vars *v = s->v;
+	long fo = py_window_at(v, f);
 
-	if (!bpf_probe_read_user(v->fbuf, sizeof(v->fbuf), (const void *)f)) {
-		*code = py_fbuf_u64(v, o->frame_code);
-		*prev = py_fbuf_u64(v, o->frame_previous);
-		*instr = py_fbuf_u64(v, o->frame_instr);
-		*owner = py_fbuf_u8(v, o->frame_owner);
-		*entry = o->frame_is_entry != PY_NO_OFFSET ? py_fbuf_u8(v, o->frame_is_entry) : 0;
+	if (fo >= 0 && fo <= PY_FRAME_WINDOW - PY_FRAME_READ) {
+		*code = py_win_u64(v, fo, o->frame_code);
+		*prev = py_win_u64(v, fo, o->frame_previous);
+		*instr = py_win_u64(v, fo, o->frame_instr);
+		*owner = py_win_u8(v, fo, o->frame_owner);
+		*entry = o->frame_is_entry != PY_NO_OFFSET ? py_win_u8(v, fo, o->frame_is_entry) : 0;
 		return 0;
 	}
+	v->reads += 5;
 	if (py_read(f + o->frame_code, code) || py_read(f + o->frame_previous, prev) ||
 	    py_read_u8(f + o->frame_owner, owner) ||
 	    (o->frame_is_entry != PY_NO_OFFSET && py_read_u8(f + o->frame_is_entry, entry)))
@@ -420,7 +467,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	sh.d = max_depth - n;
 	if (sh.d)
 		bpf_loop(n, py_shift_step, &sh, 0);
-	__builtin_memset(v, 0, sizeof(*v));
+	__builtin_memset(v, 0, offsetof(struct py_splice_vars, win));
 	v->frame = frame;
 	v->r = sh.d;
 	v->leaf = sh.d;
@@ -434,6 +481,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		py_count(PY_STAT_SPLICED, 1);
 		py_count(PY_STAT_FRAMES, v->frames);
 	}
+	py_count(PY_STAT_READS, v->reads);
 	if (v->truncated)
 		py_count(PY_STAT_TRUNCATED, 1);
 	else if (v->frame)

@@ -89,6 +89,7 @@ enum py_stat {
 	PY_STAT_EVAL_UNMATCHED,	/* an evaluator frame with no Python frames left */
 	PY_STAT_FRAMES_LEFT,	/* the native stack ended before the Python frames */
 	PY_STAT_TRUNCATED,	/* no room left in the stack (--max-stack) */
+	PY_STAT_READS,		/* reads of user memory for Python frames */
 	PY_STAT_NR,
 };
 

@@ -65,16 +65,18 @@ def parse_python(err):
                   err)
     if m:
         r["py_samples"], r["py_with"] = int(m.group(1)), int(m.group(3))
-    m = re.search(r"Python: ([\d.]+) frames read per sample with Python frames; thread states: "
+    m = re.search(r"Python: ([\d.]+) frames read per sample with Python frames, in ([\d.]+) "
+                  r"reads of the process's memory; thread states: "
                   r"(\d+) cache hits, (\d+) list walks \(([\d.]+)% hits\).*?code objects: "
                   r"(\d+) named, (\d+) unreadable, (\d+) frames in new stacks \(([\d.]+)% "
                   r"known already\)", err)
     if m:
         r["frames_per_sample"] = float(m.group(1))
-        r["tstate_hit_pct"] = float(m.group(4))
-        r["codes_named"] = int(m.group(5))
-        r["frames_in_new_stacks"] = int(m.group(7))
-        r["code_hit_pct"] = float(m.group(8))
+        r["reads_per_sample"] = float(m.group(2))
+        r["tstate_hit_pct"] = float(m.group(5))
+        r["codes_named"] = int(m.group(6))
+        r["frames_in_new_stacks"] = int(m.group(8))
+        r["code_hit_pct"] = float(m.group(9))
     m = re.search(r"bpfprof: (\d+) samples \((\d+) seen\)", err)
     if m:
         r["samples"] = int(m.group(1))
@@ -196,7 +198,8 @@ def markdown(a, reps):
     run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
                      for r in reps if r["perf"].get("prof_cpu_run")])
     base_wall = med(col("none", "wall"))
-    b = {k: med(col("bpfprof", k)) for k in ("frames_per_sample", "tstate_hit_pct",
+    b = {k: med(col("bpfprof", k)) for k in ("frames_per_sample", "reads_per_sample",
+                                              "tstate_hit_pct",
                                               "code_hit_pct", "samples", "py_with",
                                               "codes_named", "own_start", "own_sampling",
                                               "own_writing", "own_teardown", "cached_tables")}
@@ -246,10 +249,12 @@ def markdown(a, reps):
            fmt(a.cold["bpfprof"][0].get("cached_tables"), "%d")),
         "",
         "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
-        " sample with Python frames; thread-state cache %s%% hits; code objects: %s named,"
+        " sample with Python frames, in %s reads of the process's memory; thread-state"
+        " cache %s%% hits; code objects: %s named,"
         " %s%% of the Python frames in new stacks known already."
         % (fmt(b["samples"], "%d"), fmt(b["py_with"], "%d"),
-           fmt(b["frames_per_sample"], "%.1f"), fmt(b["tstate_hit_pct"], "%.1f"),
+           fmt(b["frames_per_sample"], "%.1f"), fmt(b["reads_per_sample"], "%.1f"),
+           fmt(b["tstate_hit_pct"], "%.1f"),
            fmt(b["codes_named"], "%d"), fmt(b["code_hit_pct"], "%.1f")),
         "",
         "Per repetition (wall s: alone / perf / bpfprof; profiler CPU s while working:"

@@ -9,7 +9,9 @@
 # itself (5 CPU seconds: ~5000 samples, sigma <= 0.7 points), the stacks
 # are whole from _start through Py_RunMain and the Python frames to the
 # native leaf, and no _PyEval_EvalFrameDefault frame is left
-# (tests/lib/pystacks.py).  Then --no-interpreters: no Python name at all.
+# (tests/lib/pystacks.py); the frames come from fewer than half as many
+# reads of the process's memory (-v).  Then --no-interpreters: no Python
+# name at all.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
@@ -23,13 +25,21 @@ find_pythons 3.12 3.13
 
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
-	"$BPFPROF" --plugin "$TMP/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
+	"$BPFPROF" -v --plugin "$TMP/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
 		"$py" "$PYBURN" 5 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
 		{ cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
 	cat "$TMP/$tag.err"
 	echo "== $py"
 	$CHECK shares "$TMP/$tag.dump" "$TMP/$tag.truth" 2 || fail "$tag: Python stacks wrong"
 	ok "$tag: Python functions' shares and stacks"
+	# The frames of several calls come from one read of the thread's data
+	# stack (bpf/python.bpf.h, py_window_at()), not one read each.
+	counts=$(sed -En 's/.*Python: ([0-9.]+) frames read per sample with Python frames, in ([0-9.]+) reads.*/\1 \2/p' "$TMP/$tag.err")
+	[ -n "$counts" ] || fail "$tag: -v gives no frames and reads per sample"
+	read -r frames reads <<< "$counts"
+	awk -v f="$frames" -v r="$reads" 'BEGIN { exit !(f >= 4 && r <= f / 2) }' ||
+		fail "$tag: $reads reads for $frames Python frames per sample"
+	ok "$tag: $frames Python frames per sample in $reads reads"
 done
 
 # --no-interpreters: the evaluator frames stay, no Python name appears.

@@ -59,12 +59,14 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 			(unsigned long long)is.unsupported);
 	if (!verbose)
 		return;
-	fprintf(out, "bpfprof: Python: %.1f frames read per sample with Python frames; thread "
+	fprintf(out, "bpfprof: Python: %.1f frames read per sample with Python frames, in %.1f "
+		"reads of the process's memory; thread "
 		"states: %llu cache hits, %llu list walks (%.1f%% hits), %llu threads without one; "
 		"code objects: %llu named, %llu unreadable, %llu frames in new stacks (%.1f%% "
 		"known already), %llu of them named without a read, %llu header reads; %llu "
 		"samples of threads without a current frame\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
+		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_READS] / (double)py[PY_STAT_SPLICED] : 0.0,
 		(unsigned long long)py[PY_STAT_TSTATE_HIT], (unsigned long long)py[PY_STAT_TSTATE_WALK],
 		pct(py[PY_STAT_TSTATE_HIT], py[PY_STAT_TSTATE_HIT] + py[PY_STAT_TSTATE_WALK]),
 		(unsigned long long)py[PY_STAT_NO_TSTATE], (unsigned long long)is.codes,
