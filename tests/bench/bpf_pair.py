@@ -4,13 +4,15 @@
 same work at the same time: what each build's on_sample costs per sample
 (kernel.bpf_stats_enabled: run_time_ns / run_cnt, read with bpftool).
 
-  bpf_pair.py A B [--reps N] [--rounds N] [-- BPFPROF_ARGS...]
+  bpf_pair.py A B [--reps N] [--rounds N | --pygaps SECONDS] [-- BPFPROF_ARGS...]
 
 A and B are bpfprof binaries at different paths (the plugins come from
 BPFPROF_PLUGIN_PATH, default the plugins/ beside A, else build/plugins of
 this tree).  Per
-repetition, tests/workloads/pyburn.py (PYBURN_ROUNDS=N) runs under
-/usr/bin/python3.11 on the last CPU; A and B attach to it with
+repetition, tests/workloads/pyburn.py (PYBURN_ROUNDS=N: new stacks all
+along, as its Python frames carry their instruction), or with --pygaps
+tests/workloads/pygaps.py (one loop, its stacks known after the first
+samples), runs under /usr/bin/python3.11 on the last CPU; A and B attach to it with
 `-p PID -C LAST -F 999` (and BPFPROF_ARGS), both from CPU 0, the one
 started first alternating; after a second's settling, each program's
 counters are read until the work ends.  Both programs sample the same
@@ -35,22 +37,38 @@ from overhead import prog_id, prog_show  # noqa: E402
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
 PYBURN = os.path.join(SRC, "tests", "workloads", "pyburn.py")
+PYGAPS = os.path.join(SRC, "tests", "workloads", "pygaps.py")
 KNOB = "/proc/sys/kernel/bpf_stats_enabled"
 
 
 def on_sample_stats(prog):
     """(run_cnt, run_time_ns) of BPF program id @prog, or None."""
     info = prog_show(prog) if prog else {}
-    return (info["run_cnt"], info.get("run_time_ns", 0)) if "run_cnt" in info else None
+    if "id" not in info:
+        return None
+    return (info.get("run_cnt", 0), info.get("run_time_ns", 0))  # 0 runs: not shown
+
+
+def start_work(a, env, cpu):
+    """The workload on CPU @cpu, started: pyburn (running), or pygaps
+    (waiting for its go)."""
+    if a.pygaps:
+        w = subprocess.Popen(["taskset", "-c", str(cpu), PY, PYGAPS, str(a.pygaps)], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if "pygaps: ready" not in w.stdout.readline():
+            raise RuntimeError("pygaps did not start")
+        return w
+    w = subprocess.Popen(["taskset", "-c", str(cpu), PY, PYBURN, "0"], env=env,
+                         stdout=subprocess.PIPE, text=True)
+    if "pyburn: start" not in w.stdout.readline():
+        raise RuntimeError("pyburn did not start")
+    return w
 
 
 def one_pair(a, i, env, cpu, out):
-    w = subprocess.Popen(["taskset", "-c", str(cpu), PY, PYBURN, "0"], env=env,
-                         stdout=subprocess.PIPE, text=True)
+    w = start_work(a, env, cpu)
     procs = {}
     try:
-        if "pyburn: start" not in w.stdout.readline():
-            raise RuntimeError("pyburn did not start")
         for name in (("A", "B") if i % 2 == 0 else ("B", "A")):
             exe = a.a if name == "A" else a.b
             procs[name] = subprocess.Popen(
@@ -60,6 +78,9 @@ def one_pair(a, i, env, cpu, out):
         time.sleep(1.0)
         progs = {n: prog_id(p.pid, "on_sample") for n, p in procs.items()}
         first = {n: on_sample_stats(progs[n]) for n in procs}
+        if a.pygaps:
+            w.stdin.write("go\n")
+            w.stdin.flush()
         last = dict(first)
         while w.poll() is None:
             now = {n: on_sample_stats(progs[n]) for n in procs}
@@ -87,6 +108,10 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=1500)
+    ap.add_argument("--pygaps", type=float, metavar="SECONDS",
+                    help="profile tests/workloads/pygaps.py's loop (sample_cost.py's workload,"
+                    " whose stacks are all known after its first samples) for SECONDS"
+                    " instead of pyburn")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     a.a, a.b = os.path.realpath(a.a), os.path.realpath(a.b)
