@@ -16,7 +16,8 @@
  * each use.  Counters by outcome in "py_stats"
  * (enum py_stat).
  *
- * Needs from profile.bpf.c: max_depth, struct stack_trace.
+ * Needs from profile.bpf.c: max_depth, struct stack_trace; from
+ * bpf/cfi_walk.bpf.h (included first): cfi_mode, cfi_vars.
  */
 #ifndef BPFPROF_PYTHON_BPF_H
 #define BPFPROF_PYTHON_BPF_H
@@ -257,6 +258,9 @@ struct py_splice {
 	struct stack_trace *st;
 	const struct py_process *p;
 	struct py_splice_vars *v;
+	/* the native walk's copy of this sample's C stack (--call-graph
+	 * auto, bpf/cfi_walk.bpf.h), NULL without one */
+	const struct cfi_walk_vars *cstack;
 };
 
 static __always_inline int py_put(struct py_splice *s, __u64 ip)
@@ -290,6 +294,12 @@ static __always_inline long py_end_activation(struct py_splice *s)
 	return py_put(s, s->v->eval_ip) ? 1 : 0;
 }
 
+/* Whether @len bytes from @lo hold frame @f's first PY_FRAME_READ. */
+static __always_inline bool py_holds(__u64 lo, __u64 len, __u64 f)
+{
+	return f >= lo && f + PY_FRAME_READ <= lo + len;
+}
+
 /*
  * The offset in v->win of frame @f's first PY_FRAME_READ bytes, which hold
  * every field the walk reads in every version supported
@@ -305,7 +315,7 @@ static __always_inline long py_window_at(struct py_splice_vars *v, __u64 f)
 {
 	__u64 end = f + PY_FRAME_READ, lo = f & ~4095ull, n;
 
-	if (f >= v->win_lo && end <= v->win_lo + v->win_len)
+	if (py_holds(v->win_lo, v->win_len, f))
 		return f - v->win_lo;
 	if (end - lo > PY_FRAME_WINDOW)
 		lo = end - PY_FRAME_WINDOW;
@@ -321,45 +331,67 @@ static __always_inline long py_window_at(struct py_splice_vars *v, __u64 f)
 	return f - lo;
 }
 
-/* The 8 bytes at @off of the frame at offset @fo of v->win (0 beyond it). */
-static __always_inline __u64 py_win_u64(const struct py_splice_vars *v, __u64 fo, __u32 off)
+/* The 8 bytes at @off of the frame at offset @fo of @buf, @size bytes (0
+ * beyond them). */
+static __always_inline __u64 py_buf_u64(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
 {
 	__u64 pos = fo + off;
 
 	barrier_var(pos);
-	if (pos > PY_FRAME_WINDOW - 8)
+	if (pos > size - 8)
 		return 0;
-	return *(const __u64 *)(v->win + pos);
+	return *(const __u64 *)(buf + pos);
 }
 
-static __always_inline __u8 py_win_u8(const struct py_splice_vars *v, __u64 fo, __u32 off)
+static __always_inline __u8 py_buf_u8(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
 {
 	__u64 pos = fo + off;
 
 	barrier_var(pos);
-	if (pos > PY_FRAME_WINDOW - 1)
+	if (pos > size - 1)
 		return 0;
-	return v->win[pos];
+	return buf[pos];
+}
+
+/* The fields of the frame at offset @fo of @buf (@size bytes, a constant). */
+static __always_inline void py_frame_fields(const struct py_offsets *o, const __u8 *buf,
+					    __u64 size, __u64 fo, __u64 *code, __u64 *prev,
+					    __u64 *instr, __u8 *owner, __u8 *entry)
+{
+	*code = py_buf_u64(buf, size, fo, o->frame_code);
+	*prev = py_buf_u64(buf, size, fo, o->frame_previous);
+	*instr = py_buf_u64(buf, size, fo, o->frame_instr);
+	*owner = py_buf_u8(buf, size, fo, o->frame_owner);
+	*entry = o->frame_is_entry != PY_NO_OFFSET ? py_buf_u8(buf, size, fo, o->frame_is_entry) : 0;
 }
 
 /*
- * The fields of frame @f the walk needs: from the window (py_window_at()),
- * or a read per field where the frame cannot be read at once (its end
- * beyond mapped memory).  0, or -1.
+ * The fields of frame @f the walk needs: from the data-stack window
+ * (py_window_at()), or the native walk's copy of the C stack when that
+ * holds the frame (3.12+: each activation's entry frame lives on the C
+ * stack, in _PyEval_EvalFrameDefault's own frame), or a read per field
+ * where the frame cannot be read at once (its end beyond mapped memory).
+ * 0, or -1.
  */
 static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *code, __u64 *prev,
 					 __u64 *instr, __u8 *owner, __u8 *entry)
 {
 	const struct py_offsets *o = &s->p->off;
 	struct py_splice_vars *v = s->v;
-	long fo = py_window_at(v, f);
+	const struct cfi_walk_vars *cs = s->cstack;
+	long fo;
 
+	if (!py_holds(v->win_lo, v->win_len, f) && cs && py_holds(cs->win_lo, cs->win_len, f)) {
+		fo = f - cs->win_lo;
+		if (fo >= 0 && fo <= CFI_STACK_WINDOW - PY_FRAME_READ) {
+			py_frame_fields(o, cs->win, CFI_STACK_WINDOW, fo, code, prev, instr,
+					owner, entry);
+			return 0;
+		}
+	}
+	fo = py_window_at(v, f);
 	if (fo >= 0 && fo <= PY_FRAME_WINDOW - PY_FRAME_READ) {
-		*code = py_win_u64(v, fo, o->frame_code);
-		*prev = py_win_u64(v, fo, o->frame_previous);
-		*instr = py_win_u64(v, fo, o->frame_instr);
-		*owner = py_win_u8(v, fo, o->frame_owner);
-		*entry = o->frame_is_entry != PY_NO_OFFSET ? py_win_u8(v, fo, o->frame_is_entry) : 0;
+		py_frame_fields(o, v->win, PY_FRAME_WINDOW, fo, code, prev, instr, owner, entry);
 		return 0;
 	}
 	v->reads += 5;
@@ -475,6 +507,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	s.st = st;
 	s.p = p;
 	s.v = v;
+	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
 	bpf_loop(2 * max_depth + 2, py_splice_step, &s, 0);
 	st->nr = v->k;
 	if (v->frames) {

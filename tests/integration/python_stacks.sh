@@ -9,8 +9,8 @@
 # itself (5 CPU seconds: ~5000 samples, sigma <= 0.7 points), the stacks
 # are whole from _start through Py_RunMain and the Python frames to the
 # native leaf, and no _PyEval_EvalFrameDefault frame is left
-# (tests/lib/pystacks.py); the frames come from fewer than half as many
-# reads of the process's memory (-v).  Then --no-interpreters: no Python
+# (tests/lib/pystacks.py); the frames come from a third as many reads of
+# the process's memory or fewer (-v).  Then --no-interpreters: no Python
 # name at all.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -33,11 +33,12 @@ for py in "${pythons[@]}"; do
 	$CHECK shares "$TMP/$tag.dump" "$TMP/$tag.truth" 2 || fail "$tag: Python stacks wrong"
 	ok "$tag: Python functions' shares and stacks"
 	# The frames of several calls come from one read of the thread's data
-	# stack (bpf/python.bpf.h, py_window_at()), not one read each.
+	# stack (bpf/python.bpf.h, py_window_at()), not one read each, and
+	# 3.12+'s entry frames from the native walk's copy of the C stack.
 	counts=$(sed -En 's/.*Python: ([0-9.]+) frames read per sample with Python frames, in ([0-9.]+) reads.*/\1 \2/p' "$TMP/$tag.err")
 	[ -n "$counts" ] || fail "$tag: -v gives no frames and reads per sample"
 	read -r frames reads <<< "$counts"
-	awk -v f="$frames" -v r="$reads" 'BEGIN { exit !(f >= 4 && r <= f / 2) }' ||
+	awk -v f="$frames" -v r="$reads" 'BEGIN { exit !(f >= 4 && r <= f / 3) }' ||
 		fail "$tag: $reads reads for $frames Python frames per sample"
 	ok "$tag: $frames Python frames per sample in $reads reads"
 done
