@@ -96,19 +96,11 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
  * not say BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's
  * code objects, and a changed one gets an entry of its own (pynames.c).
  * A stack whose record says so is named from what the collector read
- * before, without a system call.
+ * before, without a system call.  The collector compares what it reads
+ * with the entry, which tells it when the object it reads is not the one
+ * a stack showed (freed, and another allocated there before it read).
+ * Entries: struct py_code_key -> struct py_code_names (bpf/python.h).
  */
-struct py_code_names {
-	__u64 ptr[PY_CODE_NAMES_READ / 8];	/* co_filename, co_name, ... */
-};
-
-/* The collector reads and names code objects per process (pynames.c). */
-struct py_code_key {
-	__u64 code;				/* code object address */
-	__u32 tgid;
-	__u32 pad;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);

@@ -61,6 +61,21 @@ struct py_offsets {
 #define PY_CODE_NAMES_READ 32
 
 /*
+ * The "py_codes_seen" map (bpf/new_stack.bpf.h): per code object address
+ * of a process, the PY_CODE_NAMES_READ bytes at its py_offsets.code_names
+ * as the BPF program last read them in a new stack.
+ */
+struct py_code_key {
+	__u64 code;				/* code object address */
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct py_code_names {
+	__u64 ptr[PY_CODE_NAMES_READ / 8];	/* co_filename, co_name, ... */
+};
+
+/*
  * The value of the "py_procs" map, keyed by tgid: one CPython interpreter
  * mapped by the process, at its runtime addresses.
  */

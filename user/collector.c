@@ -182,7 +182,7 @@ static int before_sampling(void *ctx, struct sampler *s)
 	/* The BPF program puts Python frames into the stacks it walks (auto)
 	 * or the kernel walks (fp); dwarf's are unwound here, without. */
 	if (!o->no_interpreters && o->call_graph != CALL_GRAPH_DWARF) {
-		if (!(c->interp = interp_new(sampler_py_procs_fd(s))))
+		if (!(c->interp = interp_new(sampler_py_procs_fd(s), sampler_py_codes_fd(s))))
 			return -ENOMEM;
 		c->ingest.interp = c->interp;
 		c->session.host.interp = c->interp;

@@ -28,6 +28,15 @@
 #     the samples in pyforks_worker, under 1% with an unnamed Python frame
 #     ("[python]").  When the two children shared a stack, the one whose
 #     stack came second had its Python frames unnamed: ~40% of the samples.
+#  4. Replaced before it was read: bpfprof -v -p is stopped (SIGSTOP)
+#     while tests/workloads/pyswap.py runs pyswap_first for 0.5 s of CPU,
+#     drops it and makes pyswap_other at its address; resumed, bpfprof
+#     reads that address, pyswap_other's now, for pyswap_first's stacks
+#     before any stack has shown pyswap_other.  What the BPF program saw
+#     there ("py_codes_seen") is not what it reads: pyswap_first's samples
+#     get no name, not pyswap_other's (-v counts the replaced objects);
+#     then pyswap_other runs for 0.5 s and is named.  Without the check,
+#     ~100% of the samples of the two are named pyswap_other.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
@@ -84,3 +93,42 @@ for py in "${pythons[@]}"; do
 	[ $((u * 100)) -lt "$n" ] || fail "$tag: $u of $n samples with unnamed Python frames"
 	ok "$tag: forked children's Python frames named"
 done
+
+# ---- 4. a code object replaced before it was read ------------------------------
+wait_line() {	# FILE TEXT: until FILE has a line TEXT (20 s at most)
+	for _ in $(seq 200); do grep -qx "$2" "$1" && return 0; sleep 0.1; done
+	fail "no line '$2' in $1: $(cat "$1")"
+}
+mkfifo "$TMP/swap.in"
+/usr/bin/python3.11 "$BPFPROF_SRC/tests/workloads/pyswap.py" 0.5 <"$TMP/swap.in" >"$TMP/swap.out" &
+swap=$!; CHILD_PIDS+=($swap)
+exec 7>"$TMP/swap.in"
+wait_line "$TMP/swap.out" "pyswap: ready"
+"$BPFPROF" -v -F 999 --format folded -p "$swap" -o "$TMP/swap.folded" 2>"$TMP/swap.err" &
+bp=$!; CHILD_PIDS+=($bp)
+for _ in $(seq 200); do
+	[ "$(ls -l /proc/$bp/fd 2>/dev/null | grep -c 'bpf_link')" -ge 2 ] && break
+	sleep 0.1
+done
+sleep 0.5		# the first mappings, the interpreter found
+kill -STOP $bp
+echo >&7
+wait_line "$TMP/swap.out" "pyswap: swapped"
+kill -CONT $bp
+sleep 1			# the stopped time's records read, pyswap_first's address with them
+echo >&7
+exec 7>&-
+wait_line "$TMP/swap.out" "pyswap: done"
+wait $bp || { cat "$TMP/swap.err"; fail "bpfprof -p pyswap.py failed"; }
+grep -E 'code objects:' "$TMP/swap.err"
+replaced=$(sed -En 's/.*header reads, ([0-9]+) replaced before they were read.*/\1/p' "$TMP/swap.err")
+read -r o n < <(fs count "$TMP/swap.folded" '[;]pyswap_other(;|$)')
+read -r f _ < <(fs count "$TMP/swap.folded" '[;]pyswap_first(;|$)')
+read -r u _ < <(fs count "$TMP/swap.folded" '(^|;)\[python\](;|$)')
+echo "pyswap: $n samples: $o pyswap_other, $f pyswap_first, $u with an unnamed Python frame; $replaced replaced"
+[ "${replaced:-0}" -ge 1 ] || fail "pyswap: no code object counted as replaced before it was read"
+[ $((o + u)) -ge 600 ] || fail "pyswap: only $((o + u)) samples of the two functions"
+[ $((o * 100)) -le $(((o + u) * 65)) ] ||
+	fail "pyswap: $o of $((o + u)) samples named pyswap_other: pyswap_first's took its name"
+[ $((u * 100)) -ge $(((o + u) * 35)) ] || fail "pyswap: only $u samples unnamed"
+ok "pyswap: a code object replaced before it was read lends its successor no name"

@@ -40,14 +40,20 @@ struct interp_stats {
 					 * program saw it before, unchanged) */
 	uint64_t header_reads;		/* process_vm_readv() calls reading code
 					 * objects' headers */
+	uint64_t replaced;		/* code objects read after another took
+					 * their address (py_codes_seen): their
+					 * frames keep an older read or no name */
 	uint64_t unnamed;		/* frames symbolized without a name */
 };
 
 /*
  * A new interpreter finder writing the BPF map "py_procs" at @procs_fd
- * (bpf/python.h; < 0: none, then nothing is written).  NULL on ENOMEM.
+ * (bpf/python.h; < 0: none, then nothing is written), and reading the
+ * map "py_codes_seen" at @codes_fd (bpf/new_stack.bpf.h; < 0: none) to
+ * tell whether a code object it reads is the one a new stack showed.
+ * NULL on ENOMEM.
  */
-struct interp *interp_new(int procs_fd);
+struct interp *interp_new(int procs_fd, int codes_fd);
 
 /* Free @it and every string it handed out.  NULL allowed. */
 void interp_free(struct interp *it);

@@ -66,6 +66,7 @@ struct py_code_slot {
 
 struct interp {
 	int procs_fd;
+	int codes_fd;			/* "py_codes_seen", < 0: none */
 	struct py_file *files;
 	size_t nr_files, cap_files;
 	struct py_proc *procs;

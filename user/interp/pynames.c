@@ -5,13 +5,18 @@
  * read out of the live process with process_vm_readv() the first time a
  * stack shows it, cached per (pid, code object) for the rest of the run,
  * and the frames of the stacks named from that cache (the line from the
- * location table, pyline.c).
+ * location table, pyline.c).  A header read is checked against what the
+ * BPF program saw at that address ("py_codes_seen"), so a code object
+ * freed and replaced before the collector read it does not lend its
+ * successor's names to the stacks that showed it.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+
+#include <bpf/bpf.h>
 
 #include "interp_impl.h"
 #include "pyline.h"
@@ -361,6 +366,75 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	return s->index;
 }
 
+/*
+ * What the BPF program saw at code object address @addr of @p when a new
+ * stack showed it (its "py_codes_seen" entry: the pointers to the names)
+ * into *@seen.  0, or -ENOENT when there is nothing to compare with.
+ */
+static int seen_names(const struct interp *it, const struct py_proc *p, uint64_t addr,
+		      struct py_code_names *seen)
+{
+	struct py_code_key key = { .code = addr, .tgid = p->pid };
+	uint16_t off = p->layout->bpf.code_names;
+
+	if (it->codes_fd < 0 || off == PY_NO_OFFSET || off + sizeof(*seen) > PY_CODE_HEADER ||
+	    bpf_map_lookup_elem(it->codes_fd, &key, seen))
+		return -ENOENT;
+	return 0;
+}
+
+/* The pointer at code-object offset @field among the names @seen holds
+ * (read at offset @off), 0 if it is not among them. */
+static uint64_t seen_field(const struct py_code_names *seen, uint16_t off, uint16_t field)
+{
+	if (field < off || field - off + sizeof(uint64_t) > sizeof(*seen))
+		return 0;
+	return get_u64((const uint8_t *)seen, field - off);
+}
+
+/* Whether entry @c is the object whose names @seen holds. */
+static bool entry_seen(const struct py_proc *p, const struct py_code *c,
+		       const struct py_code_names *seen)
+{
+	const struct py_layout *l = p->layout;
+	uint16_t off = l->bpf.code_names;
+
+	return c->ok && c->id.qualname == seen_field(seen, off, l->code_qualname) &&
+	       c->id.filename == seen_field(seen, off, l->code_filename) &&
+	       c->id.linetable == seen_field(seen, off, l->code_linetable);
+}
+
+/*
+ * The entry of the code object a stack showed at @addr of @p, whose header
+ * was read as @hdr after another object took the address (@seen, what the
+ * BPF program saw, is not what @hdr holds): the newest entry read there if
+ * it is the object seen, else a new entry without a name.  So a code
+ * object freed and replaced before the collector read it does not lend its
+ * successor's names to the stacks that showed it.  Its index, or -1 on
+ * ENOMEM.
+ */
+static int64_t learn_replaced(struct interp *it, const struct py_proc *p, uint64_t addr,
+			      const struct py_code_names *seen)
+{
+	struct py_code_slot *s = known_slot(it, p->pid, addr);
+	struct py_code *c;
+
+	it->stats.frames_seen++;
+	it->stats.replaced++;
+	if (s && entry_seen(p, &it->codes[s->index], seen)) {
+		it->stats.frames_cached++;
+		return s->index;
+	}
+	if (code_reserve(it))
+		return -1;
+	c = &it->codes[it->nr_codes];
+	memset(c, 0, sizeof(*c));
+	c->pid = p->pid;
+	c->addr = addr;
+	it->stats.code_failures++;
+	return (int64_t)it->nr_codes++;
+}
+
 /* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
  * the headers not read in this batch yet are read together, with those
  * of the code objects read last; with @known, only those never read). */
@@ -370,7 +444,8 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 	uint8_t hdrs[PY_HEADER_BATCH][PY_CODE_HEADER];
 	uint64_t addrs[PY_HEADER_BATCH];
 	int16_t slot[PY_HEADER_BATCH];	/* frame's header in hdrs[], -1: none read */
-	bool ok[PY_HEADER_BATCH];
+	bool ok[PY_HEADER_BATCH], replaced[PY_HEADER_BATCH];
+	struct py_code_names seen[PY_HEADER_BATCH];	/* what the BPF program saw */
 	size_t i, k = 0, f = 0, wanted;
 	int64_t index;
 
@@ -394,6 +469,10 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 	if (k)
 		k = add_recent(it, p->pid, addrs, k);
 	read_headers(it, p->pid, addrs, k, hdrs, ok);
+	for (i = 0; i < wanted; i++)
+		replaced[i] = ok[i] && seen_names(it, p, addrs[i], &seen[i]) == 0 &&
+			      memcmp(hdrs[i] + p->layout->bpf.code_names, &seen[i],
+				     sizeof(seen[i])) != 0;
 	for (i = wanted; i < k; i++)
 		if (ok[i])
 			confirm_recent(it, p, addrs[i], hdrs[i]);
@@ -403,7 +482,11 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		if (!interp_is_frame(ips[i]))
 			continue;
 		h = slot[f++];
-		index = learn_code(it, p, PY_FRAME_CODE(ips[i]), h >= 0 && ok[h] ? hdrs[h] : NULL);
+		if (h >= 0 && replaced[h])
+			index = learn_replaced(it, p, PY_FRAME_CODE(ips[i]), &seen[h]);
+		else
+			index = learn_code(it, p, PY_FRAME_CODE(ips[i]),
+					   h >= 0 && ok[h] ? hdrs[h] : NULL);
 		/* the frame names the entry, whatever lives at the address later */
 		ips[i] = index < 0 ? PY_FRAME_ADDR(0, 0)
 				   : PY_FRAME_ADDR(((uint64_t)index + 1) << 3, PY_FRAME_INSTR(ips[i]));

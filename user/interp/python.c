@@ -285,7 +285,7 @@ void interp_forget(struct interp *it, uint32_t pid)
 		bpf_map_delete_elem(it->procs_fd, &pid);
 }
 
-struct interp *interp_new(int procs_fd)
+struct interp *interp_new(int procs_fd, int codes_fd)
 {
 	struct interp *it = calloc(1, sizeof(*it));
 
@@ -293,6 +293,7 @@ struct interp *interp_new(int procs_fd)
 		return NULL;
 	elf_version(EV_CURRENT);
 	it->procs_fd = procs_fd;
+	it->codes_fd = codes_fd;
 	it->batch = 1;			/* a slot's checked 0: never */
 	return it;
 }

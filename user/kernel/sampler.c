@@ -584,6 +584,11 @@ int sampler_py_procs_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.py_procs);
 }
 
+int sampler_py_codes_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.py_codes_seen);
+}
+
 uint64_t sampler_period_ns(const struct sampler *s)
 {
 	return s->period_ns;

@@ -128,6 +128,11 @@ int sampler_cfi_requests_fd(const struct sampler *s);
  * owned by the sampler, valid until sampler_close(). */
 int sampler_py_procs_fd(const struct sampler *s);
 
+/* File descriptor of "py_codes_seen" (struct py_code_key -> struct
+ * py_code_names, bpf/python.h), owned by the sampler, valid until
+ * sampler_close(). */
+int sampler_py_codes_fd(const struct sampler *s);
+
 /* The period (ns) each sample stands for: cfg->period of sampler_open(). */
 uint64_t sampler_period_ns(const struct sampler *s);
 

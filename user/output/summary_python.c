@@ -63,7 +63,8 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		"reads of the process's memory; thread "
 		"states: %llu cache hits, %llu list walks (%.1f%% hits), %llu threads without one; "
 		"code objects: %llu named, %llu unreadable, %llu frames in new stacks (%.1f%% "
-		"known already), %llu of them named without a read, %llu header reads; %llu "
+		"known already), %llu of them named without a read, %llu header reads, %llu "
+		"replaced before they were read; %llu "
 		"samples of threads without a current frame\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_READS] / (double)py[PY_STAT_SPLICED] : 0.0,
@@ -72,5 +73,6 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)py[PY_STAT_NO_TSTATE], (unsigned long long)is.codes,
 		(unsigned long long)is.code_failures, (unsigned long long)is.frames_seen,
 		pct(is.frames_cached, is.frames_seen), (unsigned long long)is.frames_unread,
-		(unsigned long long)is.header_reads, (unsigned long long)py[PY_STAT_NO_FRAME]);
+		(unsigned long long)is.header_reads, (unsigned long long)is.replaced,
+		(unsigned long long)py[PY_STAT_NO_FRAME]);
 }

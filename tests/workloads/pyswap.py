@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""pyswap.py - a Python function whose code object is freed, and another
+made at its address, before a profiler that was stopped meanwhile reads
+it, for tests/integration/python_reuse.sh (part 4).
+
+  pyswap.py SECONDS
+
+Prints "pyswap: ready" and waits for a line on stdin.  Then runs
+pyswap_first (compiled from a source text) for SECONDS of CPU time,
+drops it (its namespace cleared, so its code object is freed at once),
+and compiles pyswap_other, a function of the same size, until its code
+object lies at the address pyswap_first's had (the misses kept alive
+meanwhile, at most 1000 tries); prints "pyswap: swapped" (or "pyswap:
+not swapped") and waits for another line.  Then runs pyswap_other for
+SECONDS of CPU time and prints "pyswap: done".  Until the second line,
+pyswap_other has not run: no stack has shown it.
+"""
+import sys
+import time
+
+LOOP = ("    t = 0\n"
+        "    while time.thread_time() < end:\n"
+        "        for i in range(2000):\n"
+        "            t = (t * 31 + i) & 0xffffffff\n"
+        "    return t\n")
+
+
+def make(name):
+    """A new function @name running LOOP, and its namespace."""
+    ns = {"time": time}
+    exec(compile("def %s(end):\n%s" % (name, LOOP), "<%s>" % name, "exec"), ns)
+    return ns[name], ns
+
+
+def main():
+    seconds = float(sys.argv[1])
+    print("pyswap: ready", flush=True)
+    sys.stdin.readline()
+    first, ns = make("pyswap_first")
+    addr = id(first.__code__)
+    first(time.thread_time() + seconds)
+    ns.clear()      # the function and its globals refer to each other
+    del ns, first
+    kept = []
+    other = None
+    for _ in range(1000):
+        fn, ns = make("pyswap_other")
+        if id(fn.__code__) == addr:
+            other = fn
+            break
+        kept.append((fn, ns))
+    print("pyswap: swapped" if other else "pyswap: not swapped", flush=True)
+    sys.stdin.readline()
+    if other:
+        other(time.thread_time() + seconds)
+    print("pyswap: done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
