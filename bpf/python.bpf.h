@@ -59,11 +59,14 @@ struct {
 /*
  * The thread state this CPU used last, and whose: the next sample of the
  * same thread (most are) skips py_threads' LRU lookup.  Checked again on
- * use like a py_threads entry (native_thread_id).
+ * use like a py_threads entry (native_thread_id).  With the bytes of the
+ * thread state read at this sample (py_tstate_still()).
  */
 struct py_last_thread {
 	__u32 tgid, tid;
 	__u64 tstate;
+	__u64 read_ts;			/* whose bytes tbuf holds, 0: none */
+	__u8 tbuf[PY_TSTATE_READ];	/* from the first of the two fields */
 };
 
 struct {
@@ -98,6 +101,28 @@ static __always_inline int py_read_u8(__u64 addr, __u8 *val)
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
+/* The 8 bytes at @off of the frame at offset @fo of @buf, @size bytes (0
+ * beyond them). */
+static __always_inline __u64 py_buf_u64(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
+{
+	__u64 pos = fo + off;
+
+	barrier_var(pos);
+	if (pos > size - 8)
+		return 0;
+	return *(const __u64 *)(buf + pos);
+}
+
+static __always_inline __u8 py_buf_u8(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
+{
+	__u64 pos = fo + off;
+
+	barrier_var(pos);
+	if (pos > size - 1)
+		return 0;
+	return buf[pos];
+}
+
 /* The walk of an interpreter's thread list (bpf_loop() data). */
 struct py_find {
 	__u64 ts;		/* the thread state to look at next */
@@ -123,12 +148,42 @@ static long py_find_step(__u32 i, void *data)
 	return 0;
 }
 
-/* @ts, known to be thread @tid's thread state, is still (native_thread_id). */
-static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u32 tid)
+/* Offset in PyThreadState of the field holding the current frame, or the
+ * _PyCFrame that does. */
+static __always_inline __u16 py_tstate_frame_off(const struct py_offsets *o)
 {
-	__u64 id = 0;
+	return o->tstate_cframe != PY_NO_OFFSET ? o->tstate_cframe : o->current_frame;
+}
 
-	return ts && !py_read(ts + p->off.tstate_native_thread_id, &id) && id == tid;
+/* Offset in PyThreadState of last->tbuf[0]: the first of the two fields. */
+static __always_inline __u16 py_tstate_lo(const struct py_offsets *o)
+{
+	__u16 a = o->tstate_native_thread_id, b = py_tstate_frame_off(o);
+
+	return a < b ? a : b;
+}
+
+/*
+ * @ts, known to be thread @tid's thread state, is still
+ * (native_thread_id).  Read with the current frame's field into
+ * @last->tbuf, for py_current_frame(), when @last is there and both fit.
+ */
+static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u32 tid,
+					    struct py_last_thread *last)
+{
+	const struct py_offsets *o = &p->off;
+	__u64 lo = py_tstate_lo(o), id = 0;
+
+	if (!ts)
+		return false;
+	if (last && o->tstate_native_thread_id - lo <= PY_TSTATE_READ - 8 &&
+	    py_tstate_frame_off(o) - lo <= PY_TSTATE_READ - 8 &&
+	    !bpf_probe_read_user(last->tbuf, PY_TSTATE_READ, (const void *)(ts + lo))) {
+		last->read_ts = ts;
+		return py_buf_u64(last->tbuf, PY_TSTATE_READ, 0,
+				  o->tstate_native_thread_id - lo) == tid;
+	}
+	return !py_read(ts + o->tstate_native_thread_id, &id) && id == tid;
 }
 
 /* Thread @tid of process @tgid uses thread state @ts: this CPU's note. */
@@ -152,13 +207,15 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 			     .native_id = p->off.tstate_native_thread_id };
 	__u64 interp = 0, now;
 
+	if (last)
+		last->read_ts = 0;
 	if (last && last->tid == tid && last->tgid == tgid &&
-	    py_tstate_still(p, last->tstate, tid)) {
+	    py_tstate_still(p, last->tstate, tid, last)) {
 		py_count(PY_STAT_TSTATE_HIT, 1);
 		return last->tstate;
 	}
 	c = bpf_map_lookup_elem(&py_threads, &tid);
-	if (c && py_tstate_still(p, c->tstate, tid)) {
+	if (c && py_tstate_still(p, c->tstate, tid, last)) {
 		py_count(PY_STAT_TSTATE_HIT, 1);
 		py_note_thread(last, tgid, tid, c->tstate);
 		return c->tstate;
@@ -186,15 +243,37 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 	return f.found;
 }
 
-/* The innermost Python frame of thread state @ts, 0 if none. */
-static __always_inline __u64 py_current_frame(const struct py_process *p, __u64 ts)
+/* The 8 bytes at @addr, from the native walk's copy of the C stack @cs
+ * when it holds them, else read.  0, or a negative errno. */
+static __always_inline int py_read_cstack(const struct cfi_walk_vars *cs, __u64 addr, __u64 *val)
 {
-	__u64 cframe = 0, frame = 0;
+	if (cs && addr >= cs->win_lo && addr + 8 <= cs->win_lo + cs->win_len) {
+		*val = py_buf_u64(cs->win, CFI_STACK_WINDOW, 0, addr - cs->win_lo);
+		return 0;
+	}
+	return py_read(addr, val);
+}
 
-	if (p->off.tstate_cframe == PY_NO_OFFSET)
-		return py_read(ts + p->off.current_frame, &frame) ? 0 : frame;
-	if (py_read(ts + p->off.tstate_cframe, &cframe) || !cframe ||
-	    py_read(cframe + p->off.current_frame, &frame))
+/*
+ * The innermost Python frame of thread state @ts, 0 if none: the field
+ * from what py_tstate_still() read into @last when it read @ts, and in
+ * 3.11 and 3.12 the _PyCFrame's, which mostly lives on the C stack (in
+ * _PyEval_EvalFrameDefault's frame), from the native walk's copy @cs.
+ */
+static __always_inline __u64 py_current_frame(const struct py_process *p, __u64 ts,
+					      const struct py_last_thread *last,
+					      const struct cfi_walk_vars *cs)
+{
+	const struct py_offsets *o = &p->off;
+	__u64 off = py_tstate_frame_off(o), ptr = 0, frame = 0;
+
+	if (last && last->read_ts == ts)
+		ptr = py_buf_u64(last->tbuf, PY_TSTATE_READ, 0, off - py_tstate_lo(o));
+	else if (py_read(ts + off, &ptr))
+		return 0;
+	if (o->tstate_cframe == PY_NO_OFFSET)
+		return ptr;			/* 3.13: the frame */
+	if (!ptr || py_read_cstack(cs, ptr + o->current_frame, &frame))
 		return 0;
 	return frame;
 }
@@ -329,28 +408,6 @@ static __always_inline long py_window_at(struct py_splice_vars *v, __u64 f)
 	v->win_lo = lo;
 	v->win_len = n;
 	return f - lo;
-}
-
-/* The 8 bytes at @off of the frame at offset @fo of @buf, @size bytes (0
- * beyond them). */
-static __always_inline __u64 py_buf_u64(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
-{
-	__u64 pos = fo + off;
-
-	barrier_var(pos);
-	if (pos > size - 8)
-		return 0;
-	return *(const __u64 *)(buf + pos);
-}
-
-static __always_inline __u8 py_buf_u8(const __u8 *buf, __u64 size, __u64 fo, __u32 off)
-{
-	__u64 pos = fo + off;
-
-	barrier_var(pos);
-	if (pos > size - 1)
-		return 0;
-	return buf[pos];
 }
 
 /* The fields of the frame at offset @fo of @buf (@size bytes, a constant). */
@@ -489,7 +546,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	ts = py_thread_state(p, tgid, tid);
 	if (!ts)
 		return false;
-	frame = py_current_frame(p, ts);
+	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
+	frame = py_current_frame(p, ts, bpf_map_lookup_elem(&py_last_thread, &zero), s.cstack);
 	if (!frame) {
 		py_count(PY_STAT_NO_FRAME, 1);
 		return false;
@@ -507,7 +565,6 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	s.st = st;
 	s.p = p;
 	s.v = v;
-	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
 	bpf_loop(2 * max_depth + 2, py_splice_step, &s, 0);
 	st->nr = v->k;
 	if (v->frames) {

@@ -116,6 +116,15 @@ enum py_stat {
  */
 #define PY_FRAME_READ 72
 
+/*
+ * Bytes of a PyThreadState the BPF program reads at once, from the first
+ * of its native_thread_id and its cframe (3.11, 3.12) or current_frame
+ * (3.13), the two fields each sample reads: both lie within them in every
+ * version supported (tests/unit/interp/test_py_layout.c checks the table
+ * of user/interp/py_layout.c against this).
+ */
+#define PY_TSTATE_READ 128
+
 /* Threads of an interpreter looked at, at most, to find a thread state. */
 #define PY_MAX_THREADS 256
 

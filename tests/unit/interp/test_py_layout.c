@@ -535,6 +535,26 @@ static void test_code_names_in_one_read(void **state)
 	}
 }
 
+/* The BPF program reads PY_TSTATE_READ bytes of a thread state from the
+ * first of the two fields each sample needs (bpf/python.bpf.h,
+ * py_tstate_still()): the other must lie in them too. */
+static void test_tstate_fields_in_one_read(void **state)
+{
+	for (unsigned minor = 11; minor <= 13; minor++) {
+		const struct py_offsets *o = &py_layout_find(minor)->bpf;
+		unsigned id = o->tstate_native_thread_id;
+		unsigned frame = o->tstate_cframe != PY_NO_OFFSET ? o->tstate_cframe
+								  : o->current_frame;
+		unsigned lo = id < frame ? id : frame, hi = id < frame ? frame : id;
+
+		assert_int_not_equal(frame, PY_NO_OFFSET);
+		if (hi + 8 - lo > PY_TSTATE_READ)
+			fail_msg("3.%u: native_thread_id at %u and the frame's field at %u are "
+				 "more than the %d bytes read at once apart", minor, id, frame,
+				 PY_TSTATE_READ);
+	}
+}
+
 static void test_python_3_11(void **state)
 {
 	check_minor(11);
@@ -556,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_every_field_checked),
 		cmocka_unit_test(test_frame_fields_in_one_read),
 		cmocka_unit_test(test_code_names_in_one_read),
+		cmocka_unit_test(test_tstate_fields_in_one_read),
 		cmocka_unit_test(test_python_3_11),
 		cmocka_unit_test(test_python_3_12),
 		cmocka_unit_test(test_python_3_13),
