@@ -405,10 +405,10 @@ static bool entry_seen(const struct py_proc *p, const struct py_code *c,
 }
 
 /*
- * The entry of the code object a stack showed at @addr of @p, whose header
- * was read as @hdr after another object took the address (@seen, what the
- * BPF program saw, is not what @hdr holds): the newest entry read there if
- * it is the object seen, else a new entry without a name.  So a code
+ * The entry of the code object a stack showed at @addr of @p, read after
+ * another object took the address (what the BPF program saw there, @seen,
+ * is not what the read found): the newest entry read there if it is the
+ * object seen, else a new entry without a name.  So a code
  * object freed and replaced before the collector read it does not lend its
  * successor's names to the stacks that showed it.  Its index, or -1 on
  * ENOMEM.
