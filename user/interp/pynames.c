@@ -366,6 +366,17 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	return s->index;
 }
 
+/* Whether header @hdr, read at @addr of @p, is an object not read there
+ * before: only then is it compared with what the BPF program saw (a
+ * bpf() call), the rest being the objects named already. */
+static bool new_at_address(struct interp *it, const struct py_proc *p, uint64_t addr,
+			   const uint8_t *hdr)
+{
+	struct py_code_slot *s = known_slot(it, p->pid, addr);
+
+	return !s || !still_entry(it, p, s, hdr);
+}
+
 /*
  * What the BPF program saw at code object address @addr of @p when a new
  * stack showed it (its "py_codes_seen" entry: the pointers to the names)
@@ -470,7 +481,8 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		k = add_recent(it, p->pid, addrs, k);
 	read_headers(it, p->pid, addrs, k, hdrs, ok);
 	for (i = 0; i < wanted; i++)
-		replaced[i] = ok[i] && seen_names(it, p, addrs[i], &seen[i]) == 0 &&
+		replaced[i] = ok[i] && new_at_address(it, p, addrs[i], hdrs[i]) &&
+			      seen_names(it, p, addrs[i], &seen[i]) == 0 &&
 			      memcmp(hdrs[i] + p->layout->bpf.code_names, &seen[i],
 				     sizeof(seen[i])) != 0;
 	for (i = wanted; i < k; i++)
