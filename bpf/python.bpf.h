@@ -243,11 +243,17 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 	return f.found;
 }
 
+/* Whether @len bytes of user memory copied from @lo hold the @size at @addr. */
+static __always_inline bool py_holds(__u64 lo, __u64 len, __u64 addr, __u64 size)
+{
+	return addr >= lo && addr + size <= lo + len;
+}
+
 /* The 8 bytes at @addr, from the native walk's copy of the C stack @cs
  * when it holds them, else read.  0, or a negative errno. */
 static __always_inline int py_read_cstack(const struct cfi_walk_vars *cs, __u64 addr, __u64 *val)
 {
-	if (cs && addr >= cs->win_lo && addr + 8 <= cs->win_lo + cs->win_len) {
+	if (cs && py_holds(cs->win_lo, cs->win_len, addr, 8)) {
 		*val = py_buf_u64(cs->win, CFI_STACK_WINDOW, 0, addr - cs->win_lo);
 		return 0;
 	}
@@ -373,12 +379,6 @@ static __always_inline long py_end_activation(struct py_splice *s)
 	return py_put(s, s->v->eval_ip) ? 1 : 0;
 }
 
-/* Whether @len bytes from @lo hold frame @f's first PY_FRAME_READ. */
-static __always_inline bool py_holds(__u64 lo, __u64 len, __u64 f)
-{
-	return f >= lo && f + PY_FRAME_READ <= lo + len;
-}
-
 /*
  * The offset in v->win of frame @f's first PY_FRAME_READ bytes, which hold
  * every field the walk reads in every version supported
@@ -394,7 +394,7 @@ static __always_inline long py_window_at(struct py_splice_vars *v, __u64 f)
 {
 	__u64 end = f + PY_FRAME_READ, lo = f & ~4095ull, n;
 
-	if (py_holds(v->win_lo, v->win_len, f))
+	if (py_holds(v->win_lo, v->win_len, f, PY_FRAME_READ))
 		return f - v->win_lo;
 	if (end - lo > PY_FRAME_WINDOW)
 		lo = end - PY_FRAME_WINDOW;
@@ -438,7 +438,8 @@ static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *co
 	const struct cfi_walk_vars *cs = s->cstack;
 	long fo;
 
-	if (!py_holds(v->win_lo, v->win_len, f) && cs && py_holds(cs->win_lo, cs->win_len, f)) {
+	if (!py_holds(v->win_lo, v->win_len, f, PY_FRAME_READ) && cs &&
+	    py_holds(cs->win_lo, cs->win_len, f, PY_FRAME_READ)) {
 		fo = f - cs->win_lo;
 		if (fo >= 0 && fo <= CFI_STACK_WINDOW - PY_FRAME_READ) {
 			py_frame_fields(o, cs->win, CFI_STACK_WINDOW, fo, code, prev, instr,
@@ -451,7 +452,7 @@ static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *co
 		py_frame_fields(o, v->win, PY_FRAME_WINDOW, fo, code, prev, instr, owner, entry);
 		return 0;
 	}
-	v->reads += 5;
+	v->reads += o->frame_is_entry != PY_NO_OFFSET ? 5 : 4;
 	if (py_read(f + o->frame_code, code) || py_read(f + o->frame_previous, prev) ||
 	    py_read_u8(f + o->frame_owner, owner) ||
 	    (o->frame_is_entry != PY_NO_OFFSET && py_read_u8(f + o->frame_is_entry, entry)))

@@ -323,6 +323,21 @@ static void confirm_recent(struct interp *it, const struct py_proc *p, uint64_t 
 		mark_read(it, s);
 }
 
+/* A new, empty entry for the code object at @addr of @pid (the last of
+ * it->codes), with room for its slot; NULL on ENOMEM. */
+static struct py_code *code_append(struct interp *it, uint32_t pid, uint64_t addr)
+{
+	struct py_code *c;
+
+	if (code_reserve(it))
+		return NULL;
+	c = &it->codes[it->nr_codes++];
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->addr = addr;
+	return c;
+}
+
 /*
  * The entry of the code object @addr of @p as it is now, its header read
  * into @hdr (NULL: it could not be read, or it was read in this batch
@@ -343,7 +358,7 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 		it->stats.frames_cached++;
 		return s->index;
 	}
-	if (code_reserve(it))
+	if (!(c = code_append(it, p->pid, addr)))
 		return -1;
 	s = slot_find(it->slots, it->cap_slots, p->pid, addr);
 	if (!s->pid)
@@ -353,11 +368,7 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	s->checked = 0;
 	if (hdr)
 		mark_read(it, s);
-	s->index = (uint32_t)it->nr_codes;
-	c = &it->codes[it->nr_codes++];
-	memset(c, 0, sizeof(*c));
-	c->pid = p->pid;
-	c->addr = addr;
+	s->index = (uint32_t)(it->nr_codes - 1);
 	c->ok = hdr && read_code(p, hdr, c) == 0;
 	if (c->ok)
 		it->stats.codes++;
@@ -428,22 +439,16 @@ static int64_t learn_replaced(struct interp *it, const struct py_proc *p, uint64
 			      const struct py_code_names *seen)
 {
 	struct py_code_slot *s = known_slot(it, p->pid, addr);
-	struct py_code *c;
 
 	it->stats.frames_seen++;
-	it->stats.replaced++;
 	if (s && entry_seen(p, &it->codes[s->index], seen)) {
 		it->stats.frames_cached++;
 		return s->index;
 	}
-	if (code_reserve(it))
+	if (!code_append(it, p->pid, addr))
 		return -1;
-	c = &it->codes[it->nr_codes];
-	memset(c, 0, sizeof(*c));
-	c->pid = p->pid;
-	c->addr = addr;
 	it->stats.code_failures++;
-	return (int64_t)it->nr_codes++;
+	return (int64_t)it->nr_codes - 1;
 }
 
 /* Name the Python frames among @ips[0..@n) of @p (at most PY_HEADER_BATCH:
@@ -480,11 +485,13 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 	if (k)
 		k = add_recent(it, p->pid, addrs, k);
 	read_headers(it, p->pid, addrs, k, hdrs, ok);
-	for (i = 0; i < wanted; i++)
+	for (i = 0; i < wanted; i++) {
 		replaced[i] = ok[i] && new_at_address(it, p, addrs[i], hdrs[i]) &&
 			      seen_names(it, p, addrs[i], &seen[i]) == 0 &&
 			      memcmp(hdrs[i] + p->layout->bpf.code_names, &seen[i],
 				     sizeof(seen[i])) != 0;
+		it->stats.replaced += replaced[i];
+	}
 	for (i = wanted; i < k; i++)
 		if (ok[i])
 			confirm_recent(it, p, addrs[i], hdrs[i]);
