@@ -9,8 +9,9 @@
 #    burn::spin(unsigned long, double) 10%), bpfprof folded and
 #    `perf record -g` attached to the same run at 999 Hz:
 #    a. its --truth names are `nm -C`'s (binutils' demangler, not ours);
-#    b. bpfprof's leaf shares of those four names are within 3 points of
-#       the truth (~3000 samples: 3 points is > 3 sigma), and >= 90% of
+#    b. bpfprof's leaf shares of those four names are within max(3 points,
+#       3.5 sigma) of the truth (~2000 samples: sigma is 1.1 points at 40%;
+#       3 points alone failed once in CI, at 2.8 sigma), and >= 90% of
 #       Work<int>::run's samples sit under burn::Driver::round(unsigned long);
 #    c. in perf's form (folded_stacks.py perf-names: no parameters),
 #       bpfprof's leaf shares are perf script's (which demangles by
@@ -43,6 +44,18 @@ sys.path.insert(0, os.environ["lib"])
 from folded_stacks import leaf_counts
 agg, total = leaf_counts(sys.argv[1])
 print("%.2f" % (100.0 * agg.get(sys.argv[2], 0) / total))
+EOF
+}
+# truth_allowed FOLDED FRACTION: the points a leaf share of FOLDED may
+# differ from the truth FRACTION: max(3, 3.5 sigma) for its sample count.
+truth_allowed() {
+	python3 - "$1" "$2" <<'EOF'
+import math, os, sys
+sys.path.insert(0, os.environ["lib"])
+from folded_stacks import leaf_counts
+_, total = leaf_counts(sys.argv[1])
+p = float(sys.argv[2])
+print("%.2f" % max(3.0, 3.5 * 100 * math.sqrt(p * (1 - p) / total)))
 EOF
 }
 within() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }'; }
@@ -90,8 +103,10 @@ while read -r _ rest; do
 	name=${rest% *}
 	truth=$(awk -v f="${rest##* }" 'BEGIN { printf "%.2f", 100 * f }')
 	got=$(leaf_share "$TMP/cxx.folded" "$name")
-	within "$got" "$truth" 3 || fail "1b: $name: $got% of the samples, truth $truth%"
-	ok "1b: $name: $got% (truth $truth%)"
+	allowed=$(truth_allowed "$TMP/cxx.folded" "${rest##* }")
+	within "$got" "$truth" "$allowed" ||
+		fail "1b: $name: $got% of the samples, truth $truth% (allowed +-$allowed)"
+	ok "1b: $name: $got% (truth $truth%, allowed +-$allowed)"
 done <"$TMP/truth"
 read -r under all < <(fs count "$TMP/cxx.folded" \
 	'burn::Driver::round\(unsigned long\);burn::Work<int>::run\(unsigned long, unsigned long\)$' \
