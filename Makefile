@@ -77,12 +77,16 @@ WL_LIB_SRC := $(wildcard tests/workloads/*_lib.c)
 MPICC     ?= $(shell command -v mpicc 2>/dev/null)
 WL_MPI_SRC := $(wildcard tests/workloads/mpi_*.c)
 WL_SRC    := $(filter-out $(WL_LIB_SRC) $(WL_MPI_SRC),$(wildcard tests/workloads/*.c))
+# nofp_paths again, linked by lld (Debian's lld), whose packed layout has a
+# file page shared by two segments, as in Rust binaries (rust-lld).
+LLD       ?= $(shell command -v ld.lld 2>/dev/null)
 # tests/workloads/*.cc are C++ programs (C++ names), built with $(CXX).
 WL_CXX_SRC := $(wildcard tests/workloads/*.cc)
 WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC)) \
 	     $(patsubst tests/workloads/%.cc,$(B)/workloads/%,$(WL_CXX_SRC)) \
 	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC)) \
-	     $(if $(MPICC),$(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_MPI_SRC)))
+	     $(if $(MPICC),$(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_MPI_SRC))) \
+	     $(if $(LLD),$(B)/workloads/nofp_paths_lld)
 # Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
 WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	     -fno-optimize-sibling-calls -pthread
@@ -177,6 +181,10 @@ $(B)/obj/plugins/%.a: $$(call plugin_objs,$$*)
 $(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_NOFP_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/nofp_paths_lld: tests/workloads/nofp_paths.c tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_NOFP_CFLAGS) -fuse-ld=lld $< -o $@ -lm
 
 $(B)/workloads/%: tests/workloads/%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)

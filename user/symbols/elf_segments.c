@@ -45,17 +45,28 @@ int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgo
 {
 	uint64_t page_mask = ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 
+	const struct elf_segment *found = NULL;
+
 	/* An ET_EXEC file is loaded where its vaddrs say (bias 0), but a
 	 * program may map part of it again elsewhere: V8 maps its embedded
-	 * builtins (in node's .text) a second time next to its JIT code. */
+	 * builtins (in node's .text) a second time next to its JIT code.
+	 * Two segments may hold the page at @pgoff: lld packs the file, so a
+	 * segment's last page is the next one's first (at another vaddr, the
+	 * next page up), and a small file's first page may hold the read-only
+	 * segment and the start of the code.  The mapping is executable: the
+	 * code segment is the one mapped there. */
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct elf_segment *seg = &s->segs[i];
 
-		if (pgoff >= (seg->offset & page_mask) && pgoff < seg->offset + seg->filesz) {
-			/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
-			*bias = start - (seg->vaddr - (seg->offset - pgoff));
-			return 0;
-		}
+		if (pgoff < (seg->offset & page_mask) || pgoff >= seg->offset + seg->filesz)
+			continue;
+		if (!found || ((seg->flags & PF_X) && !(found->flags & PF_X)))
+			found = seg;
+	}
+	if (found) {
+		/* vaddr(pgoff) = p_vaddr - (p_offset - pgoff) */
+		*bias = start - (found->vaddr - (found->offset - pgoff));
+		return 0;
 	}
 	if (s->e_type == ET_EXEC) {
 		*bias = 0;

@@ -39,9 +39,11 @@ int elf_segments_read(Elf *elf, struct elf_segments *out);
 void elf_segments_free(struct elf_segments *s);
 
 /*
- * The load bias of the file mapped at @start from file offset @pgoff (a
- * line of /proc/PID/maps): start - vaddr(pgoff), with vaddr through the
- * PT_LOAD segment whose page-aligned file range holds @pgoff.  Also for
+ * The load bias of the file mapped executable at @start from file offset
+ * @pgoff (a line of /proc/PID/maps with "x"): start - vaddr(pgoff), with
+ * vaddr through the PT_LOAD segment whose page-aligned file range holds
+ * @pgoff; of two (lld's packed layout: a page shared by the end of one
+ * segment and the start of the next), the executable one (PF_X).  Also for
  * ET_EXEC, where it is 0 at the file's own addresses but not in a second
  * mapping of its code elsewhere (V8's embedded builtins in node), and 0
  * when no segment holds @pgoff.  Returns 0 and sets *@bias, or -EINVAL

@@ -6,7 +6,8 @@
  * addresses (0) and in a second mapping of its code elsewhere, as V8 maps
  * node's embedded builtins next to its JIT code (the segments below are
  * Debian's /usr/bin/node's).  A walk through such a mapping with bias 0
- * looked its pcs up as addresses past the table and stopped.
+ * looked its pcs up as addresses past the table and stopped.  And lld's
+ * packed layout, where one file page belongs to two segments.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -85,6 +86,53 @@ static void test_dyn(void **state)
 	assert_int_equal(elf_segments_bias(&s, 0x7f0000000000ull, 0x4000000, &bias), -EINVAL);
 }
 
+/*
+ * lld's packed layout: the file has no gaps, so the text segment starts in
+ * the page where the read-only one ends, at a vaddr one page further on
+ * (a Rust 1.95 binary, linked by rust-lld).  Its executable mapping, at
+ * pgoff 0x12000, lies in both segments' page ranges: the bias is the text
+ * segment's, not the read-only one's (which is 0x1000 off, and the walk
+ * then found no row for any pc of the program).
+ */
+static struct elf_segment lld_segs[] = {
+	{ .vaddr = 0x0, .offset = 0x0, .filesz = 0x12d9c, .flags = PF_R },
+	{ .vaddr = 0x13da0, .offset = 0x12da0, .filesz = 0x3d570, .flags = PF_R | PF_X },
+	{ .vaddr = 0x52310, .offset = 0x50310, .filesz = 0x2748, .flags = PF_R | PF_W },
+	{ .vaddr = 0x55a58, .offset = 0x52a58, .filesz = 0x9c0, .flags = PF_R | PF_W },
+};
+
+static void test_lld_shared_pages(void **state)
+{
+	struct elf_segments s = { .segs = lld_segs, .nr = 4, .e_type = ET_DYN };
+	uint64_t base = 0x560658144000ull, bias = 0;
+
+	(void)state;
+	/* /proc/PID/maps: r-xp 0x12000 */
+	assert_int_equal(elf_segments_bias(&s, base + 0x13000, 0x12000, &bias), 0);
+	assert_int_equal(bias, base);
+	/* m::burn at vaddr 0x13e90 */
+	assert_int_equal(base + 0x13000 + 0xe90 - bias, 0x13e90);
+}
+
+/* A small file (nofp_paths linked by lld 14): its first page holds the
+ * read-only segment and the start of the code, both mapped from pgoff 0;
+ * the executable mapping is the code's, a page above. */
+static struct elf_segment lld_small_segs[] = {
+	{ .vaddr = 0x0, .offset = 0x0, .filesz = 0xc3c, .flags = PF_R },
+	{ .vaddr = 0x1c40, .offset = 0xc40, .filesz = 0x890, .flags = PF_R | PF_X },
+	{ .vaddr = 0x34d0, .offset = 0x14d0, .filesz = 0x1d8, .flags = PF_R | PF_W },
+};
+
+static void test_lld_first_page(void **state)
+{
+	struct elf_segments s = { .segs = lld_small_segs, .nr = 3, .e_type = ET_DYN };
+	uint64_t base = 0x55d0c0a00000ull, bias = 0;
+
+	(void)state;
+	assert_int_equal(elf_segments_bias(&s, base + 0x1000, 0, &bias), 0);
+	assert_int_equal(bias, base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +140,8 @@ int main(void)
 		cmocka_unit_test(test_exec_second_mapping),
 		cmocka_unit_test(test_exec_no_segment),
 		cmocka_unit_test(test_dyn),
+		cmocka_unit_test(test_lld_shared_pages),
+		cmocka_unit_test(test_lld_first_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
