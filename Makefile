@@ -43,7 +43,7 @@ CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
 LDFLAGS   += $(SAN_FLAGS)
 # libstdc++: __cxa_demangle() for C++ names (user/symbols/demangle.c)
-LIBS      := -lbpf -ldw -lelf -lz -ldl -lm -lstdc++
+LIBS      := -lbpf -ldw -lelf -lz -ldl -lm -lstdc++ -liberty
 
 # --- BPF object and skeleton -------------------------------------------------
 BPF_SRC   := $(wildcard bpf/*.bpf.c)
@@ -80,13 +80,18 @@ WL_SRC    := $(filter-out $(WL_LIB_SRC) $(WL_MPI_SRC),$(wildcard tests/workloads
 # nofp_paths again, linked by lld (Debian's lld), whose packed layout has a
 # file page shared by two segments, as in Rust binaries (rust-lld).
 LLD       ?= $(shell command -v ld.lld 2>/dev/null)
+# tests/workloads/rsburn.rs, a Rust program (Rust names), built twice with
+# rustc, Debian's where installed: legacy symbol names (its default), and
+# v0 (rsburn_v0).
+RUSTC     ?= $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/null))
 # tests/workloads/*.cc are C++ programs (C++ names), built with $(CXX).
 WL_CXX_SRC := $(wildcard tests/workloads/*.cc)
 WL_BIN    := $(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_SRC)) \
 	     $(patsubst tests/workloads/%.cc,$(B)/workloads/%,$(WL_CXX_SRC)) \
 	     $(patsubst tests/workloads/%.c,$(B)/workloads/%.so,$(WL_LIB_SRC)) \
 	     $(if $(MPICC),$(patsubst tests/workloads/%.c,$(B)/workloads/%,$(WL_MPI_SRC))) \
-	     $(if $(LLD),$(B)/workloads/nofp_paths_lld)
+	     $(if $(LLD),$(B)/workloads/nofp_paths_lld) \
+	     $(if $(RUSTC),$(B)/workloads/rsburn $(B)/workloads/rsburn_v0)
 # Frame pointers everywhere, no tail calls: see tests/workloads/README.md.
 WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	     -fno-optimize-sibling-calls -pthread
@@ -181,6 +186,14 @@ $(B)/obj/plugins/%.a: $$(call plugin_objs,$$*)
 $(B)/workloads/nofp_%: tests/workloads/nofp_%.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)
 	$(CC) $(WL_NOFP_CFLAGS) $< -o $@ -lm
+
+$(B)/workloads/rsburn: tests/workloads/rsburn.rs
+	@mkdir -p $(@D)
+	env -u MAKEFLAGS RSBURN_MANGLING=legacy $(RUSTC) -O -g $< -o $@
+
+$(B)/workloads/rsburn_v0: tests/workloads/rsburn.rs
+	@mkdir -p $(@D)
+	env -u MAKEFLAGS RSBURN_MANGLING=v0 $(RUSTC) -O -g -C symbol-mangling-version=v0 $< -o $@
 
 $(B)/workloads/nofp_paths_lld: tests/workloads/nofp_paths.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)

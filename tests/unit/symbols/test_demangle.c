@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * test_demangle.c - unit tests of user/symbols/demangle.c: mangled names
- * (C++ of V8 and libstdc++, with clone suffixes, operators, lambdas, and
- * Rust's legacy scheme) come out as binutils' c++filt prints them, an
- * independent demangler run here as the oracle, but for the standard
- * library's abbreviations, which c++filt expands (binutils asks for
- * DMGL_VERBOSE) and the C++ runtime does not; a name's length bounds
- * what is read (the symbol version after "@" is not part of it); names
- * that are not "_Z..." or not valid are left alone (NULL).
+ * (C++ of V8 and libstdc++, with clone suffixes, operators, lambdas)
+ * come out as binutils' c++filt prints them, an independent demangler run
+ * here as the oracle, but for the standard library's abbreviations, which
+ * c++filt expands (binutils asks for DMGL_VERBOSE) and the C++ runtime
+ * does not; Rust's, of both schemes, as c++filt prints them without what
+ * DMGL_VERBOSE adds (legacy names' hash, v0 names' crate
+ * disambiguators), which perf and Rust's backtraces leave out; a name's
+ * length bounds what is read (the symbol version after "@" is not part of
+ * it); names that are not "_Z..." or "_R...", or not valid, are left
+ * alone (NULL).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,7 +33,6 @@ static const char *const mangled[] = {
 	"_ZZ4mainENKUliE_clEi",
 	"_ZN12_GLOBAL__N_13fooEv",
 	"_Znwm",
-	"_ZN4core3fmt5write17h0123456789abcdefE",
 };
 
 /* c++filt's answer for @name, in @buf. */
@@ -64,6 +66,54 @@ static void test_as_cxxfilt(void **state)
 	}
 }
 
+/* Rust symbols (rustc 1.95: t.rs with a module, a trait impl; its std's
+ * v0 names), legacy and v0 ("-C symbol-mangling-version=v0"). */
+static const char *const rust_mangled[] = {
+	"_ZN4core3fmt5write17h0123456789abcdefE",
+	"_ZN1t5outer7inner_a17h69525295c324f5d5E",
+	"_ZN34_$LT$t..Lcg$u20$as$u20$t..Step$GT$9step_many17h182069fca8a768f8E",
+	"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h168e94e611939a97E",
+	"_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234567890",
+	"_RNvNtCsjMaewn57Afh_1t5outer7inner_a",
+	"_RNvXCsjMaewn57Afh_1tNtB2_3LcgNtB2_4Step9step_many",
+	"_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal",
+};
+
+/* c++filt's answer without the legacy hash ("::h" and 16 hex digits at
+ * the end) and the v0 disambiguators ("[hex]" after a crate's name). */
+static void rust_expected(const char *name, char *buf, size_t size)
+{
+	char *p, *q;
+	size_t n;
+
+	cxxfilt(name, buf, size);
+	n = strlen(buf);
+	if (n > 19 && !strncmp(buf + n - 19, "::h", 3) &&
+	    strspn(buf + n - 16, "0123456789abcdef") == 16)
+		buf[n - 19] = '\0';
+	while ((p = strchr(buf, '[')) && (q = strchr(p, ']')) &&
+	       strspn(p + 1, "0123456789abcdef") == (size_t)(q - p - 1))
+		memmove(p, q + 1, strlen(q + 1) + 1);
+}
+
+static void test_rust(void **state)
+{
+	char want[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rust_mangled) / sizeof(rust_mangled[0]); i++) {
+		char *got = demangle_symbol(rust_mangled[i], strlen(rust_mangled[i]));
+
+		rust_expected(rust_mangled[i], want, sizeof(want));
+		assert_string_not_equal(want, rust_mangled[i]);	/* c++filt knew it */
+		assert_null(strstr(want, "::h"));
+		assert_non_null(got);
+		assert_string_equal(got, want);
+		print_message("%s\n  -> %s\n", rust_mangled[i], got);
+		free(got);
+	}
+}
+
 /* std::ostream and std::string, as the C++ runtime, gdb and perf print
  * them; c++filt writes std::basic_ostream<char, std::char_traits<char> >. */
 static void test_std_abbreviations(void **state)
@@ -90,12 +140,12 @@ static void test_length(void **state)
 	assert_null(demangle_symbol("_ZN4burn4spinEmd", 8));
 }
 
-/* Not "_Z...", or not valid: shown as they are. */
+/* Not "_Z..." or "_R...", or not valid: shown as they are. */
 static void test_left_alone(void **state)
 {
 	static const char *const plain[] = {
 		"main", "qsort", "i", "f", "_Z", "_Zzz", "_ZN4burn", "__libc_start_main",
-		"_GLOBAL__sub_I_main", "_RNvCs1234_4core3fmt5write", "",
+		"_GLOBAL__sub_I_main", "_R", "_Rzz", "_RNvC", "_Rust_begin_unwind", "",
 	};
 
 	(void)state;
@@ -108,6 +158,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_as_cxxfilt),
+		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_std_abbreviations),
 		cmocka_unit_test(test_length),
 		cmocka_unit_test(test_left_alone),
