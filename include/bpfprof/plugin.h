@@ -332,8 +332,10 @@ struct bpfprof_symbol {
 					 * for the kernel, the address itself */
 	const struct bpfprof_mapping *mapping; /* mapping holding the ip (user only) */
 	const char *function;		/* symbol name, NULL if unresolved; C++ names
-					 * demangled, with parameters, unless the
-					 * user said --no-demangle */
+					 * demangled, with parameters, and Rust
+					 * names (legacy and v0) without hash or
+					 * disambiguators, unless the user said
+					 * --no-demangle */
 	uint64_t function_start;	/* symbol's address in module terms (like module_offset) */
 	const char *file;		/* source file (DWARF), NULL if unknown */
 	uint32_t line;			/* source line (DWARF), 0 if unknown */
