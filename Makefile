@@ -42,7 +42,8 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-fun
 CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
 LDFLAGS   += $(SAN_FLAGS)
-# libstdc++: __cxa_demangle() for C++ names (user/symbols/demangle.c)
+# libstdc++: __cxa_demangle() for C++ names, libiberty: rust_demangle() for
+# Rust names (user/symbols/demangle.c)
 LIBS      := -lbpf -ldw -lelf -lz -ldl -lm -lstdc++ -liberty
 
 # --- BPF object and skeleton -------------------------------------------------

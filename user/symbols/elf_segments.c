@@ -44,7 +44,6 @@ int elf_segments_bias(const struct elf_segments *s, uint64_t start, uint64_t pgo
 		      uint64_t *bias)
 {
 	uint64_t page_mask = ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
-
 	const struct elf_segment *found = NULL;
 
 	/* An ET_EXEC file is loaded where its vaddrs say (bias 0), but a
