@@ -53,7 +53,7 @@ check_build() {
 	ok "$name/a: $scheme symbols; the truth names are c++filt's without hash or disambiguators"
 
 	# b. shares and stacks
-	"$bin" -s 6 >/dev/null 2>"$TMP/$name.wlerr" &
+	"$bin" -s 10 >/dev/null 2>"$TMP/$name.wlerr" &
 	pid=$!
 	CHILD_PIDS+=("$pid")
 	attach_both "$pid" 3 "$name"
