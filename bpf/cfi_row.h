@@ -186,11 +186,15 @@ enum cfi_walk_stop {
  * slots (a power of two).  A table's rows never change once a mapping
  * names them (the loader only appends), so a row found stays right.
  * Lookups are counted in two slots of "walk_stops" after the stop
- * reasons: frames whose row came from the cache, and those searched.
+ * reasons: frames whose row came from the cache, and those searched.  A
+ * third slot counts the walks' reads of user memory outside the copy of
+ * the stack they start with (bpf/cfi_walk.bpf.h, CFI_STACK_WINDOW): one
+ * bpf_probe_read_user() of 8 bytes each.
  */
 #define CFI_ROW_CACHE_SLOTS 1024
 #define CFI_ROW_CACHE_HITS CFI_WALK_STOP_NR
 #define CFI_ROW_CACHE_MISSES (CFI_WALK_STOP_NR + 1)
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 2)	/* slots of "walk_stops" */
+#define CFI_STACK_READS (CFI_WALK_STOP_NR + 2)
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 3)	/* slots of "walk_stops" */
 
 #endif /* BPFPROF_CFI_ROW_H */

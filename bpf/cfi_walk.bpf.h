@@ -66,7 +66,8 @@ struct {
 	__uint(max_entries, CFI_WALK_COUNTERS);
 	__type(key, __u32);
 	__type(value, __u64);			/* walks, by enum cfi_walk_stop; then
-						 * CFI_ROW_CACHE_HITS and _MISSES */
+						 * CFI_ROW_CACHE_HITS, _MISSES and
+						 * CFI_STACK_READS */
 } walk_stops SEC(".maps");
 
 /* A row found for (table, address): table + 1 (0: empty), first row, address. */
@@ -120,6 +121,7 @@ struct cfi_walk_vars {
 	__u32 failed;		/* a lookup failed */
 	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
+	__u64 reads;		/* 8-byte reads of user memory outside win */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
 	/* the window, not cleared between walks: only win_len bytes count */
@@ -342,6 +344,7 @@ static __always_inline int cfi_read(struct cfi_walk_vars *v, __u64 addr, __u64 *
 			return 0;
 		}
 	}
+	v->reads++;
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
@@ -538,6 +541,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	cfi_count_stop(v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP);
 	cfi_count(CFI_ROW_CACHE_HITS, v->cache_hits);
 	cfi_count(CFI_ROW_CACHE_MISSES, v->cache_misses);
+	if (v->reads)		/* rare: frames beyond the window */
+		cfi_count(CFI_STACK_READS, v->reads);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

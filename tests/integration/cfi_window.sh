@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# cfi_window.sh - the BPF walk's copy of the stack at a stack's top.  A
+# walk starts by copying CFI_STACK_WINDOW (2 KiB) from sp and reads the
+# frames' return addresses from that copy; where the stack ends less than
+# 2 KiB above sp (the top of a coroutine's or a thread's stack, followed
+# by an unmapped or unreadable page), the copy fails, and the walk copies
+# the rest of sp's page instead (cfi_read_window()), so it still reads no
+# frame one bpf_probe_read_user() at a time.
+#
+# tests/workloads/nofp_coroutine (no frame pointers): half of the work in
+# main -> main_leaf, half in co_entry -> co_run -> co_leaf on a 64 KiB
+# makecontext() stack right below a PROT_NONE guard page.  Default call
+# graph, -v:
+#   a. >= 95% of co_leaf's samples read co_entry;co_run;co_leaf, and >= 95%
+#      of main_leaf's reach main;
+#   b. the walks read at most 0.3 values per walk outside their window
+#      ("stack reads per walk outside its window"): without the page's
+#      copy, each coroutine walk reads its frames one by one: 2.04 per
+#      walk over all samples, measured with the page's copy taken out.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+wl=$WL/nofp_coroutine
+[ -x "$wl" ] || fail "no $wl (make)"
+lib=$BPFPROF_SRC/tests/lib
+
+"$BPFPROF" -v -F 999 --format folded -o "$TMP/co.folded" -- "$wl" -s 2 2>"$TMP/co.err" ||
+	fail "bpfprof -- nofp_coroutine failed: $(cat "$TMP/co.err")"
+python3 "$lib/folded_stacks.py" top "$TMP/co.folded" 4 | sed 's/^/    /'
+
+# share_under FOLDED LEAF PATH: "HIT ALL": samples whose innermost user
+# frame is LEAF, and those of them whose user stack ends with PATH.
+share_under() {
+	python3 "$lib/folded_stacks.py" count "$1" "(^|;)$2\$" "(^|;)$3\$" |
+		paste -sd' ' | awk '{ print $3, $1 }'
+}
+read -r hit all < <(share_under "$TMP/co.folded" co_leaf 'co_entry;co_run;co_leaf')
+[ "$all" -ge 500 ] && [ $((hit * 100)) -ge $((all * 95)) ] ||
+	fail "a: $hit of $all co_leaf samples read co_entry;co_run;co_leaf"
+ok "a: $hit of $all co_leaf samples read co_entry;co_run;co_leaf"
+read -r hit all < <(share_under "$TMP/co.folded" main_leaf 'main;main_leaf')
+[ "$all" -ge 500 ] && [ $((hit * 100)) -ge $((all * 95)) ] ||
+	fail "a: $hit of $all main_leaf samples reach main;main_leaf"
+ok "a: $hit of $all main_leaf samples reach main;main_leaf"
+
+rows=$(grep '^bpfprof: unwind rows:' "$TMP/co.err") || fail "b: -v has no 'unwind rows' line"
+reads=$(echo "$rows" | sed -n 's/.*; \([0-9.]*\) stack reads per walk outside its window.*/\1/p')
+[ -n "$reads" ] || fail "b: no stack reads in '$rows'"
+awk -v r="$reads" 'BEGIN { exit !(r <= 0.3) }' ||
+	fail "b: $reads stack reads per walk outside the window (at most 0.3): $rows"
+ok "b: $reads stack reads per walk outside the window"
