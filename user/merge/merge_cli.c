@@ -42,8 +42,8 @@ void merge_usage(void)
 	       "                        (DIR/.build-id/xx/rest), DIR/PATH, DIR/NAME; may be\n"
 	       "                        repeated; debuginfod too when DEBUGINFOD_URLS is set\n"
 	       "      --sysroot DIR     the recording machine's files are under DIR\n"
-	       "      --no-demangle     C++ function names as the symbol table has them\n"
-	       "                        (default: demangled, as c++filt prints them)\n"
+	       "      --no-demangle     C++ and Rust function names as the symbol table has them\n"
+	       "                        (default: demangled, as c++filt and perf print them)\n"
 	       "  -q, --quiet           no summary line\n"
 	       "  -h, --help            this text\n");
 }
