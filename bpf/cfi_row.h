@@ -189,12 +189,15 @@ enum cfi_walk_stop {
  * reasons: frames whose row came from the cache, and those searched.  A
  * third slot counts the walks' reads of user memory outside the copy of
  * the stack they start with (bpf/cfi_walk.bpf.h, CFI_STACK_WINDOW): one
- * bpf_probe_read_user() of 8 bytes each.
+ * bpf_probe_read_user() of 8 bytes each; a fourth their binary searches
+ * of the process's mappings (a frame in the mapping of the frame before
+ * it needs none).
  */
 #define CFI_ROW_CACHE_SLOTS 1024
 #define CFI_ROW_CACHE_HITS CFI_WALK_STOP_NR
 #define CFI_ROW_CACHE_MISSES (CFI_WALK_STOP_NR + 1)
 #define CFI_STACK_READS (CFI_WALK_STOP_NR + 2)
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 3)	/* slots of "walk_stops" */
+#define CFI_MAP_SEARCHES (CFI_WALK_STOP_NR + 3)
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 4)	/* slots of "walk_stops" */
 
 #endif /* BPFPROF_CFI_ROW_H */

@@ -66,8 +66,8 @@ struct {
 	__uint(max_entries, CFI_WALK_COUNTERS);
 	__type(key, __u32);
 	__type(value, __u64);			/* walks, by enum cfi_walk_stop; then
-						 * CFI_ROW_CACHE_HITS, _MISSES and
-						 * CFI_STACK_READS */
+						 * CFI_ROW_CACHE_HITS, _MISSES,
+						 * CFI_STACK_READS, CFI_MAP_SEARCHES */
 } walk_stops SEC(".maps");
 
 /* A row found for (table, address): table + 1 (0: empty), first row, address. */
@@ -122,6 +122,7 @@ struct cfi_walk_vars {
 	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 	__u64 reads;		/* 8-byte reads of user memory outside win */
+	__u64 map_searches;	/* binary searches of the mappings */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
 	/* the window, not cleared between walks: only win_len bytes count */
@@ -189,6 +190,7 @@ static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct c
 	}
 	if (nr == 0 || nr > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
 		return NULL;
+	v->map_searches++;
 	v->addr = addr;
 	v->lo = 0;
 	v->hi = nr;
@@ -543,6 +545,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	cfi_count(CFI_ROW_CACHE_MISSES, v->cache_misses);
 	if (v->reads)		/* rare: frames beyond the window */
 		cfi_count(CFI_STACK_READS, v->reads);
+	cfi_count(CFI_MAP_SEARCHES, v->map_searches);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

@@ -49,6 +49,7 @@ struct sampler_stats {
 							 * BPF walk's cache, searched */
 	uint64_t stack_reads;		/* the walks' 8-byte reads of user memory
 					 * outside their stack window */
+	uint64_t map_searches;		/* the walks' binary searches of mappings */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */
