@@ -71,11 +71,7 @@ read -r under all < <(fs count "$TMP/cxx.folded" \
 	fail "1b: $under of $all Work<int>::run samples under burn::Driver::round(unsigned long)"
 ok "1b: $under of $all Work<int>::run samples under burn::Driver::round(unsigned long)"
 
-fs self "$TMP/cxx.perf.folded" "$TMP/cxx.short.folded" 5 3 3.5 >"$TMP/cxx.self" ||
-	fail "1c: folded_stacks self failed"
-sed 's/^/    perf vs bpfprof: /' "$TMP/cxx.self"
-awk '/^worst/ { d = $2; if (d < 0) d = -d; exit !(d <= $3) }' "$TMP/cxx.self" ||
-	fail "1c: leaf shares in perf's form differ from perf's: $(grep '^worst' "$TMP/cxx.self")"
+perf_shares_agree cxx 5 "1c (perf's form)"
 for name in 'burn::Work<int>::run' 'burn::Work<long>::run' 'burn::spin'; do
 	[ "$(leaf_share "$TMP/cxx.perf.folded" "$name")" != 0.00 ] ||
 		fail "1c: perf script has no leaf '$name'"

@@ -85,11 +85,7 @@ EOF
 	done <"$TMP/$name.truth"
 
 	# c. perf's names
-	fs self "$TMP/$name.perf.folded" "$TMP/$name.short.folded" 3 3 3.5 >"$TMP/$name.self" ||
-		fail "$name/c: folded_stacks self failed"
-	sed "s/^/    perf vs bpfprof: /" "$TMP/$name.self"
-	awk '/^worst/ { d = $2; if (d < 0) d = -d; exit !(d <= $3) }' "$TMP/$name.self" ||
-		fail "$name/c: leaf shares differ from perf's: $(grep '^worst' "$TMP/$name.self")"
+	perf_shares_agree "$name" 3 "$name/c"
 	while read -r _ rest; do
 		[ "$(leaf_share "$TMP/$name.perf.folded" "${rest% *}")" != 0.00 ] ||
 			fail "$name/c: perf script has no leaf '${rest% *}'"

@@ -49,3 +49,16 @@ attach_both() {
 		>"$TMP/$name.perf.folded" || fail "perf script of $name failed"
 	fs perf-names <"$TMP/$name.folded" >"$TMP/$name.short.folded" || fail "perf-names failed"
 }
+
+# perf_shares_agree NAME N WHAT: the leaf shares of $TMP/NAME.short.folded
+# (bpfprof, perf's form) against $TMP/NAME.perf.folded (attach_both) for
+# the N largest of each, within max(3 points, 3.5 sigma); printed, and a
+# failure says WHAT.
+perf_shares_agree() {
+	local name=$1 n=$2 what=$3
+	fs self "$TMP/$name.perf.folded" "$TMP/$name.short.folded" "$n" 3 3.5 >"$TMP/$name.self" ||
+		fail "$what: folded_stacks self failed"
+	sed 's/^/    perf vs bpfprof: /' "$TMP/$name.self"
+	awk '/^worst/ { d = $2; if (d < 0) d = -d; exit !(d <= $3) }' "$TMP/$name.self" ||
+		fail "$what: leaf shares differ from perf's: $(grep '^worst' "$TMP/$name.self")"
+}

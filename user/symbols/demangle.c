@@ -4,7 +4,6 @@
  * calls the demanglers, the C++ runtime's for C++ and libiberty's (GNU
  * binutils' and GCC's) for Rust.
  */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,11 +32,9 @@ static char *demangle_cxx(const char *copy)
 char *demangle_symbol(const char *name, size_t len)
 {
 	char *copy, *out;
-	bool v0;
 
 	if (!name || len < 3 || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
-	v0 = name[1] == 'R';
 	copy = strndup(name, len);	/* the demanglers read up to a NUL */
 	if (!copy)
 		return NULL;
@@ -46,7 +43,7 @@ char *demangle_symbol(const char *name, size_t len)
 	 * without DMGL_VERBOSE leaves out the hash and v0's crate
 	 * disambiguators, as perf and Rust's own backtraces do. */
 	out = rust_demangle(copy, DMGL_PARAMS | DMGL_ANSI);
-	if (!out && !v0)
+	if (!out && name[1] == 'Z')
 		out = demangle_cxx(copy);
 	free(copy);
 	return out;
