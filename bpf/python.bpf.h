@@ -12,7 +12,8 @@
  * where _PyRuntime and the evaluator are, and the version's offsets.  Per
  * thread ("py_threads", an LRU cache tid -> PyThreadState, behind this
  * CPU's note of the thread it sampled last): found by walking the main
- * interpreter's thread list for native_thread_id, and checked again on
+ * interpreter's thread list for native_thread_id (3.8-3.10: thread_id,
+ * pthread_self(), which is the thread's fs base), and checked again on
  * each use.  Counters by outcome in "py_stats"
  * (enum py_stat).
  *
@@ -127,7 +128,7 @@ static __always_inline __u8 py_buf_u8(const __u8 *buf, __u64 size, __u64 fo, __u
 struct py_find {
 	__u64 ts;		/* the thread state to look at next */
 	__u64 found;
-	__u32 tid;
+	__u64 id;		/* the thread's id there (py_thread_id()) */
 	__u16 next, native_id;	/* offsets in PyThreadState */
 };
 
@@ -138,7 +139,7 @@ static long py_find_step(__u32 i, void *data)
 
 	if (!f->ts || py_read(f->ts + f->native_id, &id))
 		return 1;
-	if (id == f->tid) {
+	if (id == f->id) {
 		f->found = f->ts;
 		return 1;
 	}
@@ -146,6 +147,15 @@ static long py_find_step(__u32 i, void *data)
 		return 1;
 	f->ts = next;
 	return 0;
+}
+
+/* The id the thread states of @p know the current thread by: its tid, or
+ * (3.8-3.10) its pthread_t, the fs base glibc gives each thread. */
+static __always_inline __u64 py_thread_id(const struct py_process *p, __u32 tid)
+{
+	if (!p->off.tstate_id_pthread)
+		return tid;
+	return BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
 }
 
 /* Offset in PyThreadState of the field holding the current frame, or the
@@ -164,11 +174,12 @@ static __always_inline __u16 py_tstate_lo(const struct py_offsets *o)
 }
 
 /*
- * @ts, known to be thread @tid's thread state, is still
- * (native_thread_id).  Read with the current frame's field into
- * @last->tbuf, for py_current_frame(), when @last is there and both fit.
+ * @ts, known to be the thread state of the thread of id @tid
+ * (py_thread_id()), is still (native_thread_id).  Read with the current
+ * frame's field into @last->tbuf, for py_current_frame(), when @last is
+ * there and both fit.
  */
-static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u32 tid,
+static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u64 tid,
 					    struct py_last_thread *last)
 {
 	const struct py_offsets *o = &p->off;
@@ -203,19 +214,19 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 	__u32 zero = 0;
 	struct py_last_thread *last = bpf_map_lookup_elem(&py_last_thread, &zero);
 	struct py_thread *c, n = {};
-	struct py_find f = { .tid = tid, .next = p->off.tstate_next,
+	struct py_find f = { .id = py_thread_id(p, tid), .next = p->off.tstate_next,
 			     .native_id = p->off.tstate_native_thread_id };
 	__u64 interp = 0, now;
 
 	if (last)
 		last->read_ts = 0;
 	if (last && last->tid == tid && last->tgid == tgid &&
-	    py_tstate_still(p, last->tstate, tid, last)) {
+	    py_tstate_still(p, last->tstate, f.id, last)) {
 		py_count(PY_STAT_TSTATE_HIT, 1);
 		return last->tstate;
 	}
 	c = bpf_map_lookup_elem(&py_threads, &tid);
-	if (c && py_tstate_still(p, c->tstate, tid, last)) {
+	if (c && py_tstate_still(p, c->tstate, f.id, last)) {
 		py_count(PY_STAT_TSTATE_HIT, 1);
 		py_note_thread(last, tgid, tid, c->tstate);
 		return c->tstate;
@@ -438,6 +449,17 @@ static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *co
 	const struct cfi_walk_vars *cs = s->cstack;
 	long fo;
 
+	if (o->frame_kind != PY_FRAME_INTERP) {
+		/* 3.8-3.10: a heap object of its own, one read; each
+		 * activation runs one frame */
+		v->reads++;
+		if (bpf_probe_read_user(v->win, PY_FRAME_OBJECT_READ, (const void *)f))
+			return -1;
+		py_frame_fields(o, v->win, PY_FRAME_OBJECT_READ, 0, code, prev, instr, owner,
+				entry);
+		*entry = 1;
+		return 0;
+	}
 	if (!py_holds(v->win_lo, v->win_len, f, PY_FRAME_READ) && cs &&
 	    py_holds(cs->win_lo, cs->win_len, f, PY_FRAME_READ)) {
 		fo = f - cs->win_lo;
@@ -483,9 +505,15 @@ static __always_inline long py_frame_step(struct py_splice *s)
 		s->v->not_code++;
 		return entry ? py_end_activation(s) : 0;
 	}
-	base = code + o->code_adaptive;
-	if (instr > base)
-		idx = (instr - base) / 2;
+	if (o->frame_kind == PY_FRAME_INTERP) {
+		base = code + o->code_adaptive;
+		if (instr > base)
+			idx = (instr - base) / 2;
+	} else if (!((__u32)instr & 0x80000000u)) {	/* f_lasti, -1 before the first */
+		idx = (__u32)instr;
+		if (o->frame_kind == PY_FRAME_OBJECT_BYTES)
+			idx /= 2;
+	}
 	if (idx > PY_FRAME_INSTR_MAX)
 		idx = PY_FRAME_INSTR_MAX;
 	if (py_put(s, PY_FRAME_ADDR(code, idx)))
@@ -493,7 +521,8 @@ static __always_inline long py_frame_step(struct py_splice *s)
 	s->v->written++;
 	s->v->frames++;
 	if (entry)
-		s->v->in_python = 0;	/* 3.11: the activation's first frame */
+		s->v->in_python = 0;	/* 3.11: the activation's first frame;
+					 * 3.8-3.10: its one frame */
 	return 0;
 }
 

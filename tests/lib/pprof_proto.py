@@ -8,18 +8,19 @@ neither Go nor a protobuf package.
 
   pprof_proto.py samples PROFILE   print "VALUE0 key=value... ;leaf;...;root"
 
-As a module: load(path) -> list of Sample (values, labels, frames);
-functions(path) -> list of (name, filename, start_line), one per Function.
+As a module: load(path) -> list of Sample (values, labels, frames, lines:
+each frame's source line, 0 if none); functions(path) -> list of (name,
+filename, start_line), one per Function.
 """
 import gzip
 import sys
 
 
 class Sample:
-    __slots__ = ("values", "labels", "frames")
+    __slots__ = ("values", "labels", "frames", "lines")
 
-    def __init__(self, values, labels, frames):
-        self.values, self.labels, self.frames = values, labels, frames
+    def __init__(self, values, labels, frames, lines):
+        self.values, self.labels, self.frames, self.lines = values, labels, frames, lines
 
 
 def _varint(buf, i):
@@ -80,8 +81,9 @@ def load(path):
             for n, w, x in _fields(v):
                 if n == 1:
                     lid = x
-                elif n == 4:            # Line: function_id = 1
-                    funcs += [y for m, _, y in _fields(x) if m == 1]
+                elif n == 4:            # Line: function_id = 1, line = 2
+                    line = dict((m, y) for m, _, y in _fields(x))
+                    funcs.append((line.get(1, 0), line.get(2, 0)))
             locations[lid] = funcs      # innermost (inlined) first
         elif num == 5:
             fid, name = 0, 0
@@ -109,8 +111,9 @@ def load(path):
                     elif m == 3:
                         nval = y
                 labels[strings[key]] = strings[sval] if sval else nval
-        frames = [strings[functions.get(f, 0)] for loc in locs for f in locations.get(loc, [])]
-        samples.append(Sample(values, labels, frames))
+        lines = [f for loc in locs for f in locations.get(loc, [])]
+        frames = [strings[functions.get(f, 0)] for f, _ in lines]
+        samples.append(Sample(values, labels, frames, [n for _, n in lines]))
     return samples
 
 

@@ -4,14 +4,24 @@
 on what the test plugin tests/fixtures/plugins/dump.c wrote (profdump.py
 reads it).  Standard library only.
 
-  pystacks.py shares DUMP TRUTH POINTS
+  pystacks.py shares DUMP TRUTH POINTS [--calls-through-c]
       tests/workloads/pyburn.py: every pyburn_* function's self and total
       share of the samples under pyburn_run, against the truth file the
       workload wrote (its own CPU time per function), within POINTS; the
       stacks are whole (from _start through Py_RunMain, the Python frames,
       to the leaf), no evaluator frame is left, the json callback runs
       under the C encoder's frames, math.sqrt's C frames are below
-      pyburn_math.
+      pyburn_math.  --calls-through-c: CPython 3.8-3.10, where each Python
+      call is a C call into the evaluator, so a few of the interpreter's C
+      frames (_PyEval_Vector, function_code_fastcall, ...) lie between a
+      Python function and the one it calls.
+  pystacks.py lines PPROF PYBURN
+      tests/workloads/pyburn.py profiled into pprof's format: the line of
+      each Python frame, from the frame's instruction through the code
+      object's line table.  A pyburn_* frame that calls another sits on
+      the line of that call in the source (PYBURN: the workload's file),
+      in >= 99% of those samples; >= 90% of the samples in pyburn_inner_a
+      (its Python frame the innermost) are on its loop's two lines.
   pystacks.py threads DUMP POINTS
       tests/workloads/pythreads.py: each worker thread's samples are in its
       own function (and that function in no other thread), and each
@@ -24,9 +34,11 @@ is (the interpreter's C code below it, math.sqrt's included, is its own
 time, as its measured CPU time is); total share: the samples that have it
 anywhere in the stack.
 """
+import ast
 import os
 import sys
 
+import pprof_proto
 import profdump
 
 EVAL = "_PyEval_EvalFrameDefault"
@@ -66,8 +78,10 @@ def check_whole(sel, n, roots=("_start",), through="Py_RunMain"):
     check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
 
 
-def check_callback(sel):
-    """json's C encoder between pyburn_outer_b and pyburn_hook."""
+def check_callback(sel, through_c=False):
+    """json's C encoder between pyburn_outer_b and pyburn_hook; then
+    pyburn_inner_b, the next frame (@through_c: the next pyburn_* frame,
+    at most 3 C frames further)."""
     n = good = 0
     for c in sel:
         if "pyburn_hook" not in c.user:
@@ -76,8 +90,10 @@ def check_callback(sel):
         u = c.user[::-1]        # root first
         i, j = u.index("pyburn_outer_b"), u.index("pyburn_hook")
         mid = u[i + 1:j]
+        below = [f for f in u[j + 1:j + 5] if f.startswith("pyburn_")] if through_c \
+            else u[j + 1:j + 2]
         if "dumps" in mid and any(f.startswith("encoder_") for f in mid) and \
-                u[j + 1:j + 2] == ["pyburn_inner_b"]:
+                below[:1] == ["pyburn_inner_b"]:
             good += c.samples
     check(n > 0 and good >= 0.99 * n,
           "%d of %d callback samples read outer_b -> dumps -> ... encoder_* (C) -> hook -> "
@@ -100,7 +116,7 @@ def self_of(c):
     return None
 
 
-def shares(dump, truth_path, points):
+def shares(dump, truth_path, points, through_c=False):
     d = profdump.load(dump)
     truth = read_truth(truth_path)
     sel = under(d, "pyburn_run")
@@ -120,8 +136,58 @@ def shares(dump, truth_path, points):
         check(abs(100.0 * t / n - tt) <= points,
               "%s total %.2f%% (truth %.2f%%)" % (name, 100.0 * t / n, tt))
     check_whole(sel, n)
-    check_callback(sel)
+    check_callback(sel, through_c)
     check_math(sel)
+
+
+def function_lines(pyfile):
+    """{function name: (first line, last line, [source lines])}."""
+    text = open(pyfile).read()
+    src = text.splitlines()
+    out = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = (node.lineno, node.end_lineno, src)
+    return out
+
+
+def call_line(funcs, caller, callee):
+    """The one line of @caller's body that calls @callee, None if it calls
+    it through other code (pyburn_outer_b: json.dumps calls pyburn_hook)."""
+    first, last, src = funcs[caller]
+    found = [i for i in range(first + 1, last + 1) if callee + "(" in src[i - 1]]
+    assert len(found) <= 1, (caller, callee, found)
+    return found[0] if found else None
+
+
+def lines(pprof, pyfile):
+    funcs = function_lines(pyfile)
+    calls = {}          # (caller, callee) -> [samples, on the call's line]
+    loop = [0, 0]       # samples in pyburn_inner_a: all, on its loop
+    first, last, src = funcs["pyburn_inner_a"]
+    loop_lines = [i for i in range(first, last + 1)
+                  if src[i - 1].strip().startswith(("for _ in range(n)", "x = (x * A + C)"))]
+    assert len(loop_lines) == 2, loop_lines
+    for s in pprof_proto.load(pprof):
+        py = [(f, n) for f, n in zip(s.frames, s.lines) if f in funcs]    # leaf first
+        n = s.values[0]
+        if py and py[0][0] == "pyburn_inner_a":
+            loop[0] += n
+            loop[1] += n * (py[0][1] in loop_lines)
+        for (callee, _), (caller, line) in zip(py, py[1:]):
+            if not caller.startswith("pyburn_") or not callee.startswith("pyburn_") or \
+                    call_line(funcs, caller, callee) is None:
+                continue
+            c = calls.setdefault((caller, callee), [0, 0, call_line(funcs, caller, callee)])
+            c[0] += n
+            c[1] += n * (line == c[2])
+    check(len(calls) >= 5, "%d caller -> callee pairs of pyburn_* frames" % len(calls))
+    for (caller, callee), (n, good, want) in sorted(calls.items()):
+        check(good >= 0.99 * n, "%s -> %s: %d of %d samples on the call's line %d"
+              % (caller, callee, good, n, want))
+    check(loop[0] > 0 and loop[1] >= 0.9 * loop[0],
+          "pyburn_inner_a: %d of the %d samples in it on its loop's lines %s"
+          % (loop[1], loop[0], loop_lines))
 
 
 def threads(dump, truth_path, points):
@@ -162,8 +228,12 @@ def threads(dump, truth_path, points):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "shares":
-        shares(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "shares":
+        if len(sys.argv) == 6 and sys.argv[5] != "--calls-through-c":
+            sys.exit(__doc__)
+        shares(sys.argv[2], sys.argv[3], float(sys.argv[4]), len(sys.argv) == 6)
+    elif len(sys.argv) == 4 and sys.argv[1] == "lines":
+        lines(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "threads":
         threads(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     else:

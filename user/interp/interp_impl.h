@@ -50,6 +50,7 @@ struct py_code {
 	int firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+	uint16_t line_format;		/* its table's: enum py_line_format */
 };
 
 /* A slot of the table (pid, address) -> the newest entry there. */

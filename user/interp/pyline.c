@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * interp/pyline.c - CPython's location table and str characters (see
+ * interp/pyline.c - CPython's line tables and str characters (see
  * pyline.h).
  *
  * A location table is a run of entries, each starting with a byte whose
@@ -10,6 +10,13 @@
  * number of code units the entry covers, minus one.  Varints are 6-bit
  * groups, least significant first, bit 6 set while more follow; a signed
  * varint keeps its sign in bit 0.
+ *
+ * The older tables are runs of byte pairs (CPython's
+ * Objects/lnotab_notes.txt of each version).  3.10's co_linetable: an
+ * unsigned count of bytecode bytes the pair covers, then a signed line
+ * delta applied at the range's start (-128: the range has no line).
+ * 3.8's and 3.9's co_lnotab: an unsigned bytecode delta, then a signed
+ * line delta applied once the bytecode offset reaches the new address.
  */
 #include <stdlib.h>
 
@@ -75,6 +82,41 @@ int py_line_of(const uint8_t *table, size_t len, int firstlineno, uint32_t instr
 			;
 	}
 	return last < 0 ? 0 : last;
+}
+
+int py_line_of_310(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
+{
+	uint64_t addr = (uint64_t)instr * 2, start = 0;	/* bytes */
+	int line = firstlineno, last = firstlineno;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		uint64_t end = start + table[i];
+		int8_t delta = (int8_t)table[i + 1];
+
+		if (delta != -128) {
+			line += delta;
+			if (end > start)
+				last = line;
+		}
+		if (addr < end)
+			break;
+		start = end;
+	}
+	return last < 0 ? 0 : last;
+}
+
+int py_line_of_lnotab(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
+{
+	uint64_t addr = (uint64_t)instr * 2, at = 0;	/* bytes */
+	int line = firstlineno;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		at += table[i];
+		if (at > addr)
+			break;
+		line += (int8_t)table[i + 1];
+	}
+	return line < 0 ? 0 : line;
 }
 
 /* Append code point @c to @out as UTF-8; returns the bytes written. */

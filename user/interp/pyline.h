@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * interp/pyline.h - decoders of CPython's own formats, on bytes already
- * copied out of a process: the location table of a code object (3.11+,
- * co_linetable, CPython's Objects/locations.md) and the characters of a
- * compact str object.  Pure functions, no I/O.
+ * copied out of a process: the line table of a code object (3.11+: the
+ * location table, co_linetable, CPython's Objects/locations.md; 3.10's
+ * co_linetable and 3.8-3.9's co_lnotab, their Objects/lnotab_notes.txt)
+ * and the characters of a compact str object.  Pure functions, no I/O.
  */
 #ifndef BPFPROF_PYLINE_H
 #define BPFPROF_PYLINE_H
@@ -19,6 +20,16 @@
  * table reached; never below 0.
  */
 int py_line_of(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
+
+/*
+ * The same for 3.10's co_linetable (@instr in code units, as 3.10's
+ * f_lasti): an instruction in a range without a line gets the last line
+ * a range had before it.
+ */
+int py_line_of_310(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
+
+/* The same for 3.8's and 3.9's co_lnotab (@instr: their f_lasti / 2). */
+int py_line_of_lnotab(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 
 /*
  * The UTF-8 text of @length characters of @kind bytes each (1: Latin-1,

@@ -193,6 +193,7 @@ static int read_code(const struct py_proc *p, const uint8_t *hdr, struct py_code
 		c->qualname = read_str(p->pid, l, get_u64(hdr, l->code_name));
 	c->filename = read_str(p->pid, l, c->id.filename);
 	c->firstlineno = c->id.firstlineno;
+	c->line_format = l->line_format;
 	read_bytes(p->pid, l, c->id.linetable, &c->linetable, &c->linetable_len);
 	return c->qualname ? 0 : -EFAULT;
 }
@@ -540,6 +541,19 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
 	}
 }
 
+/* The line of instruction @instr of code entry @c, by its table's format. */
+static int line_of(const struct py_code *c, uint32_t instr)
+{
+	switch (c->line_format) {
+	case PY_LINES_310:
+		return py_line_of_310(c->linetable, c->linetable_len, c->firstlineno, instr);
+	case PY_LINES_LNOTAB:
+		return py_line_of_lnotab(c->linetable, c->linetable_len, c->firstlineno, instr);
+	default:
+		return py_line_of(c->linetable, c->linetable_len, c->firstlineno, instr);
+	}
+}
+
 /* The line of frame @ip of code entry @c, through the line cache. */
 static uint32_t frame_line(struct interp *it, const struct py_code *c, uint64_t ip)
 {
@@ -547,9 +561,7 @@ static uint32_t frame_line(struct interp *it, const struct py_code *c, uint64_t 
 
 	if (it->lines[slot].ip != ip) {
 		it->lines[slot].ip = ip;
-		it->lines[slot].line = (uint32_t)py_line_of(c->linetable, c->linetable_len,
-							    c->firstlineno,
-							    (uint32_t)PY_FRAME_INSTR(ip));
+		it->lines[slot].line = (uint32_t)line_of(c, (uint32_t)PY_FRAME_INSTR(ip));
 	}
 	return it->lines[slot].line;
 }

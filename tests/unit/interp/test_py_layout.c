@@ -4,13 +4,15 @@
  * CPython struct offsets per minor version, against the DWARF of real
  * interpreters read with libdw (libdwfl finds a separate debug file by
  * build-id, as for Debian's python3.11 with python3.11-dbg installed):
- * every field of the table for 3.11, 3.12 and 3.13 must be its member's
- * offset (a path through nested and anonymous structs), the width the
- * readers use must be the member's size, a field the table says a
- * version lacks (PY_NO_OFFSET, 0xff) must be absent from its DWARF, and
- * the bits of PyASCIIObject.state pynames.c reads (PY_STR_*) must be
- * where the bitfields are.  A check per byte of struct py_layout makes a
- * field added to the table without a check here fail.
+ * every field of the table for 3.8 to 3.13 must be its member's offset (a
+ * path through nested and anonymous structs), the width the readers use
+ * must be the member's size, a field the table says a version lacks
+ * (PY_NO_OFFSET, 0xff) must be absent from its DWARF (or, "-", be one the
+ * walk of that version does not use), the bits of PyASCIIObject.state
+ * pynames.c reads (PY_STR_*) must be where the bitfields are, and the
+ * version's kinds (frame_kind, tstate_id_pthread, line_format) must be
+ * those its DWARF shows (check_kinds()).  A check per byte of struct
+ * py_layout makes a field added to the table without a check here fail.
  *
  * Interpreters looked at: /usr/bin/python3.X (Debian's; DWARF from its
  * debug file if installed) and $PYENV_ROOT/versions/3.X.*  (lib/
@@ -53,53 +55,76 @@ struct check {
 	const char *field;	/* the table's field, for messages */
 	size_t off, width;	/* where it is in struct py_layout */
 	enum how how;
-	/* For 3.11, 3.12, 3.13; "!" first: the version has none (the table
-	 * holds PY_NO_OFFSET, or 0xff for a uint8_t) */
-	const char *path[3];
+	/* For 3.8 to 3.13 (index minor - 8); "!" first: the version has
+	 * none (the table holds PY_NO_OFFSET, or 0xff for a uint8_t); "-":
+	 * the table holds none, the walk of that version not using it */
+	const char *path[6];
 	unsigned size;		/* the member's size the readers assume, 0: any */
+	unsigned size_old;	/* ... in 3.8-3.10 if not the same */
 };
 
 #define F(name) #name, offsetof(struct py_layout, name), sizeof(((struct py_layout *)0)->name)
-#define ALL(p) { p, p, p }
+#define ALL(p) { p, p, p, p, p, p }
+#define NEW(a, b, c) { "-", "-", "-", a, b, c }		/* 3.11+ only */
+#define OLD3(p) p, p, p					/* 3.8, 3.9, 3.10 */
+#define MIN_MINOR 8
+#define MAX_MINOR 13
 
 static const struct check checks[] = {
-	{ F(bpf.runtime_interpreters_head), MEMBER, ALL("_PyRuntimeState.interpreters.head"), 8 },
-	{ F(bpf.interp_threads_head), MEMBER, ALL("PyInterpreterState.threads.head"), 8 },
-	{ F(bpf.tstate_next), MEMBER, ALL("PyThreadState.next"), 8 },
-	{ F(bpf.tstate_native_thread_id), MEMBER, ALL("PyThreadState.native_thread_id"), 8 },
+	{ F(bpf.runtime_interpreters_head), MEMBER, ALL("_PyRuntimeState.interpreters.head"), 8, 0 },
+	{ F(bpf.interp_threads_head), MEMBER,
+	  { OLD3("PyInterpreterState.tstate_head"), "PyInterpreterState.threads.head",
+	    "PyInterpreterState.threads.head", "PyInterpreterState.threads.head" }, 8, 0 },
+	{ F(bpf.tstate_next), MEMBER, ALL("PyThreadState.next"), 8, 0 },
+	{ F(bpf.tstate_native_thread_id), MEMBER,
+	  { OLD3("PyThreadState.thread_id"), "PyThreadState.native_thread_id",
+	    "PyThreadState.native_thread_id", "PyThreadState.native_thread_id" }, 8, 0 },
 	{ F(bpf.tstate_cframe), MEMBER,
-	  { "PyThreadState.cframe", "PyThreadState.cframe", "!PyThreadState.cframe" }, 8 },
+	  { "!PyThreadState.cframe", "!PyThreadState.cframe", "-", "PyThreadState.cframe",
+	    "PyThreadState.cframe", "!PyThreadState.cframe" }, 8, 0 },
 	{ F(bpf.current_frame), MEMBER,
-	  { "_PyCFrame.current_frame", "_PyCFrame.current_frame", "PyThreadState.current_frame" },
-	  8 },
+	  { OLD3("PyThreadState.frame"), "_PyCFrame.current_frame", "_PyCFrame.current_frame",
+	    "PyThreadState.current_frame" }, 8, 0 },
 	{ F(bpf.frame_code), MEMBER,
-	  { "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_code",
-	    "_PyInterpreterFrame.f_executable" }, 8 },
-	{ F(bpf.frame_previous), MEMBER, ALL("_PyInterpreterFrame.previous"), 8 },
+	  { OLD3("PyFrameObject.f_code"), "_PyInterpreterFrame.f_code",
+	    "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_executable" }, 8, 0 },
+	{ F(bpf.frame_previous), MEMBER,
+	  { OLD3("PyFrameObject.f_back"), "_PyInterpreterFrame.previous",
+	    "_PyInterpreterFrame.previous", "_PyInterpreterFrame.previous" }, 8, 0 },
 	{ F(bpf.frame_instr), MEMBER,
-	  { "_PyInterpreterFrame.prev_instr", "_PyInterpreterFrame.prev_instr",
-	    "_PyInterpreterFrame.instr_ptr" }, 8 },
+	  { OLD3("PyFrameObject.f_lasti"), "_PyInterpreterFrame.prev_instr",
+	    "_PyInterpreterFrame.prev_instr", "_PyInterpreterFrame.instr_ptr" }, 8, 4 },
 	{ F(bpf.frame_is_entry), MEMBER,
-	  { "_PyInterpreterFrame.is_entry", "!_PyInterpreterFrame.is_entry",
-	    "!_PyInterpreterFrame.is_entry" }, 1 },
-	{ F(bpf.frame_owner), MEMBER, ALL("_PyInterpreterFrame.owner"), 1 },
-	{ F(bpf.code_adaptive), MEMBER, ALL("PyCodeObject.co_code_adaptive"), 0 },
-	{ F(bpf.code_names), MEMBER, ALL("PyCodeObject.co_filename"), 8 },
+	  NEW("_PyInterpreterFrame.is_entry", "!_PyInterpreterFrame.is_entry",
+	      "!_PyInterpreterFrame.is_entry"), 1, 0 },
+	{ F(bpf.frame_owner), MEMBER, NEW("_PyInterpreterFrame.owner", "_PyInterpreterFrame.owner",
+					  "_PyInterpreterFrame.owner"), 1, 0 },
+	{ F(bpf.code_adaptive), MEMBER,
+	  NEW("PyCodeObject.co_code_adaptive", "PyCodeObject.co_code_adaptive",
+	      "PyCodeObject.co_code_adaptive"), 0, 0 },
+	{ F(bpf.code_names), MEMBER,
+	  { OLD3("PyCodeObject.co_cell2arg"), "PyCodeObject.co_filename",
+	    "PyCodeObject.co_filename", "PyCodeObject.co_filename" }, 8, 0 },
 	{ F(bpf.owner_cstack), ENUMERATOR,
-	  { "!_frameowner.FRAME_OWNED_BY_CSTACK", "_frameowner.FRAME_OWNED_BY_CSTACK",
-	    "_frameowner.FRAME_OWNED_BY_CSTACK" }, 0 },
-	{ F(code_filename), MEMBER, ALL("PyCodeObject.co_filename"), 8 },
-	{ F(code_name), MEMBER, ALL("PyCodeObject.co_name"), 8 },
-	{ F(code_qualname), MEMBER, ALL("PyCodeObject.co_qualname"), 8 },
-	{ F(code_firstlineno), MEMBER, ALL("PyCodeObject.co_firstlineno"), 4 },
-	{ F(code_linetable), MEMBER, ALL("PyCodeObject.co_linetable"), 8 },
-	{ F(str_length), MEMBER, ALL("PyASCIIObject.length"), 8 },
-	{ F(str_state), MEMBER, ALL("PyASCIIObject.state"), 4 },
-	{ F(ascii_size), SIZEOF, ALL("PyASCIIObject"), 0 },
-	{ F(compact_size), SIZEOF, ALL("PyCompactUnicodeObject"), 0 },
-	{ F(bytes_size), MEMBER, ALL("PyBytesObject.ob_base.ob_size"), 8 },
-	{ F(bytes_data), MEMBER, ALL("PyBytesObject.ob_sval"), 0 },
-	{ F(object_type), MEMBER, ALL("PyObject.ob_type"), 8 },
+	  NEW("!_frameowner.FRAME_OWNED_BY_CSTACK", "_frameowner.FRAME_OWNED_BY_CSTACK",
+	      "_frameowner.FRAME_OWNED_BY_CSTACK"), 0, 0 },
+	{ F(code_filename), MEMBER, ALL("PyCodeObject.co_filename"), 8, 0 },
+	{ F(code_name), MEMBER, ALL("PyCodeObject.co_name"), 8, 0 },
+	{ F(code_qualname), MEMBER,
+	  { OLD3("PyCodeObject.co_name"), "PyCodeObject.co_qualname", "PyCodeObject.co_qualname",
+	    "PyCodeObject.co_qualname" }, 8, 0 },
+	{ F(code_firstlineno), MEMBER, ALL("PyCodeObject.co_firstlineno"), 4, 0 },
+	{ F(code_linetable), MEMBER,
+	  { "PyCodeObject.co_lnotab", "PyCodeObject.co_lnotab", "PyCodeObject.co_linetable",
+	    "PyCodeObject.co_linetable", "PyCodeObject.co_linetable",
+	    "PyCodeObject.co_linetable" }, 8, 0 },
+	{ F(str_length), MEMBER, ALL("PyASCIIObject.length"), 8, 0 },
+	{ F(str_state), MEMBER, ALL("PyASCIIObject.state"), 4, 0 },
+	{ F(ascii_size), SIZEOF, ALL("PyASCIIObject"), 0, 0 },
+	{ F(compact_size), SIZEOF, ALL("PyCompactUnicodeObject"), 0, 0 },
+	{ F(bytes_size), MEMBER, ALL("PyBytesObject.ob_base.ob_size"), 8, 0 },
+	{ F(bytes_data), MEMBER, ALL("PyBytesObject.ob_sval"), 0, 0 },
+	{ F(object_type), MEMBER, ALL("PyObject.ob_type"), 8, 0 },
 };
 
 /* The bits of PyASCIIObject.state pynames.c reads (a uint32_t). */
@@ -319,15 +344,23 @@ static unsigned table_value(const struct py_layout *l, const struct check *c)
 static int check_field(Dwarf *dw, const char *file, const struct py_layout *l,
 		       const struct check *c)
 {
-	const char *path = c->path[l->minor - 11];
+	const char *path = c->path[l->minor - MIN_MINOR];
 	bool absent = path[0] == '!';
 	unsigned want_none = c->width == 1 ? 0xff : PY_NO_OFFSET, have = table_value(l, c);
+	unsigned want_size = l->minor < 11 && c->size_old ? c->size_old : c->size;
 	char why[128] = "";
 	Dwarf_Die m, type;
 	Dwarf_Word off = 0, size = 0;
 	Dwarf_Sword value;
 	bool found;
 
+	if (path[0] == '-') {		/* not used by this version's walk */
+		if (have == want_none)
+			return 0;
+		print_message("3.%u %s: %s is %u, want %u (not used by 3.%u)\n", l->minor, file,
+			      c->field, have, want_none, l->minor);
+		return 1;
+	}
 	if (absent)
 		path++;
 	switch (c->how) {
@@ -361,10 +394,10 @@ static int check_field(Dwarf *dw, const char *file, const struct py_layout *l,
 			      c->field, have, path, (unsigned long)off);
 		return 1;
 	}
-	if (c->size && (!peel_type(&m, &type) || dwarf_aggregate_size(&type, &size) ||
-			size != c->size)) {
+	if (want_size && (!peel_type(&m, &type) || dwarf_aggregate_size(&type, &size) ||
+			  size != want_size)) {
 		print_message("3.%u %s: %s (%s) is read as %u bytes, the DWARF says %lu\n", l->minor,
-			      file, c->field, path, c->size, (unsigned long)size);
+			      file, c->field, path, want_size, (unsigned long)size);
 		return 1;
 	}
 	return 0;
@@ -392,6 +425,76 @@ static int check_state_bits(Dwarf *dw, const char *file, unsigned minor, unsigne
 				      (unsigned long)(first - state_off * 8), (unsigned long)bits);
 			wrong++;
 		}
+	}
+	return wrong;
+}
+
+/* Whether "Type.member" (or the type, without a member) is in @dw. */
+static bool has(Dwarf *dw, const char *path)
+{
+	Dwarf_Die m;
+	Dwarf_Word off;
+	char why[128];
+
+	if (!strchr(path, '.'))
+		return find_type(dw, path, &m);
+	return resolve(dw, path, &m, &off, why, sizeof(why));
+}
+
+/*
+ * The version's kinds against what its DWARF shows: frames are
+ * _PyInterpreterFrames (3.11+) or PyFrameObjects whose f_lasti counts
+ * code units when the code object has co_linetable (3.10: both came with
+ * bpo-27129) and bytes with co_lnotab; thread states know their thread
+ * by native_thread_id, else by pthread_self(); the line table is the
+ * location table where co_qualname is (both 3.11), else 3.10's
+ * co_linetable or co_lnotab.  And what the BPF program reads at once
+ * from a thread state or frame object lies within the struct.
+ */
+static int check_kinds(Dwarf *dw, const char *file, const struct py_layout *l)
+{
+	const struct py_offsets *o = &l->bpf;
+	bool interp_frame = has(dw, "_PyInterpreterFrame");
+	bool linetable = has(dw, "PyCodeObject.co_linetable");
+	bool lnotab = has(dw, "PyCodeObject.co_lnotab");
+	unsigned kind = interp_frame ? PY_FRAME_INTERP
+		      : linetable ? PY_FRAME_OBJECT_INDEX : PY_FRAME_OBJECT_BYTES;
+	unsigned lines = has(dw, "PyCodeObject.co_qualname") ? PY_LINES_LOCATIONS
+		       : linetable ? PY_LINES_310 : PY_LINES_LNOTAB;
+	unsigned pthread = !has(dw, "PyThreadState.native_thread_id");
+	unsigned id = o->tstate_native_thread_id;
+	unsigned frame = o->tstate_cframe != PY_NO_OFFSET ? o->tstate_cframe : o->current_frame;
+	unsigned lo = id < frame ? id : frame;
+	Dwarf_Die type;
+	Dwarf_Word size = 0;
+	int wrong = 0;
+
+	if (o->frame_kind != kind || (!interp_frame && !has(dw, "PyFrameObject.f_lasti"))) {
+		print_message("3.%u %s: frame_kind is %u, the DWARF says %u\n", l->minor, file,
+			      o->frame_kind, kind);
+		wrong++;
+	}
+	if (o->tstate_id_pthread != pthread) {
+		print_message("3.%u %s: tstate_id_pthread is %u, the DWARF says %u\n", l->minor,
+			      file, o->tstate_id_pthread, pthread);
+		wrong++;
+	}
+	if (l->line_format != lines || (lines == PY_LINES_LNOTAB && !lnotab)) {
+		print_message("3.%u %s: line_format is %u, the DWARF says %u\n", l->minor, file,
+			      l->line_format, lines);
+		wrong++;
+	}
+	if (!find_type(dw, "PyThreadState", &type) || dwarf_aggregate_size(&type, &size) ||
+	    lo + PY_TSTATE_READ > size) {
+		print_message("3.%u %s: %d bytes read from PyThreadState offset %u: it has %lu\n",
+			      l->minor, file, PY_TSTATE_READ, lo, (unsigned long)size);
+		wrong++;
+	}
+	if (!interp_frame && (!find_type(dw, "PyFrameObject", &type) ||
+			      dwarf_aggregate_size(&type, &size) || size < PY_FRAME_OBJECT_READ)) {
+		print_message("3.%u %s: %d bytes read from a PyFrameObject: it has %lu\n", l->minor,
+			      file, PY_FRAME_OBJECT_READ, (unsigned long)size);
+		wrong++;
 	}
 	return wrong;
 }
@@ -428,6 +531,7 @@ static bool check_file(const char *file, unsigned minor)
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
 		wrong += check_field(dw, file, l, &checks[i]);
 	wrong += check_state_bits(dw, file, minor, &bits);
+	wrong += check_kinds(dw, file, l);
 	print_message("3.%u %s (DWARF of %s): %zu table fields and %u state bits checked, "
 		      "%d wrong\n", minor, file, debug ? debug : file,
 		      sizeof(checks) / sizeof(checks[0]), bits, wrong);
@@ -480,34 +584,42 @@ static void test_every_field_checked(void **state)
 	memset(covered + offsetof(struct py_layout, minor), 1, sizeof(unsigned));
 	memset(covered + offsetof(struct py_layout, bpf.pad), 1,
 	       sizeof(((struct py_offsets *)0)->pad));
+	memset(covered + offsetof(struct py_layout, pad), 1, sizeof(((struct py_layout *)0)->pad));
+	/* check_kinds() */
+	memset(covered + offsetof(struct py_layout, bpf.frame_kind), 1, 1);
+	memset(covered + offsetof(struct py_layout, bpf.tstate_id_pthread), 1, 1);
+	memset(covered + offsetof(struct py_layout, line_format), 1,
+	       sizeof(((struct py_layout *)0)->line_format));
 	for (size_t i = 0; i < sizeof(covered); i++)
 		if (!covered[i])
 			fail_msg("byte %zu of struct py_layout has no DWARF check: a new field? "
 				 "add it to checks[]", i);
-	for (unsigned minor = 11; minor <= 13; minor++)
+	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++)
 		assert_non_null(py_layout_find(minor));
-	assert_null(py_layout_find(10));
-	assert_null(py_layout_find(14));
+	assert_null(py_layout_find(MIN_MINOR - 1));
+	assert_null(py_layout_find(MAX_MINOR + 1));
 }
 
 /* The BPF walk reads a frame's first PY_FRAME_READ bytes at once
- * (bpf/python.bpf.h, py_frame_read()): every frame field must lie in them. */
+ * (bpf/python.bpf.h, py_frame_read()), PY_FRAME_OBJECT_READ of a
+ * PyFrameObject: every frame field must lie in them. */
 static void test_frame_fields_in_one_read(void **state)
 {
-	for (unsigned minor = 11; minor <= 13; minor++) {
+	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
 		const struct py_offsets *o = &py_layout_find(minor)->bpf;
+		const unsigned read = minor >= 11 ? PY_FRAME_READ : PY_FRAME_OBJECT_READ;
 		const struct { const char *name; unsigned off, size; } f[] = {
 			{ "frame_code", o->frame_code, 8 },
 			{ "frame_previous", o->frame_previous, 8 },
-			{ "frame_instr", o->frame_instr, 8 },
+			{ "frame_instr", o->frame_instr, 8 },	/* f_lasti read as 8 too */
 			{ "frame_is_entry", o->frame_is_entry, 1 },
 			{ "frame_owner", o->frame_owner, 1 },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-			if (f[i].off != PY_NO_OFFSET && f[i].off + f[i].size > PY_FRAME_READ)
-				fail_msg("3.%u: %s at %u is beyond the %d bytes read at once",
-					 minor, f[i].name, f[i].off, PY_FRAME_READ);
+			if (f[i].off != PY_NO_OFFSET && f[i].off + f[i].size > read)
+				fail_msg("3.%u: %s at %u is beyond the %u bytes read at once",
+					 minor, f[i].name, f[i].off, read);
 	}
 }
 
@@ -517,7 +629,7 @@ static void test_frame_fields_in_one_read(void **state)
  * of any of them is seen. */
 static void test_code_names_in_one_read(void **state)
 {
-	for (unsigned minor = 11; minor <= 13; minor++) {
+	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
 		const struct py_layout *l = py_layout_find(minor);
 		const unsigned start = l->bpf.code_names;
 		const struct { const char *name; unsigned off; } f[] = {
@@ -540,7 +652,7 @@ static void test_code_names_in_one_read(void **state)
  * py_tstate_still()): the other must lie in them too. */
 static void test_tstate_fields_in_one_read(void **state)
 {
-	for (unsigned minor = 11; minor <= 13; minor++) {
+	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
 		const struct py_offsets *o = &py_layout_find(minor)->bpf;
 		unsigned id = o->tstate_native_thread_id;
 		unsigned frame = o->tstate_cframe != PY_NO_OFFSET ? o->tstate_cframe
@@ -553,6 +665,21 @@ static void test_tstate_fields_in_one_read(void **state)
 				 "more than the %d bytes read at once apart", minor, id, frame,
 				 PY_TSTATE_READ);
 	}
+}
+
+static void test_python_3_8(void **state)
+{
+	check_minor(8);
+}
+
+static void test_python_3_9(void **state)
+{
+	check_minor(9);
+}
+
+static void test_python_3_10(void **state)
+{
+	check_minor(10);
 }
 
 static void test_python_3_11(void **state)
@@ -577,6 +704,9 @@ int main(void)
 		cmocka_unit_test(test_frame_fields_in_one_read),
 		cmocka_unit_test(test_code_names_in_one_read),
 		cmocka_unit_test(test_tstate_fields_in_one_read),
+		cmocka_unit_test(test_python_3_8),
+		cmocka_unit_test(test_python_3_9),
+		cmocka_unit_test(test_python_3_10),
 		cmocka_unit_test(test_python_3_11),
 		cmocka_unit_test(test_python_3_12),
 		cmocka_unit_test(test_python_3_13),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * test_pyline.c - unit tests of user/interp/pyline.c's location-table
- * decoder (py_line_of(), co_linetable of CPython 3.11+) against real
+ * test_pyline.c - unit tests of user/interp/pyline.c's line-table
+ * decoders against real interpreters.  py_line_of() (co_linetable of
+ * CPython 3.11+) against real
  * interpreters: tests/unit/interp/pyline_truth.py, run by every CPython
  * 3.11, 3.12 and 3.13 found (Debian's /usr/bin/python3.X, pyenv's
  * $PYENV_ROOT/versions/3.X.*), dumps the location tables of about 500
@@ -17,6 +18,14 @@
  * with no interpreter installed is skipped with a message.  The script is
  * found from BPFPROF_SRC (tests/run sets it), else next to the build
  * directory this program is in, else from the current directory.
+ *
+ * py_line_of_310() (3.10's co_linetable) and py_line_of_lnotab() (3.8's
+ * and 3.9's co_lnotab) likewise against tests/unit/interp/
+ * pyline_truth_old.py, run by every 3.10, 3.9 and 3.8 found, whose lines
+ * come from the interpreter's co_lines() (3.10) or dis.findlinestarts():
+ * every instruction and past the end, with line jumps of 128 and 2048
+ * lines both ways (several byte pairs), and for 3.10 instructions without
+ * a line.
  */
 #include <glob.h>
 #include <inttypes.h>
@@ -38,6 +47,8 @@
 
 /* What a run saw, for the coverage checks and the summary. */
 struct tally {
+	/* the decoder under test: py_line_of() or an older format's */
+	int (*line_of)(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 	unsigned long codes, units, unlocated, prefixes;
 	unsigned long kinds[16];		/* entries by kind */
 	unsigned long jump_fwd64, jump_back64, jump_fwd2048, jump_back2048;
@@ -54,9 +65,21 @@ struct code {
 	int *expect;			/* what py_line_of() must answer */
 };
 
-static char script[PATH_MAX + 64];
+static char script[PATH_MAX + 64];		/* pyline_truth.py */
+static char script_old[PATH_MAX + 64];		/* pyline_truth_old.py */
 
+static int find_script_new(void);
+
+/* Both scripts, next to each other; 0 if found. */
 static int find_script(void)
+{
+	int err = find_script_new();
+
+	snprintf(script_old, sizeof(script_old), "%.*s_old.py", (int)strlen(script) - 3, script);
+	return err ? err : access(script_old, R_OK);
+}
+
+static int find_script_new(void)
 {
 	const char *src = getenv("BPFPROF_SRC");
 	const char *rel = "tests/unit/interp/pyline_truth.py";
@@ -162,7 +185,7 @@ static void mismatch(struct tally *t, const char *interp, const struct code *c,
 {
 	if (t->mismatches++ < MAX_REPORTED)
 		print_message("%s: %s (first line %d, %zu code units): %s instruction %zu: "
-			      "line %d, py_line_of() says %d\n",
+			      "line %d, the decoder says %d\n",
 			      interp, c->name, c->firstlineno, c->nunits, what, instr, want, got);
 }
 
@@ -180,28 +203,39 @@ static int line_of_prefix(const struct code *c, size_t len, uint32_t instr)
 	return line;
 }
 
-/* Every instruction, past the end, and the prefixes of the table. */
-static void check_code(const char *interp, const struct code *c, struct tally *t)
+/* Every instruction and past the end, by t->line_of. */
+static void check_units(const char *interp, const struct code *c, struct tally *t)
 {
-	size_t *starts = calloc(c->tlen + 1, sizeof(size_t));
-	size_t *before = calloc(c->tlen + 1, sizeof(size_t));
 	int end = c->nunits ? c->expect[c->nunits - 1] : c->firstlineno, got;
-	size_t n;
 
-	assert_non_null(starts);
-	assert_non_null(before);
 	for (size_t i = 0; i < c->nunits; i++) {
-		got = py_line_of(c->table, c->tlen, c->firstlineno, (uint32_t)i);
+		got = t->line_of(c->table, c->tlen, c->firstlineno, (uint32_t)i);
 		if (got != c->expect[i])
 			mismatch(t, interp, c, c->lines[i] < 0 ? "unlocated" : "located", i,
 				 c->expect[i], got);
 	}
 	const uint32_t past[] = { (uint32_t)c->nunits, (uint32_t)c->nunits + 1000, UINT32_MAX };
 	for (size_t k = 0; k < sizeof(past) / sizeof(past[0]); k++) {
-		got = py_line_of(c->table, c->tlen, c->firstlineno, past[k]);
+		got = t->line_of(c->table, c->tlen, c->firstlineno, past[k]);
 		if (got != end)
 			mismatch(t, interp, c, "past the end", past[k], end, got);
 	}
+}
+
+/* Every instruction, past the end, and the prefixes of the table (3.11+);
+ * the older formats: their instructions and past the end. */
+static void check_code(const char *interp, const struct code *c, struct tally *t)
+{
+	size_t *starts, *before;
+	size_t n;
+
+	check_units(interp, c, t);
+	if (t->line_of != py_line_of)
+		return;
+	starts = calloc(c->tlen + 1, sizeof(size_t));
+	before = calloc(c->tlen + 1, sizeof(size_t));
+	assert_non_null(starts);
+	assert_non_null(before);
 	n = entry_starts(c, starts, before);
 	assert_int_equal(before[n], c->nunits);
 	for (size_t k = 0; k < n; k++)
@@ -210,7 +244,7 @@ static void check_code(const char *interp, const struct code *c, struct tally *t
 	 * one (past this table's end) get that instruction's line. */
 	for (size_t k = 0; k <= n; k++, t->prefixes++) {
 		size_t u = before[k];
-		int want = u ? c->expect[u - 1] : c->firstlineno;
+		int want = u ? c->expect[u - 1] : c->firstlineno, got;
 
 		if (u) {
 			got = line_of_prefix(c, starts[k], (uint32_t)(u - 1));
@@ -237,8 +271,9 @@ static void free_code(struct code *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Run the script with @interp (@flags), check everything it dumps. */
-static void run_dump(const char *interp, const char *flags, struct tally *t)
+/* Run @script with @interp (@flags), check everything it dumps. */
+static void run_dump(const char *script, const char *interp, const char *flags,
+		     struct tally *t)
 {
 	char cmd[PATH_MAX * 3], *line = NULL;
 	size_t cap = 0;
@@ -281,12 +316,12 @@ static void check_interp(const char *interp)
 		"short 7", "short 8", "short 9", "one-line 0", "one-line 1", "one-line 2",
 		"no columns", "long", "no location",
 	};
-	struct tally t = { 0 };
+	struct tally t = { .line_of = py_line_of };
 	unsigned long codes_plain;
 
-	run_dump(interp, "", &t);
+	run_dump(script, interp, "", &t);
 	codes_plain = t.codes;
-	run_dump(interp, "-X no_debug_ranges", &t);
+	run_dump(script, interp, "-X no_debug_ranges", &t);
 	print_message("%s: %lu code objects (%lu with debug ranges), %lu instructions "
 		      "(%lu without a location), %lu table prefixes: %lu disagree\n",
 		      interp, t.codes, codes_plain, t.units, t.unlocated, t.prefixes,
@@ -306,6 +341,24 @@ static void check_interp(const char *interp)
 	assert_true(t.jump_fwd64 && t.jump_back64 && t.jump_fwd2048 && t.jump_back2048);
 }
 
+/* @interp of 3.@minor, 3.8-3.10: every instruction agrees, the corpus has
+ * big jumps both ways and (3.10) instructions without a line. */
+static void check_interp_old(const char *interp, unsigned minor)
+{
+	struct tally t = { .line_of = minor == 10 ? py_line_of_310 : py_line_of_lnotab };
+
+	run_dump(script_old, interp, "", &t);
+	print_message("%s: %lu code objects, %lu instructions (%lu without a line): %lu "
+		      "disagree; line jumps >= 64 forward %lu, backward %lu; >= 2048 forward "
+		      "%lu, backward %lu\n", interp, t.codes, t.units, t.unlocated, t.mismatches,
+		      t.jump_fwd64, t.jump_back64, t.jump_fwd2048, t.jump_back2048);
+	assert_int_equal(t.mismatches, 0);
+	assert_true(t.codes > 2 * 100);
+	assert_true(t.jump_fwd64 && t.jump_back64 && t.jump_fwd2048 && t.jump_back2048);
+	if (minor == 10 && !t.unlocated)
+		fail_msg("%s: no instruction without a line: the corpus does not cover it", interp);
+}
+
 /* Every interpreter of CPython 3.@minor on the machine; skip if none. */
 static void check_minor(unsigned minor)
 {
@@ -318,7 +371,7 @@ static void check_minor(unsigned minor)
 		fail_msg("tests/unit/interp/pyline_truth.py not found (set BPFPROF_SRC)");
 	snprintf(path, sizeof(path), "/usr/bin/python3.%u", minor);
 	if (!access(path, X_OK)) {
-		check_interp(path);
+		minor >= 11 ? check_interp(path) : check_interp_old(path, minor);
 		found++;
 	}
 	snprintf(pattern, sizeof(pattern), "%s/versions/3.%u.*/bin/python3.%u",
@@ -327,7 +380,10 @@ static void check_minor(unsigned minor)
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			if (access(g.gl_pathv[i], X_OK))
 				continue;
-			check_interp(g.gl_pathv[i]);
+			if (minor >= 11)
+				check_interp(g.gl_pathv[i]);
+			else
+				check_interp_old(g.gl_pathv[i], minor);
 			found++;
 		}
 		globfree(&g);
@@ -337,6 +393,21 @@ static void check_minor(unsigned minor)
 			      pattern);
 		skip();
 	}
+}
+
+static void test_python_3_8(void **state)
+{
+	check_minor(8);
+}
+
+static void test_python_3_9(void **state)
+{
+	check_minor(9);
+}
+
+static void test_python_3_10(void **state)
+{
+	check_minor(10);
 }
 
 static void test_python_3_11(void **state)
@@ -357,6 +428,9 @@ static void test_python_3_13(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_python_3_8),
+		cmocka_unit_test(test_python_3_9),
+		cmocka_unit_test(test_python_3_10),
 		cmocka_unit_test(test_python_3_11),
 		cmocka_unit_test(test_python_3_12),
 		cmocka_unit_test(test_python_3_13),
