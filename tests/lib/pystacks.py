@@ -22,6 +22,10 @@ reads it).  Standard library only.
       the line of that call in the source (PYBURN: the workload's file),
       in >= 99% of those samples; >= 90% of the samples in pyburn_inner_a
       (its Python frame the innermost) are on its loop's two lines.
+  pystacks.py reads ERR RATIO
+      bpfprof -v's summary on stderr (ERR): >= 4 Python frames per sample
+      with Python frames, read in at most RATIO reads of the process's
+      memory per frame.
   pystacks.py threads DUMP POINTS
       tests/workloads/pythreads.py: each worker thread's samples are in its
       own function (and that function in no other thread), and each
@@ -36,6 +40,7 @@ anywhere in the stack.
 """
 import ast
 import os
+import re
 import sys
 
 import pprof_proto
@@ -190,6 +195,19 @@ def lines(pprof, pyfile):
           % (loop[1], loop[0], loop_lines))
 
 
+def reads(err, ratio):
+    m = None
+    for line in open(err, errors="replace"):
+        m = re.search(r"Python: ([0-9.]+) frames read per sample with Python frames, "
+                      r"in ([0-9.]+) reads", line) or m
+    check(m is not None, "-v gives the frames and reads per sample")
+    if m:
+        frames, n = float(m.group(1)), float(m.group(2))
+        check(frames >= 4 and n <= ratio * frames,
+              "%.1f Python frames per sample in %.1f reads (at most %.2f a frame)"
+              % (frames, n, ratio))
+
+
 def threads(dump, truth_path, points):
     d = profdump.load(dump)
     truth = {}
@@ -232,6 +250,8 @@ def main():
         if len(sys.argv) == 6 and sys.argv[5] != "--calls-through-c":
             sys.exit(__doc__)
         shares(sys.argv[2], sys.argv[3], float(sys.argv[4]), len(sys.argv) == 6)
+    elif len(sys.argv) == 4 and sys.argv[1] == "reads":
+        reads(sys.argv[2], float(sys.argv[3]))
     elif len(sys.argv) == 4 and sys.argv[1] == "lines":
         lines(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "threads":

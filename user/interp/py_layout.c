@@ -7,85 +7,47 @@
 
 #include "py_layout.h"
 
+/*
+ * 3.8, 3.9 and 3.10 differ only in f_lasti (where, and whether it counts
+ * code units or bytes) and the line table's format: heap PyFrameObjects,
+ * thread states known by thread_id (pthread_self()), no co_qualname
+ * (co_name stands for it), no co_code_adaptive; code_names at
+ * co_cell2arg, so that the four pointers read hold co_filename, co_name
+ * and the line table but not co_zombieframe, which changes as the code
+ * runs.
+ */
+#define PY_LAYOUT_BEFORE_3_11(minor_, lasti, kind, lines)                                  \
+	{                                                                                 \
+		.minor = (minor_),                                                        \
+		.bpf = {                                                                  \
+			.runtime_interpreters_head = 32,                                  \
+			.interp_threads_head = 8,		/* tstate_head */         \
+			.tstate_next = 8,                                                 \
+			.tstate_native_thread_id = 176,	/* thread_id */           \
+			.tstate_cframe = PY_NO_OFFSET,                                    \
+			.current_frame = 24,			/* PyThreadState.frame */ \
+			.frame_code = 32,                                                 \
+			.frame_previous = 24,			/* f_back */              \
+			.frame_instr = (lasti),		/* f_lasti */             \
+			.frame_is_entry = PY_NO_OFFSET,                                   \
+			.frame_owner = PY_NO_OFFSET,                                      \
+			.code_adaptive = PY_NO_OFFSET,                                    \
+			.code_names = 96,			/* co_cell2arg */         \
+			.owner_cstack = 0xff,                                             \
+			.frame_kind = (kind),                                             \
+			.tstate_id_pthread = 1,                                           \
+		},                                                                        \
+		.code_filename = 104, .code_name = 112, .code_qualname = 112,             \
+		.code_firstlineno = 40, .code_linetable = 120,                            \
+		.line_format = (lines),                                                   \
+		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,  \
+		.bytes_size = 16, .bytes_data = 32, .object_type = 8,                     \
+	}
+
 static const struct py_layout layouts[] = {
-	{
-		.minor = 8,
-		.bpf = {
-			.runtime_interpreters_head = 32,
-			.interp_threads_head = 8,	/* tstate_head */
-			.tstate_next = 8,
-			.tstate_native_thread_id = 176,	/* thread_id */
-			.tstate_cframe = PY_NO_OFFSET,
-			.current_frame = 24,		/* PyThreadState.frame */
-			.frame_code = 32,
-			.frame_previous = 24,		/* f_back */
-			.frame_instr = 104,		/* f_lasti */
-			.frame_is_entry = PY_NO_OFFSET,
-			.frame_owner = PY_NO_OFFSET,
-			.code_adaptive = PY_NO_OFFSET,
-			.code_names = 96,		/* co_cell2arg */
-			.owner_cstack = 0xff,
-			.frame_kind = PY_FRAME_OBJECT_BYTES,
-			.tstate_id_pthread = 1,
-		},
-		.code_filename = 104, .code_name = 112, .code_qualname = 112,
-		.code_firstlineno = 40, .code_linetable = 120,	/* co_lnotab */
-		.line_format = PY_LINES_LNOTAB,
-		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,
-		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
-	},
-	{
-		.minor = 9,
-		.bpf = {
-			.runtime_interpreters_head = 32,
-			.interp_threads_head = 8,	/* tstate_head */
-			.tstate_next = 8,
-			.tstate_native_thread_id = 176,	/* thread_id */
-			.tstate_cframe = PY_NO_OFFSET,
-			.current_frame = 24,		/* PyThreadState.frame */
-			.frame_code = 32,
-			.frame_previous = 24,		/* f_back */
-			.frame_instr = 104,		/* f_lasti */
-			.frame_is_entry = PY_NO_OFFSET,
-			.frame_owner = PY_NO_OFFSET,
-			.code_adaptive = PY_NO_OFFSET,
-			.code_names = 96,		/* co_cell2arg */
-			.owner_cstack = 0xff,
-			.frame_kind = PY_FRAME_OBJECT_BYTES,
-			.tstate_id_pthread = 1,
-		},
-		.code_filename = 104, .code_name = 112, .code_qualname = 112,
-		.code_firstlineno = 40, .code_linetable = 120,	/* co_lnotab */
-		.line_format = PY_LINES_LNOTAB,
-		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,
-		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
-	},
-	{
-		.minor = 10,
-		.bpf = {
-			.runtime_interpreters_head = 32,
-			.interp_threads_head = 8,	/* tstate_head */
-			.tstate_next = 8,
-			.tstate_native_thread_id = 176,	/* thread_id */
-			.tstate_cframe = PY_NO_OFFSET,
-			.current_frame = 24,		/* PyThreadState.frame */
-			.frame_code = 32,
-			.frame_previous = 24,		/* f_back */
-			.frame_instr = 96,		/* f_lasti */
-			.frame_is_entry = PY_NO_OFFSET,
-			.frame_owner = PY_NO_OFFSET,
-			.code_adaptive = PY_NO_OFFSET,
-			.code_names = 96,		/* co_cell2arg */
-			.owner_cstack = 0xff,
-			.frame_kind = PY_FRAME_OBJECT_INDEX,
-			.tstate_id_pthread = 1,
-		},
-		.code_filename = 104, .code_name = 112, .code_qualname = 112,
-		.code_firstlineno = 40, .code_linetable = 120,	/* co_linetable */
-		.line_format = PY_LINES_310,
-		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,
-		.bytes_size = 16, .bytes_data = 32, .object_type = 8,
-	},
+	PY_LAYOUT_BEFORE_3_11(8, 104, PY_FRAME_OBJECT_BYTES, PY_LINES_LNOTAB),
+	PY_LAYOUT_BEFORE_3_11(9, 104, PY_FRAME_OBJECT_BYTES, PY_LINES_LNOTAB),
+	PY_LAYOUT_BEFORE_3_11(10, 96, PY_FRAME_OBJECT_INDEX, PY_LINES_310),
 	{
 		.minor = 11,
 		.bpf = {
