@@ -174,12 +174,12 @@ static __always_inline __u16 py_tstate_lo(const struct py_offsets *o)
 }
 
 /*
- * @ts, known to be the thread state of the thread of id @tid
+ * @ts, known to be the thread state of the thread whose id is @want
  * (py_thread_id()), is still (native_thread_id).  Read with the current
  * frame's field into @last->tbuf, for py_current_frame(), when @last is
  * there and both fit.
  */
-static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u64 tid,
+static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u64 want,
 					    struct py_last_thread *last)
 {
 	const struct py_offsets *o = &p->off;
@@ -192,9 +192,9 @@ static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts
 	    !bpf_probe_read_user(last->tbuf, PY_TSTATE_READ, (const void *)(ts + lo))) {
 		last->read_ts = ts;
 		return py_buf_u64(last->tbuf, PY_TSTATE_READ, 0,
-				  o->tstate_native_thread_id - lo) == tid;
+				  o->tstate_native_thread_id - lo) == want;
 	}
-	return !py_read(ts + o->tstate_native_thread_id, &id) && id == tid;
+	return !py_read(ts + o->tstate_native_thread_id, &id) && id == want;
 }
 
 /* Thread @tid of process @tgid uses thread state @ts: this CPU's note. */

@@ -34,7 +34,8 @@
  */
 struct py_offsets {
 	__u16 runtime_interpreters_head;	/* _PyRuntimeState.interpreters.head */
-	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head
+					 * (.tstate_head 3.8-3.10) */
 	__u16 tstate_next;		/* PyThreadState.next */
 	__u16 tstate_native_thread_id;	/* PyThreadState.native_thread_id, or
 					 * .thread_id (3.8-3.10: tstate_id_pthread) */
