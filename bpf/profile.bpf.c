@@ -44,6 +44,8 @@ const volatile __u32 max_depth = BPFPROF_MAX_FP_DEPTH;
 const volatile __u64 wakeup_bytes = 256 * 1024;	/* wake the collector past this backlog */
 const volatile bool dwarf_mode = false;		/* --call-graph dwarf: copy regs + user stack */
 const volatile __u32 user_stack_size = 8192;	/* bytes copied, <= BPFPROF_MAX_USER_STACK */
+/* --call-graph auto: copies of young processes' stacks (cfi_copy_instead()) */
+const volatile bool cfi_copies = false;
 /* --cgroup: only tasks in this cgroup or below it (task_in_cgroup()). */
 const volatile bool cgroup_filter = false;
 const volatile __u32 cgroup_v1 = BPFPROF_CGROUP_V2;	/* hierarchy: enum bpfprof_cgroup_v1 */
@@ -367,12 +369,43 @@ __noinline int announce_new_stack(__u32 tgid, __u32 tid, __u64 id, int now)
 	return 0;
 }
 
+/* A process whose thread-group leader started less than this ago (ns) is
+ * young: cfi_copy_instead(). */
+#define CFI_COPY_YOUNG_NS 1000000000ull
+
+/*
+ * Whether the user stack the CFI walk just took (this CPU's cfi_vars) is
+ * better sent to the collector as a copy, like a --call-graph dwarf
+ * sample, than stored: the walk met code the collector has not loaded
+ * the tables of yet (no entry for the process, or a pc in no mapping it
+ * wrote), in a young process (an exec'd child in its first milliseconds,
+ * before the collector read its mappings, or before ld.so's libraries
+ * reached the table).  Such a walk stops early; the collector unwinds
+ * the copy once it knows the mappings (user/unwind/unwind.c).  Only
+ * while the ring has room for two records: else the walk's frames stand.
+ */
+static __always_inline bool cfi_copy_instead(void)
+{
+	__u64 record = sizeof(struct dwarf_sample_event) + user_stack_size, zero = 0;
+	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	__u64 start;
+
+	if (!cfi_copies || !v || (v->stop != CFI_WALK_NO_PROCESS && v->stop != CFI_WALK_UNMAPPED))
+		return false;
+	start = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_time);
+	if (bpf_ktime_get_ns() - start > CFI_COPY_YOUNG_NS)
+		return false;
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + 2 * record <=
+	       bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE);
+}
+
 /*
  * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
- * stack), or -1 after counting the drop.  A global function, like the two
- * above: checked once for both stacks and whatever state the program is
- * in when it calls (docs/PERFORMANCE.md, "Verifier cost of the BPF
- * program").
+ * stack), or -1 after counting the drop; 1, with *id 0, for a user stack
+ * to send as a copy instead (cfi_copy_instead()).  A global function, like
+ * the two above: checked once for both stacks and whatever state the
+ * program is in when it calls (docs/PERFORMANCE.md, "Verifier cost of the
+ * BPF program").
  */
 __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 			     __u32 tgid, __u32 tid, __u64 *id)
@@ -399,6 +432,8 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 		drop(kernel ? DROP_KERNEL_STACK : DROP_USER_STACK);
 		return -1;
 	}
+	if (!kernel && cfi_mode && n > 0 && cfi_copy_instead())
+		return 1;
 	st->nr = n / sizeof(__u64);
 	st->kernel = kernel;
 	/* Never a user stack in dwarf mode: saying so spares the verifier
@@ -543,13 +578,27 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 		e->stack_size = m;
 }
 
+/* The copy of [sp, sp + n) faulted: copy the rest of sp's page. */
+static __always_inline void copy_user_stack_page(struct dwarf_sample_event *e, __u64 sp, __u32 n)
+{
+	__u64 m = 4096 - (sp & 4095);
+
+	if (m > n)
+		m = n;
+	if (m > user_stack_size)
+		m = user_stack_size;
+	if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
+		e->stack_size = m;
+}
+
 /*
  * --call-graph dwarf: the sample with the user registers and a copy of the
  * user stack from sp upward (capped at the end of the environment strings
- * for the main thread, where the stack mapping ends).
+ * for the main thread, where the stack mapping ends).  A copy that faults
+ * is cut at the readable end (@find_end), or to the rest of sp's page.
  */
 static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
-					       struct count_key *key)
+					       struct count_key *key, bool find_end)
 {
 	struct dwarf_sample_event *e;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -583,11 +632,28 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 			n = user_stack_size;
 		if (n && bpf_probe_read_user(e->stack, n, (void *)sp) == 0)
 			e->stack_size = n;
-		else if (n)
+		else if (n && find_end)
 			copy_user_stack_below_fault(e, sp, n);
+		else if (n)
+			copy_user_stack_page(e, sp, n);
 	}
 	submit_sample(e);
 	return 0;
+}
+
+/*
+ * auto's copy of a young process's stack (cfi_copy_instead()), a global
+ * function checked once.  Without stream_dwarf_sample()'s search for the
+ * readable end of a copy that faults, whose checking doubled the
+ * verifier's work on the program (a young process's samples are mostly
+ * on its main thread, where the copy stops at env_end).  Returns 0, or
+ * -1 (dropped, counted).
+ */
+__noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
+{
+	if (!ctx || !key)
+		return -1;
+	return stream_dwarf_sample(ctx, key, false);
 }
 
 /*
@@ -612,6 +678,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		.tgid = pid_tgid >> 32,
 		.tid = (__u32)pid_tgid,
 	};
+	int copy = 0;		/* the user stack goes out as a copy */
 
 	if (!is_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
 		return 0;
@@ -620,10 +687,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	    capture_stack(ctx, 1, key.tgid, key.tid, &key.kernel_stack))
 		return 0;
 	if (!dwarf_mode && want_user_stack &&
-	    capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack))
+	    (copy = capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack)) < 0)
 		return 0;
 	note_thread(key.tgid, key.tid);
-	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
+	if (copy > 0) {		/* auto: a young process's stack, cfi_copy_instead() */
+		if (!send_stack_copy(ctx, &key))
+			stat_inc(STAT_KEPT);
+		return 0;
+	}
+	if (dwarf_mode ? stream_dwarf_sample(ctx, &key, true)
 		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;
 	stat_inc(STAT_KEPT);

@@ -54,7 +54,8 @@ struct collector {
 	struct command command;		/* -- COMMAND */
 	struct profile *profile;
 	struct symbolizer *symbolizer;
-	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
+	struct unwinder *unwinder;	/* --call-graph dwarf, and auto's copies of young
+					 * processes' stacks; else NULL */
 	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
 	struct cfi_cache *cfi_cache;	/* its on-disk tables; NULL: none */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
@@ -215,7 +216,8 @@ static int make_steps(struct collector *c)
 	if (c->session.plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
 		symbolizer_set_lines(c->symbolizer, false);
 	symbolizer_set_demangle(c->symbolizer, !o->no_demangle);
-	if (o->call_graph == CALL_GRAPH_DWARF && !(c->unwinder = unwinder_new()))
+	if ((o->call_graph == CALL_GRAPH_DWARF || o->call_graph == CALL_GRAPH_AUTO) &&
+	    !(c->unwinder = unwinder_new()))
 		return -ENOMEM;
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
@@ -416,8 +418,10 @@ static int write_and_summarise(struct collector *c)
 	if (!err && !c->opts->quiet && (err = use_names_only_symbolizer(c)) == 0) {
 		summary_print(stderr, &c->info.run, c->profile, &c->session.host.api, &c->stats,
 			      &outs);
-		if (c->unwinder)
-			summary_print_unwind(stderr, &c->ingest.unwind);
+		if (c->unwinder && (c->opts->call_graph == CALL_GRAPH_DWARF ||
+				    c->ingest.unwind.samples))
+			summary_print_unwind(stderr, &c->ingest.unwind,
+					     c->opts->call_graph == CALL_GRAPH_AUTO);
 		if (c->cfi)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
 		if (c->interp)

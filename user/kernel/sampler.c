@@ -97,6 +97,7 @@ static void set_rodata(struct profile_bpf *skel, const struct sampler_config *cf
 	skel->rodata->stream_samples = cfg->stream || cfg->dwarf;
 	skel->rodata->dwarf_mode = cfg->dwarf;
 	skel->rodata->cfi_mode = cfg->cfi;
+	skel->rodata->cfi_copies = cfg->cfi_copies;
 	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
 	skel->rodata->cgroup_filter = cfg->cgroup_filter;

@@ -52,14 +52,20 @@ static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_co
 								 SETTINGS_COUNT_MAP_MAX);
 }
 
-/* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf records. */
+/* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf
+ * records; without a stream, room for auto's copies of stacks, if any. */
 static uint32_t ringbuf_bytes(const struct options *o, bool stream)
 {
 	uint64_t want = SETTINGS_DWARF_MIN_RECORDS * SETTINGS_DWARF_RECORD_BYTES(o->dwarf_stack_size);
+	uint64_t copies = SETTINGS_CFI_COPY_RECORDS *
+			  SETTINGS_DWARF_RECORD_BYTES(o->dwarf_stack_size);
 	uint32_t rb = o->ringbuf_size;
 
-	if (!stream)
+	if (!stream && o->call_graph != CALL_GRAPH_AUTO)
 		return SETTINGS_UNUSED_RINGBUF;
+	if (!stream)
+		for (rb = SETTINGS_UNUSED_RINGBUF; rb < copies; rb *= 2)
+			;
 	while (o->call_graph == CALL_GRAPH_DWARF && rb < want && rb < (1u << 30))
 		rb *= 2;
 	return rb;
@@ -93,6 +99,7 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 {
 	cfg->dwarf = o->call_graph == CALL_GRAPH_DWARF;
 	cfg->cfi = o->call_graph == CALL_GRAPH_AUTO;
+	cfg->cfi_copies = cfg->cfi;
 	cfg->user_stack_size = o->dwarf_stack_size;
 	/* dwarf: the program stores kernel stacks only */
 	cfg->max_depth = o->max_stack;

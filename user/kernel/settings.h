@@ -38,7 +38,11 @@ struct sampler_config {
 					 * with the unwind tables of bpf/cfi_walk.bpf.h */
 	uint32_t cfi_process_map_size;	/* auto: slots (processes) of "cfi_procs"; 0: the
 					 * program's own */
-	uint32_t user_stack_size;	/* dwarf: bytes of user stack copied per sample */
+	bool cfi_copies;		/* auto: a young process's sample whose walk met
+					 * code with no table yet goes out as a dwarf
+					 * record, for the collector to unwind */
+	uint32_t user_stack_size;	/* dwarf, and auto's copies: bytes of user stack
+					 * copied per sample */
 	uint32_t max_depth;		/* frames a stack stored by the program has room
 					 * for, 1..BPFPROF_MAX_STACK_DEPTH (bpf_get_stack()
 					 * walks at most BPFPROF_MAX_FP_DEPTH of them) */
@@ -87,6 +91,9 @@ struct sampler_config {
 #define SETTINGS_DWARF_RECORD_BYTES(stack) ((uint64_t)(stack) + 256u)
 /* A dwarf ring buffer holds at least this many records (up to 1 GiB). */
 #define SETTINGS_DWARF_MIN_RECORDS 256
+/* auto without a stream: the ring buffer holds this many copies of young
+ * processes' stacks (bpf/profile.bpf.c, cfi_copy_instead()). */
+#define SETTINGS_CFI_COPY_RECORDS 64
 
 /*
  * Derive the whole sampler configuration of a run from what the user typed

@@ -299,7 +299,7 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 	}
 }
 
-void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st)
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies)
 {
 	static const char *const names[UNWIND_STOP_NR] = {
 		[UNWIND_END] = "complete", [UNWIND_TRUNCATED] = "stack-copy-too-small",
@@ -307,7 +307,12 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st)
 		[UNWIND_MAX_DEPTH] = "max-depth", [UNWIND_ERROR] = "error",
 	};
 
-	fprintf(out, "bpfprof: dwarf unwinding: %llu samples;", (unsigned long long)st->samples);
+	if (copies)	/* auto: young processes' samples before their tables */
+		fprintf(out, "bpfprof: stacks of new processes copied and unwound here: %llu;",
+			(unsigned long long)st->samples);
+	else
+		fprintf(out, "bpfprof: dwarf unwinding: %llu samples;",
+			(unsigned long long)st->samples);
 	for (int i = 0; i < UNWIND_STOP_NR; i++)
 		if (st->stops[i])
 			fprintf(out, " %s %llu", names[i] ? names[i] : "other",

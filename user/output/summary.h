@@ -32,9 +32,10 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 		   const struct bpfprof_host *host, const struct sampler_stats *stats,
 		   const struct summary_outputs *outs);
 
-/* One line on what --call-graph dwarf unwinding did: samples, stops by
- * reason, the worst backlog (ms). */
-void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st);
+/* One line on what the collector's unwinding of stack copies did
+ * (--call-graph dwarf, or with @copies auto's copies of young processes'
+ * stacks): samples, stops by reason, the worst backlog (ms). */
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies);
 
 struct interp;
 

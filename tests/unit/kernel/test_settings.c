@@ -155,15 +155,21 @@ static void test_targets(void **unused)
 	options_free(&o);
 }
 
-/* Counts mode leaves the ring buffer unused, the stream the count maps. */
+/* Counts mode uses the ring buffer only for auto's copies of young
+ * processes' stacks (fp leaves it unused), the stream not the count maps. */
 static void test_by_mode(void **unused)
 {
 	static const char *args[] = { "bpfprof", "-a", "--ringbuf-size", "65536" };
+	static const char *fp[] = { "bpfprof", "-a", "-g", "--ringbuf-size", "65536" };
 	struct sampler_config cfg;
 
+	derive(fp, ARGC(fp), false, 2, &cfg);
+	assert_false(cfg.stream || cfg.cfi_copies);
+	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_false(cfg.stream);
-	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
+	assert_true(cfg.cfi && cfg.cfi_copies);
+	assert_int_equal(cfg.ringbuf_size, 1 << 20);	/* >= 64 * (8192 + 256) */
 	assert_int_equal(cfg.count_map_size, SETTINGS_COUNT_MAP_MIN);
 	derive(args, ARGC(args), true, 2, &cfg);
 	assert_true(cfg.stream);
@@ -180,7 +186,7 @@ static void test_dwarf(void **unused)
 	struct sampler_config cfg;
 
 	derive(small, ARGC(small), false, 2, &cfg);
-	assert_true(cfg.stream && cfg.dwarf);
+	assert_true(cfg.stream && cfg.dwarf && !cfg.cfi_copies);
 	assert_int_equal(cfg.user_stack_size, 1024);
 	assert_int_equal(cfg.ringbuf_size, 512 << 10);	/* >= 256 * (1024 + 256) */
 	derive(big, ARGC(big), false, 2, &cfg);
