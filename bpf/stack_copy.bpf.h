@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * stack_copy.bpf.h - samples whose user stack goes to the collector as a
+ * copy (registers and the stack from sp up, struct dwarf_sample_event),
+ * for it to unwind in userspace (user/unwind/unwind.c): every sample with
+ * --call-graph dwarf, and with auto a young process's sample whose walk
+ * met code the collector has not loaded the tables of yet
+ * (cfi_copy_instead()).  Included once by profile.bpf.c.
+ *
+ * Needs from profile.bpf.c: the "samples" ring, sample_header(),
+ * submit_sample(), drop(), user_stack_size, cfi_copies; from
+ * bpf/cfi_walk.bpf.h: cfi_vars.
+ */
+#ifndef BPFPROF_STACK_COPY_BPF_H
+#define BPFPROF_STACK_COPY_BPF_H
+
+/* Probes of copy_user_stack_below_fault(): a binary search over at most
+ * 2^6 - 1 page boundaries. */
+#define FAULT_PROBES 6
+_Static_assert((1 << FAULT_PROBES) > BPFPROF_MAX_USER_STACK / 4096 + 2,
+	       "too few probes to find the readable end of the largest stack copy");
+
+/*
+ * The copy of [sp, sp + n) faulted: a thread's stack often ends less than n
+ * bytes above sp.  Copy the longest prefix that ends on a page boundary and
+ * can be read.  A prefix is readable when all its pages are, so the
+ * readable ones are those up to the first bad page, found by a binary
+ * search: a few reads instead of one per page (a failed read zeroes its
+ * destination, so the longest good prefix is read last).
+ */
+static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
+							__u64 sp, __u32 n)
+{
+	__u64 base = sp & ~4095ull;
+	/* Page ends base + 4096 j, for j in (lo, hi), may be the answer:
+	 * j = lo is readable (0: nothing), j = hi is not. */
+	__u64 lo = 0, hi = (((sp + n) & ~4095ull) - base) / 4096 + 1, m = 0;
+	bool last_ok = true;
+
+	for (int i = 0; i < FAULT_PROBES && hi - lo > 1; i++) {
+		__u64 mid = (lo + hi) / 2;
+
+		/* 64-bit: no sub-register copy that loses the bound */
+		m = base + 4096 * mid - sp;
+		if (m > user_stack_size)
+			m = user_stack_size;
+		last_ok = bpf_probe_read_user(e->stack, m, (void *)sp) == 0;
+		if (last_ok)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return;
+	m = base + 4096 * lo - sp;
+	if (m > user_stack_size)
+		m = user_stack_size;
+	if (last_ok || bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
+		e->stack_size = m;
+}
+
+/* The copy of [sp, sp + n) faulted: copy the rest of sp's page. */
+static __always_inline void copy_user_stack_page(struct dwarf_sample_event *e, __u64 sp, __u32 n)
+{
+	__u64 m = 4096 - (sp & 4095);
+
+	if (m > n)
+		m = n;
+	if (m > user_stack_size)
+		m = user_stack_size;
+	if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
+		e->stack_size = m;
+}
+
+/*
+ * --call-graph dwarf: the sample with the user registers and a copy of the
+ * user stack from sp upward (capped at the end of the environment strings
+ * for the main thread, where the stack mapping ends).  A copy that faults
+ * is cut at the readable end (@find_end), or to the rest of sp's page.
+ */
+static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
+					       struct count_key *key, bool find_end)
+{
+	struct dwarf_sample_event *e;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	__u64 sp, env_end = 0;
+	__u32 n = user_stack_size;
+
+	if (n > BPFPROF_MAX_USER_STACK)
+		n = BPFPROF_MAX_USER_STACK;
+	e = bpf_ringbuf_reserve(&samples, sizeof(*e) + user_stack_size, 0);
+	if (!e) {
+		drop(DROP_RINGBUF_FULL);
+		return -1;
+	}
+	sample_header(&e->sample, ctx, key);	/* user_stack 0: the collector unwinds */
+	e->ip = e->sp = e->bp = 0;
+	e->stack_size = 0;
+	e->has_regs = 0;
+	if (BPF_CORE_READ(task, mm)) {	/* no dereference: see cfi_walk_user_stack() */
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		e->ip = BPF_CORE_READ(regs, ip);
+		e->sp = sp = BPF_CORE_READ(regs, sp);
+		e->bp = BPF_CORE_READ(regs, bp);
+		e->has_regs = 1;
+		env_end = BPF_CORE_READ(task, mm, env_end);
+		if (sp < env_end && env_end - sp < n)
+			n = env_end - sp;
+		if (n > BPFPROF_MAX_USER_STACK)
+			n = BPFPROF_MAX_USER_STACK;
+		if (n > user_stack_size)
+			n = user_stack_size;
+		if (n && bpf_probe_read_user(e->stack, n, (void *)sp) == 0)
+			e->stack_size = n;
+		else if (n && find_end)
+			copy_user_stack_below_fault(e, sp, n);
+		else if (n)
+			copy_user_stack_page(e, sp, n);
+	}
+	submit_sample(e);
+	return 0;
+}
+
+/*
+ * auto's copy of a young process's stack (cfi_copy_instead()), a global
+ * function checked once.  Without stream_dwarf_sample()'s search for the
+ * readable end of a copy that faults, whose checking doubled the
+ * verifier's work on the program (a young process's samples are mostly
+ * on its main thread, where the copy stops at env_end).  Returns 0, or
+ * -1 (dropped, counted).
+ */
+__noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
+{
+	if (!ctx || !key)
+		return -1;
+	return stream_dwarf_sample(ctx, key, false);
+}
+
+/* A process whose thread-group leader started less than this ago (ns) is
+ * young: cfi_copy_instead(). */
+#define CFI_COPY_YOUNG_NS 1000000000ull
+
+/*
+ * Whether the user stack the CFI walk just took (this CPU's cfi_vars) is
+ * better sent to the collector as a copy, like a --call-graph dwarf
+ * sample, than stored: the walk met code the collector has not loaded
+ * the tables of yet (no entry for the process, or a pc in no mapping it
+ * wrote), in a young process (an exec'd child in its first milliseconds,
+ * before the collector read its mappings, or before ld.so's libraries
+ * reached the table).  Such a walk stops early; the collector unwinds
+ * the copy once it knows the mappings (user/unwind/unwind.c).  Only
+ * while the ring has room for two records: else the walk's frames stand.
+ */
+static __always_inline bool cfi_copy_instead(void)
+{
+	__u64 record = sizeof(struct dwarf_sample_event) + user_stack_size, zero = 0;
+	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	__u64 start;
+
+	if (!cfi_copies || !v || (v->stop != CFI_WALK_NO_PROCESS && v->stop != CFI_WALK_UNMAPPED))
+		return false;
+	start = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_time);
+	if (bpf_ktime_get_ns() - start > CFI_COPY_YOUNG_NS)
+		return false;
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + 2 * record <=
+	       bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE);
+}
+
+#endif /* BPFPROF_STACK_COPY_BPF_H */
