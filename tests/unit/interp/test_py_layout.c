@@ -667,35 +667,15 @@ static void test_tstate_fields_in_one_read(void **state)
 	}
 }
 
-static void test_python_3_8(void **state)
+/* One test per minor version: its number is the test's state. */
+static unsigned minors[] = { 8, 9, 10, 11, 12, 13 };
+
+static void test_python(void **state)
 {
-	check_minor(8);
+	check_minor(*(unsigned *)*state);
 }
 
-static void test_python_3_9(void **state)
-{
-	check_minor(9);
-}
-
-static void test_python_3_10(void **state)
-{
-	check_minor(10);
-}
-
-static void test_python_3_11(void **state)
-{
-	check_minor(11);
-}
-
-static void test_python_3_12(void **state)
-{
-	check_minor(12);
-}
-
-static void test_python_3_13(void **state)
-{
-	check_minor(13);
-}
+#define PYTHON_TEST(i) { "test_python_3_" #i, test_python, NULL, NULL, &minors[(i) - 8] }
 
 int main(void)
 {
@@ -704,12 +684,12 @@ int main(void)
 		cmocka_unit_test(test_frame_fields_in_one_read),
 		cmocka_unit_test(test_code_names_in_one_read),
 		cmocka_unit_test(test_tstate_fields_in_one_read),
-		cmocka_unit_test(test_python_3_8),
-		cmocka_unit_test(test_python_3_9),
-		cmocka_unit_test(test_python_3_10),
-		cmocka_unit_test(test_python_3_11),
-		cmocka_unit_test(test_python_3_12),
-		cmocka_unit_test(test_python_3_13),
+		PYTHON_TEST(8),
+		PYTHON_TEST(9),
+		PYTHON_TEST(10),
+		PYTHON_TEST(11),
+		PYTHON_TEST(12),
+		PYTHON_TEST(13),
 	};
 
 	/* Debug files from the machine only, never from the network. */
