@@ -24,7 +24,10 @@ Medians over the repetitions.  bpfprof's -v lines give the frames read
 per sample with Python frames and the caches' hit rates.
 
   python.py --build BUILD [--reps N] [--rounds N] [--freq HZ] [--quick]
-            [--json FILE]
+            [--json FILE] [--python PATH]
+
+--python: another interpreter than Debian's python3.11 (e.g. a pyenv 3.10,
+whose frames the BPF program reads one by one).
 
 Prints a Markdown section on stdout (progress on stderr).
 """
@@ -268,10 +271,17 @@ def markdown(a, reps):
     return "\n".join(lines) + "\n"
 
 
+def set_python(path):
+    global PY
+    PY = path
+
+
 def main():
     ap = bench_parser()
     ap.add_argument("--rounds", type=int)
+    ap.add_argument("--python", default=PY)
     a = ap.parse_args()
+    set_python(a.python)
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 7)
     a.rounds = a.rounds or (300 if a.quick else 2500)

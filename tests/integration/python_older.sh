@@ -7,13 +7,14 @@
 # (bpf/python.h, user/interp/py_layout.c).  For each, with no option, in
 # command mode at 999 Hz:
 #   (a) tests/workloads/pyburn.py: each pyburn_* function's self and total
-#       shares within 2 points of the CPU time the workload measured (5 CPU
+#       shares within 2 points of the CPU time the workload measured (4 CPU
 #       seconds), whole stacks from _start through Py_RunMain to the leaf,
 #       no _PyEval_EvalFrameDefault frame left (tests/lib/pystacks.py
 #       shares --calls-through-c: each Python call goes through a few of
 #       the interpreter's C frames in these versions); -v: >= 4 Python
 #       frames per sample, one read of the process's memory per frame;
-#   (b) the same workload into pprof's format: every pyburn_* frame that
+#   (b) the same workload into pprof's format (3.8 and 3.10: 3.9 has 3.8's
+#       f_lasti and line table): every pyburn_* frame that
 #       calls another is on the line of the call, and the samples in
 #       pyburn_inner_a on its loop's lines (pystacks.py lines): the frame's
 #       f_lasti (code units in 3.10, bytes before) through the version's
@@ -41,7 +42,7 @@ for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
 	echo "== $py"
 	"$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
-		"$py" "$PYBURN" 5 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
+		"$py" "$PYBURN" 4 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
 		{ cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
 	cat "$TMP/$tag.err"
 	$CHECK shares "$TMP/$tag.dump" "$TMP/$tag.truth" 2 --calls-through-c ||
@@ -50,6 +51,7 @@ for py in "${pythons[@]}"; do
 	$CHECK reads "$TMP/$tag.err" 1.02 || fail "$tag: Python frames or their reads per sample"
 	ok "$tag: Python frames per sample and their reads"
 
+	[ "$tag" = python3.9 ] && continue
 	"$BPFPROF" -q --format pprof -F 999 -o "$TMP/$tag.pprof" -- \
 		"$py" "$PYBURN" 2 "$TMP/$tag.truth2" || fail "bpfprof --format pprof -- $py failed"
 	$CHECK lines "$TMP/$tag.pprof" "$PYBURN" || fail "$tag: Python lines wrong"
