@@ -7,17 +7,22 @@ Run by the C test with each CPython 3.11+ it finds (also with
 -X no_debug_ranges, whose tables hold the no-column form).  Code objects:
 this file's own (the corpus below: multi-line expressions, loops,
 comprehensions, try/except/finally, with, match, lambdas, generators,
-async, classes, columns past 127), a generated function whose lines jump
-by more than 63 (and thousands) of lines forwards and backwards, and a
-few modules of the standard library compiled from their source.  Every
-code object nested in those (co_consts) too.
+async, classes, columns past 127), and pyline_corpus.py's: a generated
+function whose lines jump by more than 63 (and thousands) of lines
+forwards and backwards, and a few modules of the standard library
+compiled from their source.  Every code object nested in those
+(co_consts) too.
 
 Output, three lines per code object, then "end N":
     code NAME FIRSTLINENO NUNITS
     table HEX            co_linetable
     lines L0 L1 ...      per code unit (list(co_positions())), "-" = None
 """
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # run with -I
+import pyline_corpus  # noqa: E402
 
 
 # ---- the corpus: its code objects are dumped like every other ----------
@@ -132,36 +137,7 @@ def nested(x):
     return inner(x)(x)
 
 
-# ---- a function with line jumps of more than 63 lines ------------------
-
-def generated_source():
-    """Functions whose statements are 1, 40, 70, 200 and 5000 lines apart
-    (blank lines between), with loops back over thousands of lines (3.12+
-    give a for loop's jump back the line of the for; 3.11 a while loop's
-    test at the bottom the line of the while) and a call whose arguments
-    are 2100 lines below its name (the call has the line of the name)."""
-    out = ["def far_apart(n):", "    t = 0", "    for i in range(n):"]
-    for gap in (1, 40, 70, 200, 5000, 3, 64, 65, 130):
-        out.extend([""] * gap)
-        out.append("        t += i * %d" % gap)
-    out.append("    return t")
-    out.extend(["def far_while(n):", "    while n > 0:"] + [""] * 3000)
-    out.extend(["        n -= 1", "    return n"])
-    out.extend(["def far_call(f, a):", "    return f(a,"] + [""] * 2100)
-    out.append("             a)")
-    out.extend([""] * 300)
-    out.append("def after_gap(): return 1")
-    return "\n".join(out) + "\n"
-
-
 # ---- the dump ----------------------------------------------------------
-
-def walk(code, out):
-    out.append(code)
-    for c in code.co_consts:
-        if hasattr(c, "co_linetable"):
-            walk(c, out)
-
 
 def dump(code):
     lines = []
@@ -178,15 +154,8 @@ def dump(code):
 
 
 def main():
-    import importlib.util
-    codes = []
-    with open(__file__) as f:
-        walk(compile(f.read(), __file__, "exec"), codes)
-    walk(compile(generated_source(), "<generated>", "exec"), codes)
-    for mod in ("argparse", "dataclasses", "inspect", "json.decoder"):
-        path = importlib.util.find_spec(mod).origin
-        with open(path) as f:
-            walk(compile(f.read(), path, "exec"), codes)
+    codes = pyline_corpus.corpus(__file__, ("argparse", "dataclasses", "inspect",
+                                            "json.decoder"))
     for c in codes:
         dump(c)
     print("end %d" % len(codes))

@@ -5,10 +5,11 @@ line the interpreter running this script gives each of their
 instructions (pyline_truth.py does the same for 3.11+, whose syntax and
 tables differ).
 
-Code objects: this file's own, a generated module whose statements are
-hundreds and thousands of lines apart (forwards, and backwards through
-loops), and a few modules of the standard library compiled from their
-source; every code object nested in those (co_consts) too.
+Code objects (pyline_corpus.py, as for pyline_truth.py): this file's own
+(a corpus in the syntax of 3.8), a generated module whose lines jump by
+hundreds and thousands of lines both ways, and a few modules of the
+standard library compiled from their source; every code object nested
+in those too.
 
 Output, three lines per code object, then "end N":
     code NAME FIRSTLINENO NUNITS
@@ -20,6 +21,9 @@ Output, three lines per code object, then "end N":
 import dis
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # run with -I
+import pyline_corpus  # noqa: E402
 
 
 # ---- the corpus: its code objects are dumped like every other ----------
@@ -63,30 +67,7 @@ class Klass:
         return k(1)
 
 
-def far_source():
-    """A module whose statements are 1 to 5000 lines apart, a loop whose
-    jump back crosses 3000 lines, and an expression split over 2100
-    lines: line deltas beyond one signed byte, both ways."""
-    out = ["def spread(n):", "    t = 0", "    for i in range(n):"]
-    for gap in (2, 300, 70, 2500, 127, 128, 5000, 1):
-        out.extend([""] * gap)
-        out.append("        t += i + %d" % gap)
-    out.append("    return t")
-    out.extend(["def long_while(n):", "    while n:"] + [""] * 3000)
-    out.extend(["        n -= 1", "    return n"])
-    out.extend(["def split_call(f, a):", "    return f(a,"] + [""] * 2100)
-    out.append("             a)")
-    return "\n".join(out) + "\n"
-
-
 # ---- the dump ----------------------------------------------------------
-
-def walk(code, out):
-    out.append(code)
-    for c in code.co_consts:
-        if hasattr(c, "co_code"):
-            walk(c, out)
-
 
 def unit_lines(code):
     n = len(code.co_code) // 2
@@ -113,15 +94,8 @@ def dump(code):
 
 
 def main():
-    codes = []
-    with open(__file__) as f:
-        walk(compile(f.read(), __file__, "exec"), codes)
-    walk(compile(far_source(), "<generated>", "exec"), codes)
-    lib = os.path.dirname(os.__file__)
-    for mod in ("argparse.py", "json/decoder.py", "ast.py", "difflib.py", "tarfile.py"):
-        path = os.path.join(lib, mod)
-        with open(path) as f:
-            walk(compile(f.read(), path, "exec"), codes)
+    codes = pyline_corpus.corpus(__file__, ("argparse", "json.decoder", "ast", "difflib",
+                                            "tarfile"))
     for c in codes:
         dump(c)
     print("end %d" % len(codes))
