@@ -43,6 +43,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "interp/py_layout.h"
+#include "py_minors.h"
 
 /* How a field of the table is found in the DWARF. */
 enum how {
@@ -55,10 +56,10 @@ struct check {
 	const char *field;	/* the table's field, for messages */
 	size_t off, width;	/* where it is in struct py_layout */
 	enum how how;
-	/* For 3.8 to 3.13 (index minor - 8); "!" first: the version has
+	/* For 3.8 to 3.13 (index minor - PY_MINOR_FIRST); "!" first: the version has
 	 * none (the table holds PY_NO_OFFSET, or 0xff for a uint8_t); "-":
 	 * the table holds none, the walk of that version not using it */
-	const char *path[6];
+	const char *path[PY_MINOR_LAST - PY_MINOR_FIRST + 1];
 	unsigned size;		/* the member's size the readers assume, 0: any */
 	unsigned size_old;	/* ... in 3.8-3.10 if not the same */
 };
@@ -67,8 +68,6 @@ struct check {
 #define ALL(p) { p, p, p, p, p, p }
 #define NEW(a, b, c) { "-", "-", "-", a, b, c }		/* 3.11+ only */
 #define OLD3(p) p, p, p					/* 3.8, 3.9, 3.10 */
-#define MIN_MINOR 8
-#define MAX_MINOR 13
 
 static const struct check checks[] = {
 	{ F(bpf.runtime_interpreters_head), MEMBER, ALL("_PyRuntimeState.interpreters.head"), 8, 0 },
@@ -344,7 +343,7 @@ static unsigned table_value(const struct py_layout *l, const struct check *c)
 static int check_field(Dwarf *dw, const char *file, const struct py_layout *l,
 		       const struct check *c)
 {
-	const char *path = c->path[l->minor - MIN_MINOR];
+	const char *path = c->path[l->minor - PY_MINOR_FIRST];
 	bool absent = path[0] == '!';
 	unsigned want_none = c->width == 1 ? 0xff : PY_NO_OFFSET, have = table_value(l, c);
 	unsigned want_size = l->minor < 11 && c->size_old ? c->size_old : c->size;
@@ -594,10 +593,10 @@ static void test_every_field_checked(void **state)
 		if (!covered[i])
 			fail_msg("byte %zu of struct py_layout has no DWARF check: a new field? "
 				 "add it to checks[]", i);
-	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++)
+	for (unsigned minor = PY_MINOR_FIRST; minor <= PY_MINOR_LAST; minor++)
 		assert_non_null(py_layout_find(minor));
-	assert_null(py_layout_find(MIN_MINOR - 1));
-	assert_null(py_layout_find(MAX_MINOR + 1));
+	assert_null(py_layout_find(PY_MINOR_FIRST - 1));
+	assert_null(py_layout_find(PY_MINOR_LAST + 1));
 }
 
 /* The BPF walk reads a frame's first PY_FRAME_READ bytes at once
@@ -605,7 +604,7 @@ static void test_every_field_checked(void **state)
  * PyFrameObject: every frame field must lie in them. */
 static void test_frame_fields_in_one_read(void **state)
 {
-	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
+	for (unsigned minor = PY_MINOR_FIRST; minor <= PY_MINOR_LAST; minor++) {
 		const struct py_offsets *o = &py_layout_find(minor)->bpf;
 		const unsigned read = minor >= 11 ? PY_FRAME_READ : PY_FRAME_OBJECT_READ;
 		const struct { const char *name; unsigned off, size; } f[] = {
@@ -629,7 +628,7 @@ static void test_frame_fields_in_one_read(void **state)
  * of any of them is seen. */
 static void test_code_names_in_one_read(void **state)
 {
-	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
+	for (unsigned minor = PY_MINOR_FIRST; minor <= PY_MINOR_LAST; minor++) {
 		const struct py_layout *l = py_layout_find(minor);
 		const unsigned start = l->bpf.code_names;
 		const struct { const char *name; unsigned off; } f[] = {
@@ -652,7 +651,7 @@ static void test_code_names_in_one_read(void **state)
  * py_tstate_still()): the other must lie in them too. */
 static void test_tstate_fields_in_one_read(void **state)
 {
-	for (unsigned minor = MIN_MINOR; minor <= MAX_MINOR; minor++) {
+	for (unsigned minor = PY_MINOR_FIRST; minor <= PY_MINOR_LAST; minor++) {
 		const struct py_offsets *o = &py_layout_find(minor)->bpf;
 		unsigned id = o->tstate_native_thread_id;
 		unsigned frame = o->tstate_cframe != PY_NO_OFFSET ? o->tstate_cframe
@@ -667,15 +666,11 @@ static void test_tstate_fields_in_one_read(void **state)
 	}
 }
 
-/* One test per minor version: its number is the test's state. */
-static unsigned minors[] = { 8, 9, 10, 11, 12, 13 };
-
+/* One test per minor version (py_minors.h): its number is the state. */
 static void test_python(void **state)
 {
 	check_minor(*(unsigned *)*state);
 }
-
-#define PYTHON_TEST(i) { "test_python_3_" #i, test_python, NULL, NULL, &minors[(i) - 8] }
 
 int main(void)
 {
@@ -684,12 +679,7 @@ int main(void)
 		cmocka_unit_test(test_frame_fields_in_one_read),
 		cmocka_unit_test(test_code_names_in_one_read),
 		cmocka_unit_test(test_tstate_fields_in_one_read),
-		PYTHON_TEST(8),
-		PYTHON_TEST(9),
-		PYTHON_TEST(10),
-		PYTHON_TEST(11),
-		PYTHON_TEST(12),
-		PYTHON_TEST(13),
+		PY_MINOR_TESTS(test_python),
 	};
 
 	/* Debug files from the machine only, never from the network. */

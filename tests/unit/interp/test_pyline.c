@@ -42,6 +42,7 @@
 #include <cmocka.h>
 
 #include "interp/pyline.h"
+#include "py_minors.h"
 
 #define MAX_REPORTED 8		/* mismatches printed per run */
 
@@ -395,25 +396,16 @@ static void check_minor(unsigned minor)
 	}
 }
 
-/* One test per minor version: its number is the test's state. */
-static unsigned minors[] = { 8, 9, 10, 11, 12, 13 };
-
+/* One test per minor version (py_minors.h): its number is the state. */
 static void test_python(void **state)
 {
 	check_minor(*(unsigned *)*state);
 }
 
-#define PYTHON_TEST(i) { "test_python_3_" #i, test_python, NULL, NULL, &minors[(i) - 8] }
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		PYTHON_TEST(8),
-		PYTHON_TEST(9),
-		PYTHON_TEST(10),
-		PYTHON_TEST(11),
-		PYTHON_TEST(12),
-		PYTHON_TEST(13),
+		PY_MINOR_TESTS(test_python),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
