@@ -180,10 +180,12 @@ def lines(pprof, pyfile):
             loop[0] += n
             loop[1] += n * (py[0][1] in loop_lines)
         for (callee, _), (caller, line) in zip(py, py[1:]):
-            if not caller.startswith("pyburn_") or not callee.startswith("pyburn_") or \
-                    call_line(funcs, caller, callee) is None:
+            if not caller.startswith("pyburn_") or not callee.startswith("pyburn_"):
                 continue
-            c = calls.setdefault((caller, callee), [0, 0, call_line(funcs, caller, callee)])
+            want = call_line(funcs, caller, callee)
+            if want is None:
+                continue
+            c = calls.setdefault((caller, callee), [0, 0, want])
             c[0] += n
             c[1] += n * (line == c[2])
     check(len(calls) >= 5, "%d caller -> callee pairs of pyburn_* frames" % len(calls))
