@@ -25,7 +25,7 @@
  * call instruction):
  *
  *   CFA  = the kind's rule below (CFA: canonical frame address, the
- *          caller's sp)
+ *          caller's sp; some kinds read it from the frame)
  *   ra   = *(u64 *)(CFA - 8)    the return address: always there on
  *                               x86-64 (the builder checks every row;
  *                               rows with another rule are
@@ -67,21 +67,52 @@ enum cfi_kind {
 	 *   ip' = *(u64 *)(sp + 8 * cfa + 8)    (uc_mcontext rip: 168)
 	 *   bp' = *(u64 *)(sp + 8 * rbp)        (uc_mcontext rbp: 120)
 	 * and ip' is looked up as is, not ip' - 1.  No sp monotony check.
+	 * The walks read its cfa field through CFI_DEREF_OFF() (the same
+	 * value: 20) and CFI_DEREF_ADD() (0), as the *_DEREF kinds' below.
 	 */
 	CFI_KIND_SIGNAL = 3,
+	/*
+	 * A CFA saved in the frame, by a function that realigns its stack
+	 * (the expression DW_OP_bregN off; DW_OP_deref [; DW_OP_plus_uconst
+	 * add]): OpenSSL's and GnuTLS's assembly (perlasm's
+	 * ".cfi_cfa_expression %rsp+off,deref,+8"), gcc's DRAP functions
+	 * ("*(rbp - off)"):
+	 *   CFA = *(u64 *)(sp + 8 * off) + 8 * add     (CFI_KIND_RSP_DEREF)
+	 *   CFA = *(u64 *)(bp + 8 * off) + 8 * add     (CFI_KIND_RBP_DEREF,
+	 *                                               bp must be known)
+	 * with off and add packed in the cfa field (CFI_DEREF_OFF(),
+	 * CFI_DEREF_ADD()); the rbp field as for CFI_KIND_RSP.
+	 */
+	CFI_KIND_RSP_DEREF = 4,
+	CFI_KIND_RBP_DEREF = 5,
 
 	/* Stop rows: the walk ends here, for the reason in the name. */
-	CFI_KIND_STOP_NO_ROW = 4,	/* no FDE covers this pc (gap, end) */
-	CFI_KIND_STOP_OUTERMOST = 5,	/* return address undefined: _start,
+	CFI_KIND_STOP_NO_ROW = 6,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 7,	/* return address undefined: _start,
 					 * clone()'s child, thread start */
-	CFI_KIND_STOP_EXPRESSION = 6,	/* a DWARF expression not recognised */
-	CFI_KIND_STOP_REGISTER = 7,	/* CFA from a register other than
+	CFI_KIND_STOP_EXPRESSION = 8,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 9,	/* CFA from a register other than
 					 * rsp/rbp (e.g. gcc's DRAP r10) */
-	CFI_KIND_STOP_RANGE = 8,	/* an offset that is not a multiple
+	CFI_KIND_STOP_RANGE = 10,	/* an offset that is not a multiple
 					 * of 8 or does not fit its field */
-	CFI_KIND_STOP_RA = 9,		/* return address not at CFA - 8 */
-	CFI_KIND_NR = 10,
+	CFI_KIND_STOP_RA = 11,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 12,
 };
+
+/*
+ * The cfa field of the two *_DEREF kinds: the offset of the saved CFA
+ * from the base register in its low 11 bits (signed, 8-byte units:
+ * +-8 KiB), the amount added to it in its high 5 (8-byte units: 0 to
+ * 248 bytes).
+ */
+#define CFI_DEREF_OFF_BITS 11
+#define CFI_DEREF_ADD_MAX 31
+#define CFI_DEREF_OFF(cfa) ((__s16)((__u16)(cfa) << (16 - CFI_DEREF_OFF_BITS)) >> \
+			    (16 - CFI_DEREF_OFF_BITS))
+#define CFI_DEREF_ADD(cfa) ((__u16)(cfa) >> CFI_DEREF_OFF_BITS)
+#define CFI_DEREF_CFA(off, add) \
+	((__s16)(((__u16)(add) << CFI_DEREF_OFF_BITS) | \
+		 ((__u16)(off) & ((1u << CFI_DEREF_OFF_BITS) - 1))))
 
 #define CFI_KIND_FIRST_STOP CFI_KIND_STOP_NO_ROW
 

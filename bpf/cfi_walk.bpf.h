@@ -376,16 +376,18 @@ static __always_inline void cfi_read_window(struct cfi_walk_vars *v)
 static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row *row, __u64 *cfa)
 {
 	__s64 off = (__s64)row->cfa * 8;
+	__u64 base = v->sp;
 
+	/* one test for both kinds from rbp: one more path to verify, not two */
+	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF) && !v->bp_known) {
+		v->stop = CFI_WALK_RBP_UNKNOWN;
+		return -1;
+	}
 	switch (row->kind) {
 	case CFI_KIND_RSP:
 		*cfa = v->sp + off;
 		return 0;
 	case CFI_KIND_RBP:
-		if (!v->bp_known) {
-			v->stop = CFI_WALK_RBP_UNKNOWN;
-			return -1;
-		}
 		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
 			v->stop = CFI_WALK_END;
 			return -1;
@@ -395,24 +397,37 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 	case CFI_KIND_PLT:
 		*cfa = v->sp + off + ((v->ip & 15) >= (__u64)(__s64)row->rbp ? 8 : 0);
 		return 0;
-	default:	/* CFI_KIND_SIGNAL: the interrupted sp in the ucontext */
-		if (cfi_read(v, v->sp + off, cfa)) {
-			v->stop = CFI_WALK_READ_FAULT;
-			return -1;
-		}
-		return 0;
+	case CFI_KIND_RBP_DEREF:
+		base = v->bp;
+		break;
+	default:
+		break;
 	}
+	/*
+	 * A CFA the function saved (the *_DEREF kinds, cfi_row.h), or
+	 * CFI_KIND_SIGNAL's interrupted sp in the ucontext: its field, a
+	 * small positive offset, reads the same through CFI_DEREF_OFF(), and
+	 * CFI_DEREF_ADD() gives 0.  One read for the three kinds, which the
+	 * verifier checks once.
+	 */
+	if (cfi_read(v, base + (__s64)CFI_DEREF_OFF(row->cfa) * 8, cfa)) {
+		v->stop = CFI_WALK_READ_FAULT;
+		return -1;
+	}
+	*cfa += (__u64)CFI_DEREF_ADD(row->cfa) * 8;
+	return 0;
 }
 
 /* One step from the current frame to its caller by @row; -1 with v->stop. */
 static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 {
-	bool signal = row->kind == CFI_KIND_SIGNAL;
 	__u64 cfa, ra, bp = v->bp, bp_addr = 0;
 	__u32 bp_known = v->bp_known;
+	bool signal;
 
 	if (cfi_cfa(v, row, &cfa))
 		return -1;
+	signal = row->kind == CFI_KIND_SIGNAL;
 	if (cfi_read(v, signal ? v->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
 		v->stop = CFI_WALK_READ_FAULT;
 		return -1;

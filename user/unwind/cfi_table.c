@@ -45,6 +45,9 @@
 #define UC_RBP 120
 #define UC_RSP 160
 #define UC_RIP 168
+/* The walks read a signal row's cfa field as a *_DEREF kind's (cfi_row.h). */
+_Static_assert(CFI_DEREF_OFF(UC_RSP / 8) == UC_RSP / 8 && CFI_DEREF_ADD(UC_RSP / 8) == 0,
+	       "a signal row's cfa reads the same through CFI_DEREF_OFF()");
 
 /* A rule for one register, decoded from libdw's location ops. */
 enum rule_kind {
@@ -66,6 +69,8 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_RBP] = "rbp",
 	[CFI_KIND_PLT] = "plt",
 	[CFI_KIND_SIGNAL] = "signal",
+	[CFI_KIND_RSP_DEREF] = "rsp-deref",
+	[CFI_KIND_RBP_DEREF] = "rbp-deref",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -206,6 +211,40 @@ static bool is_plt_cfa(const Dwarf_Op *ops, size_t n, int64_t *base, int *thr)
 }
 
 /*
+ * A CFA saved in the frame: DW_OP_breg7/6 N; DW_OP_deref, then optionally
+ * DW_OP_plus_uconst A (cfi_row.h, CFI_KIND_RSP_DEREF).  Sets the kind and
+ * the packed cfa field; a stop kind when N or A is out of the field's
+ * range.  False for any other expression.
+ */
+static bool deref_cfa(const Dwarf_Op *ops, size_t n, struct cfi_row *r)
+{
+	int64_t off, u, add = 0;
+	int reg;
+
+	if ((n != 2 && n != 3) || !op_breg(&ops[0], &reg, &off) || ops[1].atom != DW_OP_deref)
+		return false;
+	if (n == 3 && ops[2].atom != DW_OP_plus_uconst)
+		return false;
+	if (reg != REG_RSP && reg != REG_RBP) {
+		r->kind = CFI_KIND_STOP_REGISTER;
+		return true;
+	}
+	if (n == 3 && (ops[2].number % 8 || ops[2].number > 8 * CFI_DEREF_ADD_MAX)) {
+		r->kind = CFI_KIND_STOP_RANGE;
+		return true;
+	}
+	if (n == 3)
+		add = (int64_t)ops[2].number / 8;
+	if (!units8(off, CFI_DEREF_OFF_BITS, &u)) {
+		r->kind = CFI_KIND_STOP_RANGE;
+		return true;
+	}
+	r->kind = reg == REG_RSP ? CFI_KIND_RSP_DEREF : CFI_KIND_RBP_DEREF;
+	r->cfa = CFI_DEREF_CFA(u, add);
+	return true;
+}
+
+/*
  * The rbp field for a CFA-relative rule, or CFI_RBP_LOST (counted in
  * *@lost when CFI did know the value).
  */
@@ -273,6 +312,9 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		r.kind = reg == REG_RSP ? CFI_KIND_RSP : CFI_KIND_RBP;
 	} else if (is_plt_cfa(ops, n, &off, &thr)) {
 		r.kind = CFI_KIND_PLT;
+	} else if (deref_cfa(ops, n, &r)) {
+		if (r.kind >= CFI_KIND_FIRST_STOP)
+			return stop_row(r.kind);
 	} else {
 		return stop_row(CFI_KIND_STOP_EXPRESSION);
 	}
@@ -280,9 +322,11 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		return stop_row(CFI_KIND_STOP_RA);
 	if (!rsp_is_cfa(fr))
 		return stop_row(CFI_KIND_STOP_EXPRESSION);
-	if (!units8(off, 16, &u))
-		return stop_row(CFI_KIND_STOP_RANGE);
-	r.cfa = (int16_t)u;
+	if (r.kind != CFI_KIND_RSP_DEREF && r.kind != CFI_KIND_RBP_DEREF) {
+		if (!units8(off, 16, &u))
+			return stop_row(CFI_KIND_STOP_RANGE);
+		r.cfa = (int16_t)u;
+	}
 	if (r.kind == CFI_KIND_PLT) {
 		if (reg_rule(fr, REG_RBP).kind != RULE_SAME)
 			return stop_row(CFI_KIND_STOP_EXPRESSION);

@@ -123,18 +123,18 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn read, void *arg,
 		struct cfi_walk_result *res)
 {
-	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp;
+	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp, base = f->sp;
 	int bp_known = f->bp_known;
 
+	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF) && !f->bp_known) {
+		res->stop = CFI_WALK_RBP_UNKNOWN;
+		return -1;
+	}
 	switch (row->kind) {
 	case CFI_KIND_RSP:
 		cfa = f->sp + (int64_t)row->cfa * 8;
 		break;
 	case CFI_KIND_RBP:
-		if (!f->bp_known) {
-			res->stop = CFI_WALK_RBP_UNKNOWN;
-			return -1;
-		}
 		if (f->bp == 0) {	/* the outermost frame's mark */
 			res->stop = CFI_WALK_END;
 			return -1;
@@ -144,11 +144,17 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	case CFI_KIND_PLT:
 		cfa = f->sp + (int64_t)row->cfa * 8 + ((f->ip & 15) >= (uint64_t)row->rbp ? 8 : 0);
 		break;
-	default:	/* CFI_KIND_SIGNAL */
-		if (read(arg, f->sp + (int64_t)row->cfa * 8, &cfa)) {
+	default:
+		/* a CFA read from the frame: the *_DEREF kinds, and
+		 * CFI_KIND_SIGNAL, whose field reads the same through
+		 * CFI_DEREF_OFF() (add 0), as the BPF walk reads it */
+		if (row->kind == CFI_KIND_RBP_DEREF)
+			base = f->bp;
+		if (read(arg, base + (int64_t)CFI_DEREF_OFF(row->cfa) * 8, &cfa)) {
 			res->stop = CFI_WALK_READ_FAULT;
 			return -1;
 		}
+		cfa += (uint64_t)CFI_DEREF_ADD(row->cfa) * 8;
 		break;
 	}
 	ra_addr = row->kind == CFI_KIND_SIGNAL ? f->sp + (int64_t)row->cfa * 8 + 8 : cfa - 8;

@@ -119,7 +119,7 @@ __asm__(".text\n"
 	"	.cfi_def_cfa %r12, 8\n"
 	"	nop\n"
 	"cfit_odd_2:\n"
-	"	.cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n"	/* *(rsp + 8) */
+	"	.cfi_escape 0x0f, 0x04, 0x77, 0x08, 0x06, 0x06\n"	/* **(rsp + 8) */
 	"	nop\n"
 	"cfit_odd_3:\n"
 	"	.cfi_def_cfa %rsp, 8\n"
@@ -157,6 +157,41 @@ __asm__(".text\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"cfit_sig_end:\n"
+	/* CFAs saved in the frame (DW_CFA_def_cfa_expression): perlasm's
+	 * stack realignment, gcc's DRAP, and what rows cannot hold */
+	".globl cfit_deref, cfit_deref_1, cfit_deref_2, cfit_deref_3, cfit_deref_4\n"
+	".globl cfit_deref_5, cfit_deref_6, cfit_deref_7, cfit_deref_8, cfit_deref_end\n"
+	"cfit_deref:\n"
+	"	.cfi_startproc\n"
+	"	mov %rsp, %rax\n"
+	"cfit_deref_1:\n"
+	"	.cfi_def_cfa_register %rax\n"
+	"	push %rbp\n"
+	"cfit_deref_2:\n"	/* a new rbp rule, the same stop: merged */
+	"	.cfi_offset %rbp, -16\n"
+	"	nop\n"
+	"cfit_deref_3:\n"
+	"	.cfi_escape 0x0f, 0x05, 0x77, 0x28, 0x06, 0x23, 0x08\n"	/* *(rsp + 40) + 8 */
+	"	nop\n"
+	"cfit_deref_4:\n"
+	"	.cfi_escape 0x0f, 0x03, 0x76, 0x58, 0x06\n"		/* *(rbp - 40) */
+	"	nop\n"
+	"cfit_deref_5:\n"
+	"	.cfi_escape 0x0f, 0x06, 0x76, 0x78, 0x06, 0x23, 0xf8, 0x01\n" /* *(rbp - 8) + 248 */
+	"	nop\n"
+	"cfit_deref_6:\n"
+	"	.cfi_escape 0x0f, 0x05, 0x77, 0x88, 0xc0, 0x00, 0x06\n"	/* *(rsp + 8200) */
+	"	nop\n"
+	"cfit_deref_7:\n"
+	"	.cfi_escape 0x0f, 0x03, 0x73, 0x00, 0x06\n"		/* *(rbx + 0) */
+	"	nop\n"
+	"cfit_deref_8:\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_deref_end:\n"
+	"	nop\n"	/* a gap: cfit_merge's first row must not merge with ours */
 ".globl cfit_merge, cfit_merge_1, cfit_merge_end\n"
 	"cfit_merge:\n"
 	"	.cfi_startproc\n"
@@ -183,6 +218,8 @@ extern char cfit_odd[], cfit_odd_1[], cfit_odd_2[], cfit_odd_3[], cfit_odd_4[], 
 extern char cfit_odd_6[], cfit_odd_7[], cfit_odd_end[];
 extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
 extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
+extern char cfit_deref[], cfit_deref_1[], cfit_deref_2[], cfit_deref_3[], cfit_deref_4[];
+extern char cfit_deref_5[], cfit_deref_6[], cfit_deref_7[], cfit_deref_8[], cfit_deref_end[];
 
 /* ---- shared state ---------------------------------------------------------- */
 
@@ -271,9 +308,14 @@ static int teardown(void **state)
 struct want {
 	const char *at;
 	uint8_t kind;
-	int cfa;	/* bytes */
+	int cfa;	/* bytes; the field itself for the *_DEREF kinds */
 	int rbp;	/* field value */
 };
+
+static bool is_deref(unsigned int kind)
+{
+	return kind == CFI_KIND_RSP_DEREF || kind == CFI_KIND_RBP_DEREF;
+}
 
 /* The rows of [@from, @to) must be @w (@n), and a row must start at @to. */
 static void expect_rows(const char *name, const char *from, const char *to, const struct want *w,
@@ -289,7 +331,7 @@ static void expect_rows(const char *name, const char *from, const char *to, cons
 		assert_int_equal(r->pc, vaddr_of(w[i].at));
 		assert_int_equal(r->kind, w[i].kind);
 		if (w[i].kind < CFI_KIND_FIRST_STOP) {
-			assert_int_equal(r->cfa * 8, w[i].cfa);
+			assert_int_equal(is_deref(r->kind) ? r->cfa : r->cfa * 8, w[i].cfa);
 			assert_int_equal(r->rbp, w[i].rbp);
 		}
 	}
@@ -320,6 +362,16 @@ static void test_rows_exact(void **state)
 		{ cfit_odd_7, CFI_KIND_RSP, 8, CFI_RBP_LOST },
 	};
 	static const struct want sig[] = { { cfit_sig, CFI_KIND_SIGNAL, 160, 15 } };
+	static const struct want deref[] = {
+		{ cfit_deref, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_deref_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_deref_3, CFI_KIND_RSP_DEREF, CFI_DEREF_CFA(5, 1), -2 },
+		{ cfit_deref_4, CFI_KIND_RBP_DEREF, CFI_DEREF_CFA(-5, 0), -2 },
+		{ cfit_deref_5, CFI_KIND_RBP_DEREF, CFI_DEREF_CFA(-1, 31), -2 },
+		{ cfit_deref_6, CFI_KIND_STOP_RANGE, 0, 0 },
+		{ cfit_deref_7, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_deref_8, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+	};
 	static const struct want merge[] = {
 		{ cfit_merge, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 		{ cfit_merge_1, CFI_KIND_RSP, 16, CFI_RBP_SAME },
@@ -337,6 +389,12 @@ static void test_rows_exact(void **state)
 	expect_rows("odd", cfit_odd, cfit_odd_end, odd, 7);
 	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
 	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
+	expect_rows("deref", cfit_deref, cfit_deref_end, deref, 8);
+	/* the packing of the *_DEREF kinds' field, at its limits */
+	assert_int_equal(CFI_DEREF_OFF(CFI_DEREF_CFA(-1024, 31)), -1024);
+	assert_int_equal(CFI_DEREF_ADD(CFI_DEREF_CFA(-1024, 31)), 31);
+	assert_int_equal(CFI_DEREF_OFF(CFI_DEREF_CFA(1023, 0)), 1023);
+	assert_int_equal(CFI_DEREF_ADD(CFI_DEREF_CFA(1023, 0)), 0);
 	assert_true(self_table->stats.rows_merged >= 3);
 	assert_true(self_table->stats.rbp_lost >= 2);
 	/* below the first row, beyond 32 bits: no row */
@@ -464,11 +522,51 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 	close(fd);
 }
 
+/*
+ * Every *_DEREF row of @t against libdw's CFA expression at its pc:
+ * DW_OP_breg7/6 N; DW_OP_deref [; DW_OP_plus_uconst A].  Returns the rows.
+ */
+static int check_deref_rows(const char *path, const struct cfi_table *t)
+{
+	int fd = open(path, O_RDONLY), rows = 0;
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	uint32_t i;
+
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	cfi = dwarf_getcfi_elf(elf);
+	assert_non_null(cfi);
+	for (i = 0; i < t->nr; i++) {
+		const struct cfi_row *r = &t->rows[i];
+		Dwarf_Frame *fr;
+		Dwarf_Op *ops;
+		size_t n;
+
+		if (!is_deref(r->kind))
+			continue;
+		assert_int_equal(dwarf_cfi_addrframe(cfi, r->pc, &fr), 0);
+		assert_int_equal(dwarf_frame_cfa(fr, &ops, &n), 0);
+		assert_true(n == 2 || n == 3);
+		assert_int_equal(ops[0].atom, r->kind == CFI_KIND_RSP_DEREF ? DW_OP_breg7 : DW_OP_breg6);
+		assert_int_equal((int64_t)ops[0].number, (int64_t)CFI_DEREF_OFF(r->cfa) * 8);
+		assert_int_equal(ops[1].atom, DW_OP_deref);
+		assert_int_equal(n == 3 ? ops[2].number : 0, (uint64_t)CFI_DEREF_ADD(r->cfa) * 8);
+		free(fr);
+		rows++;
+	}
+	dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+	return rows;
+}
+
 static void test_rows_real_libraries(void **state)
 {
 	static const char *const files[] = {
 		"/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/perl", "/usr/bin/xz",
 		"/usr/bin/python3.11", "/proc/self/exe",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
 	};
 	size_t i;
 
@@ -482,14 +580,25 @@ static void test_rows_real_libraries(void **state)
 		check_invariants(t);
 		st = &t->stats;
 		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
-		       "stops: outermost %u expression %u register %u range %u ra %u\n",
+		       "rsp-deref %u rbp-deref %u stops: outermost %u expression %u register %u "
+		       "range %u ra %u\n",
 		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
 		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
+		       st->kinds[CFI_KIND_RSP_DEREF], st->kinds[CFI_KIND_RBP_DEREF],
 		       st->kinds[CFI_KIND_STOP_OUTERMOST], st->kinds[CFI_KIND_STOP_EXPRESSION],
 		       st->kinds[CFI_KIND_STOP_REGISTER], st->kinds[CFI_KIND_STOP_RANGE],
 		       st->kinds[CFI_KIND_STOP_RA]);
 		if (strstr(files[i], "libc.so"))	/* __restore_rt */
 			assert_int_equal(st->kinds[CFI_KIND_SIGNAL], 1);
+		/* OpenSSL's assembly: CFAs saved in the frame, all but the few
+		 * indexed by a register (r9) now rows the walk follows */
+		if (strstr(files[i], "libcrypto")) {
+			assert_int_equal(check_deref_rows(files[i], t),
+					 (int)(st->kinds[CFI_KIND_RSP_DEREF] +
+					       st->kinds[CFI_KIND_RBP_DEREF]));
+			assert_true(st->kinds[CFI_KIND_RSP_DEREF] >= 50);
+			assert_true(st->kinds[CFI_KIND_STOP_EXPRESSION] <= 10);
+		}
 		cross_check_libdw(files[i], t, 20000);
 		cfi_table_free(t);
 	}
@@ -654,6 +763,35 @@ static void test_walk_rules(void **state)
 	assert_int_equal(ips[2], A(cfit_push_1));
 	assert_int_equal(ips[3], A(cfit_outer) + 1);
 
+	/* CFAs saved in the frame: *(sp + 40) + 8, then *(bp - 40) with the
+	 * bp the first frame saved at its CFA - 16 */
+	fake_init(&f);
+	fake_put(&f, sp + 40, sp + 256);		/* CFA sp + 264 */
+	fake_put(&f, sp + 256, A(cfit_deref_4) + 1);
+	fake_put(&f, sp + 248, sp + 320);		/* the caller's bp */
+	fake_put(&f, sp + 280, sp + 400);		/* its CFA, at bp - 40 */
+	fake_put(&f, sp + 392, A(cfit_outer) + 1);
+	n = fake_walk(&f, A(cfit_deref_3), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	assert_int_equal(ips[1], A(cfit_deref_4) + 1);
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	/* *(bp - 8) + 248 */
+	fake_put(&f, bp - 8, sp + 100);
+	fake_put(&f, sp + 340, A(cfit_outer) + 2);
+	n = fake_walk(&f, A(cfit_deref_5), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(ips[1], A(cfit_outer) + 2);
+	/* bp lost (cfit_odd_6) and then needed (cfit_deref_4) */
+	fake_put(&f, sp + 8, A(cfit_deref_4) + 1);
+	n = fake_walk(&f, A(cfit_odd_6), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_RBP_UNKNOWN);
+	/* the saved CFA beyond the copy */
+	n = fake_walk(&f, A(cfit_deref_3), FAKE_SP + sizeof(f.mem) - 16, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_READ_FAULT);
+
 	/* stops */
 	fake_init(&f);
 	n = fake_walk(&f, A(cfit_odd_1), sp, bp, ips, 16, &res);
@@ -699,6 +837,7 @@ static void test_walk_rules(void **state)
 	assert_int_equal(cfi_walk(NULL, NULL, NULL, NULL, ips, 16, &res), -EINVAL);
 	assert_string_equal(cfi_walk_stop_name(CFI_WALK_RBP_UNKNOWN), "rbp-unknown");
 	assert_string_equal(cfi_kind_name(CFI_KIND_SIGNAL), "signal");
+	assert_string_equal(cfi_kind_name(CFI_KIND_RBP_DEREF), "rbp-deref");
 }
 
 /* ---- against libdwfl on real processes (issue 15 item 5) ------------------- */
