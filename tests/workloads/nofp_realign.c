@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * nofp_realign - functions that realign their stack and keep their CFA in
+ * the frame, the way OpenSSL's and GnuTLS's assembly (perlasm) and gcc's
+ * DRAP functions do: their CFI gives the CFA as a DWARF expression,
+ * "*(rsp + 40) + 8" or "*(rbp - 8) + 8", which --call-graph auto's rows
+ * hold as CFI_KIND_RSP_DEREF / CFI_KIND_RBP_DEREF (bpf/cfi_row.h).
+ *
+ * This file owns the workload of tests/integration/realigned_stacks.sh.
+ * Built without frame pointers (nofp_: -O2 -g -fomit-frame-pointer), on
+ * the main thread, each round:
+ *
+ *   main -> realign_round -> rsp_saved -> realign_callee   (about 2/3)
+ *   main -> realign_round -> rbp_saved -> realign_callee   (about 1/3)
+ *
+ * rsp_saved and rbp_saved (assembly below) spin a short LCG loop of their
+ * own (samples with them as the leaf, whose row is looked up at the exact
+ * ip), then call realign_callee (C, noipa), whose samples reach them
+ * through a return address (looked up at ip - 1), from a stack aligned to
+ * 64 or 32 bytes, below an unknown amount of padding: no fixed offset
+ * from sp or rbp finds their CFA.  Between calls each scribbles over the
+ * padding it made.  Every sample of the work has one of the two stacks
+ * above.
+ *
+ * Usage: nofp_realign [-s SECONDS] [--wait]
+ *   -s SECONDS  CPU seconds of work after the release (default 2)
+ *   --wait      print "ready PID" on stdout and block until SIGUSR1
+ * At exit it prints one line on stderr:
+ *   nofp_realign: rounds=R cpu_seconds=S
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "groundtruth.h"
+
+uint64_t rsp_saved(uint64_t n);
+uint64_t rbp_saved(uint64_t n);
+
+/* The C function both call: a few hundred dependent LCG steps. */
+NOIPA uint64_t realign_callee(uint64_t x)
+{
+	LCG_STEPS(x, 400);
+	return x;
+}
+
+/*
+ * rsp_saved(n): perlasm's pattern.  The CFA (entry rsp + 8) is rax + 8
+ * until the stack is realigned, then the entry rsp is kept at 40(%rsp):
+ * CFA = *(rsp + 40) + 8.  n rounds of (a 300-step LCG loop here, then
+ * realign_callee).
+ */
+__asm__(".text\n"
+	".globl rsp_saved\n"
+	".type rsp_saved, @function\n"
+	"rsp_saved:\n"
+	"	.cfi_startproc\n"
+	"	mov %rsp, %rax\n"
+	"	.cfi_def_cfa_register %rax\n"
+	"	push %rbp\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	push %rbx\n"
+	"	.cfi_offset %rbx, -24\n"
+	"	push %r12\n"
+	"	.cfi_offset %r12, -32\n"
+	"	sub $136, %rsp\n"
+	"	and $-64, %rsp\n"
+	"	mov %rax, 40(%rsp)\n"
+	"	.cfi_escape 0x0f, 0x05, 0x77, 0x28, 0x06, 0x23, 0x08\n"	/* *(rsp + 40) + 8 */
+	"	mov %rdi, %rbx\n"
+	"	xor %r12d, %r12d\n"
+	"	movabs $6364136223846793005, %rbp\n"
+	"1:	mov $300, %ecx\n"
+	"2:	imul %rbp, %r12\n"
+	"	add %rbx, %r12\n"
+	"	dec %ecx\n"
+	"	jnz 2b\n"
+	"	mov %r12, (%rsp)\n"		/* scribble over the padding */
+	"	mov %r12, %rdi\n"
+	"	call realign_callee\n"
+	"	xor %rax, %r12\n"
+	"	dec %rbx\n"
+	"	jnz 1b\n"
+	"	mov %r12, %rax\n"
+	"	mov 40(%rsp), %rsi\n"
+	"	.cfi_def_cfa %rsi, 8\n"
+	"	mov -24(%rsi), %r12\n"
+	"	mov -16(%rsi), %rbx\n"
+	"	mov -8(%rsi), %rbp\n"
+	"	mov %rsi, %rsp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_restore %rbp\n"
+	"	.cfi_restore %rbx\n"
+	"	.cfi_restore %r12\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rsp_saved, .-rsp_saved\n"
+
+/*
+ * rbp_saved(n): rbp as the frame pointer, the CFA - 8 kept at -8(%rbp),
+ * then the stack realigned to 32 bytes: CFA = *(rbp - 8) + 8 (gcc's DRAP
+ * functions have CFA = *(rbp - N)).  The same work as rsp_saved.
+ */
+	".globl rbp_saved\n"
+	".type rbp_saved, @function\n"
+	"rbp_saved:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	lea 8(%rbp), %rax\n"
+	"	push %rax\n"
+	"	.cfi_escape 0x0f, 0x05, 0x76, 0x68, 0x06, 0x23, 0x08\n"	/* *(rbp - 24) + 8 */
+	"	.cfi_offset %rbx, -24\n"
+	"	.cfi_offset %r12, -32\n"
+	"	sub $72, %rsp\n"
+	"	and $-32, %rsp\n"
+	"	mov %rdi, %rbx\n"
+	"	xor %r12d, %r12d\n"
+	"	movabs $1442695040888963407, %rax\n"
+	"	mov %rax, 8(%rsp)\n"
+	"1:	mov $300, %ecx\n"
+	"2:	imul 8(%rsp), %r12\n"
+	"	add %rbx, %r12\n"
+	"	dec %ecx\n"
+	"	jnz 2b\n"
+	"	mov %r12, (%rsp)\n"
+	"	mov %r12, %rdi\n"
+	"	call realign_callee\n"
+	"	xor %rax, %r12\n"
+	"	dec %rbx\n"
+	"	jnz 1b\n"
+	"	mov %r12, %rax\n"
+	"	mov -16(%rbp), %r12\n"
+	"	mov -8(%rbp), %rbx\n"
+	"	.cfi_def_cfa %rbp, 16\n"
+	"	.cfi_restore %rbx\n"
+	"	.cfi_restore %r12\n"
+	"	leave\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rbp_saved, .-rbp_saved\n");
+
+NOIPA uint64_t realign_round(uint64_t *rnd)
+{
+	uint64_t r = next_random(rnd);
+
+	return (r % 3) ? rsp_saved(50 + r % 50) : rbp_saved(50 + r % 50);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: nofp_realign [-s SECONDS] [--wait]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int wait = 0;
+	double seconds = 2.0;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+			seconds = strtod(argv[++i], &end);
+			if (*end || seconds <= 0)
+				usage();
+		} else if (!strcmp(argv[i], "--wait")) {
+			wait = 1;
+		} else {
+			usage();
+		}
+	}
+
+	sigset_t set;
+	block_release_signal(&set);
+	if (wait && wait_for_release(&set)) {
+		perror("nofp_realign: sigwait");
+		return 1;
+	}
+
+	double t0 = now(CLOCK_THREAD_CPUTIME_ID), end = t0 + seconds;
+	uint64_t rnd = RANDOM_SEED(0), x = 0, rounds = 0;
+
+	while (now(CLOCK_THREAD_CPUTIME_ID) < end) {
+		for (int i = 0; i < 16; i++)
+			x += realign_round(&rnd);
+		rounds++;
+	}
+	result_sink = x;
+	fprintf(stderr, "nofp_realign: rounds=%llu cpu_seconds=%.3f\n",
+		(unsigned long long)rounds, now(CLOCK_THREAD_CPUTIME_ID) - t0);
+	return 0;
+}
