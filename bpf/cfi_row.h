@@ -85,22 +85,31 @@ enum cfi_kind {
 	 */
 	CFI_KIND_RSP_DEREF = 4,
 	CFI_KIND_RBP_DEREF = 5,
+	/*
+	 * gcc's DRAP functions (stack realigned for over-aligned locals:
+	 * AVX2 kernels of x265, aom, SVT-AV1, simdutf in node, libgfortran's
+	 * matmul): the CFA as CFI_KIND_RBP_DEREF, and the caller's rbp saved
+	 * at bp + 8 * rbp (their "DW_CFA_expression: rbp (DW_OP_breg6 0)"),
+	 * not CFA-relative: rbp 0 is an offset here, never "same".
+	 */
+	CFI_KIND_DRAP = 6,
 
 	/* Stop rows: the walk ends here, for the reason in the name. */
-	CFI_KIND_STOP_NO_ROW = 6,	/* no FDE covers this pc (gap, end) */
-	CFI_KIND_STOP_OUTERMOST = 7,	/* return address undefined: _start,
+	CFI_KIND_STOP_NO_ROW = 7,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 8,	/* return address undefined: _start,
 					 * clone()'s child, thread start */
-	CFI_KIND_STOP_EXPRESSION = 8,	/* a DWARF expression not recognised */
-	CFI_KIND_STOP_REGISTER = 9,	/* CFA from a register other than
-					 * rsp/rbp (e.g. gcc's DRAP r10) */
-	CFI_KIND_STOP_RANGE = 10,	/* an offset that is not a multiple
+	CFI_KIND_STOP_EXPRESSION = 9,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 10,	/* CFA from a register other than
+					 * rsp/rbp (e.g. gcc's DRAP r10 in a
+					 * prologue) */
+	CFI_KIND_STOP_RANGE = 11,	/* an offset that is not a multiple
 					 * of 8 or does not fit its field */
-	CFI_KIND_STOP_RA = 11,		/* return address not at CFA - 8 */
-	CFI_KIND_NR = 12,
+	CFI_KIND_STOP_RA = 12,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 13,
 };
 
 /*
- * The cfa field of the two *_DEREF kinds: the offset of the saved CFA
+ * The cfa field of the two *_DEREF kinds and CFI_KIND_DRAP: the offset of the saved CFA
  * from the base register in its low 11 bits (signed, 8-byte units:
  * +-8 KiB), the amount added to it in its high 5 (8-byte units: 0 to
  * 248 bytes).

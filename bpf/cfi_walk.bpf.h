@@ -378,8 +378,9 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 	__s64 off = (__s64)row->cfa * 8;
 	__u64 base = v->sp;
 
-	/* one test for both kinds from rbp: one more path to verify, not two */
-	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF) && !v->bp_known) {
+	/* one test for the kinds from rbp: one more path to verify, not three */
+	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF ||
+	     row->kind == CFI_KIND_DRAP) && !v->bp_known) {
 		v->stop = CFI_WALK_RBP_UNKNOWN;
 		return -1;
 	}
@@ -398,13 +399,14 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 		*cfa = v->sp + off + ((v->ip & 15) >= (__u64)(__s64)row->rbp ? 8 : 0);
 		return 0;
 	case CFI_KIND_RBP_DEREF:
+	case CFI_KIND_DRAP:
 		base = v->bp;
 		break;
 	default:
 		break;
 	}
 	/*
-	 * A CFA the function saved (the *_DEREF kinds, cfi_row.h), or
+	 * A CFA the function saved (the *_DEREF kinds and DRAP, cfi_row.h), or
 	 * CFI_KIND_SIGNAL's interrupted sp in the ucontext: its field, a
 	 * small positive offset, reads the same through CFI_DEREF_OFF(), and
 	 * CFI_DEREF_ADD() gives 0.  One read for the three kinds, which the
@@ -434,6 +436,8 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 	}
 	if (signal)
 		bp_addr = v->sp + (__s64)row->rbp * 8;
+	else if (row->kind == CFI_KIND_DRAP)	/* bp-relative (cfi_row.h) */
+		bp_addr = v->bp + (__s64)row->rbp * 8;
 	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
 		bp_addr = cfa + (__s64)row->rbp * 8;
 	if (bp_addr)

@@ -4,17 +4,19 @@
 # their stack and keep their CFA in the frame, with the default call
 # graph (auto).  Their CFI gives the CFA as a DWARF expression,
 # "*(rsp + N) + 8" (OpenSSL's and GnuTLS's assembly: SHA-2, AES-GCM,
-# ChaCha20, bignum multiplication) or "*(rbp - N)" (gcc's DRAP), which
-# the BPF walk follows as CFI_KIND_RSP_DEREF / CFI_KIND_RBP_DEREF rows
-# (bpf/cfi_row.h).  Before those rows, every such walk stopped at the
+# ChaCha20, bignum multiplication) or "*(rbp - N)" (gcc's DRAP, with the
+# caller's rbp at rbp + 0: AVX2 kernels of video codecs, simdutf in node,
+# libgfortran), which the BPF walk follows as CFI_KIND_RSP_DEREF,
+# CFI_KIND_RBP_DEREF and CFI_KIND_DRAP rows (bpf/cfi_row.h).  Before those rows, every such walk stopped at the
 # function ("unsupported"), and the sample kept only its leaf frames.
 #
 #   (a) nofp_realign (tests/workloads/nofp_realign.c): of its samples in
 #       the work, >= 99% have exactly the stack the workload makes,
-#       main;realign_round;{rsp,rbp}_saved[;realign_callee] below
-#       __libc_start_call_main, with each of the two functions and the
-#       callee in >= 15% of them (so both kinds, both at the exact ip and
-#       through a return address);
+#       main;realign_round;{rsp,rbp,drap}_saved[;realign_callee] below
+#       __libc_start_call_main, with each of the three functions and the
+#       callee in >= 15% of them (so the three kinds, at the exact ip and
+#       through a return address; realign_round's CFA is rbp-based, so
+#       the rbp each restores must be right);
 #   (b) Debian's openssl (nobody here wrote it): `openssl dgst -sha512`
 #       of 500 MB (a sparse file): >= 99% of the samples with a
 #       libcrypto.so.3 frame reach the process's root: main's
@@ -49,18 +51,19 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; 
 "$BPFPROF" -F 999 --format folded -o "$TMP/realign.folded" -- "$WL/nofp_realign" -s 2 \
 	2> "$TMP/realign.err" || { cat "$TMP/realign.err"; fail "bpfprof -- nofp_realign failed"; }
 grep 'user stack walks' "$TMP/realign.err"
-work='(^|;)(rsp_saved|rbp_saved|realign_callee)(;|$)'
-exact="^nofp_realign;_start;__libc_start_main$ROOT"'main;realign_round;(rsp|rbp)_saved(;realign_callee)?$'
+work='(^|;)(rsp_saved|rbp_saved|drap_saved|realign_callee)(;|$)'
+exact="^nofp_realign;_start;__libc_start_main$ROOT"'main;realign_round;(rsp|rbp|drap)_saved(;realign_callee)?$'
 read -r good all < <(share "$TMP/realign.folded" "$work" "$exact")
 read -r rsp _ < <(share "$TMP/realign.folded" "$work" ';rsp_saved(;|$)')
 read -r rbp _ < <(share "$TMP/realign.folded" "$work" ';rbp_saved(;|$)')
+read -r drap _ < <(share "$TMP/realign.folded" "$work" ';drap_saved(;|$)')
 read -r callee _ < <(share "$TMP/realign.folded" "$work" ';realign_callee$')
 [ "$all" -ge 1000 ] || fail "only $all samples of nofp_realign's work (expected >= 1000)"
 if [ $((good * 100)) -lt $((all * 99)) ]; then
 	sort -t' ' -k2 -nr "$TMP/realign.folded" | head -5
 	fail "$good of $all nofp_realign samples have its exact stack, under 99%"
 fi
-for n in rsp rbp callee; do
+for n in rsp rbp drap callee; do
 	[ $((${!n} * 100)) -ge $((all * 15)) ] || fail "$n: ${!n} of $all samples, under 15%"
 done
 perf record -q -F 999 --call-graph dwarf -o "$TMP/realign.perf" -- "$WL/nofp_realign" -s 2 \
@@ -68,7 +71,8 @@ perf record -q -F 999 --call-graph dwarf -o "$TMP/realign.perf" -- "$WL/nofp_rea
 perf_folded "$TMP/realign.perf" > "$TMP/realign.perf.folded"
 read -r pgood pall < <(share "$TMP/realign.perf.folded" "$work" "$ROOT"'main;realign_round;')
 ok "nofp_realign: $good of $all samples ($(pct "$good" "$all")%) with the exact stack" \
-	"(rsp_saved $rsp, rbp_saved $rbp, realign_callee $callee); perf --call-graph dwarf:" \
+	"(rsp_saved $rsp, rbp_saved $rbp, drap_saved $drap, realign_callee $callee);" \
+	"perf --call-graph dwarf:" \
 	"$pgood of $pall ($(pct "$pgood" "$pall")%) reach main through realign_round"
 
 # (b)

@@ -3,24 +3,28 @@
  * nofp_realign - functions that realign their stack and keep their CFA in
  * the frame, the way OpenSSL's and GnuTLS's assembly (perlasm) and gcc's
  * DRAP functions do: their CFI gives the CFA as a DWARF expression,
- * "*(rsp + 40) + 8" or "*(rbp - 8) + 8", which --call-graph auto's rows
- * hold as CFI_KIND_RSP_DEREF / CFI_KIND_RBP_DEREF (bpf/cfi_row.h).
+ * "*(rsp + 40) + 8", "*(rbp - 24) + 8" or "*(rbp - 8)" (with the caller's
+ * rbp at rbp + 0), which --call-graph auto's rows hold as
+ * CFI_KIND_RSP_DEREF, CFI_KIND_RBP_DEREF and CFI_KIND_DRAP
+ * (bpf/cfi_row.h).
  *
  * This file owns the workload of tests/integration/realigned_stacks.sh.
  * Built without frame pointers (nofp_: -O2 -g -fomit-frame-pointer), on
  * the main thread, each round:
  *
- *   main -> realign_round -> rsp_saved -> realign_callee   (about 2/3)
- *   main -> realign_round -> rbp_saved -> realign_callee   (about 1/3)
+ *   main -> realign_round -> rsp_saved -> realign_callee    (about 1/3)
+ *   main -> realign_round -> rbp_saved -> realign_callee    (about 1/3)
+ *   main -> realign_round -> drap_saved -> realign_callee   (about 1/3)
  *
- * rsp_saved and rbp_saved (assembly below) spin a short LCG loop of their
- * own (samples with them as the leaf, whose row is looked up at the exact
- * ip), then call realign_callee (C, noipa), whose samples reach them
- * through a return address (looked up at ip - 1), from a stack aligned to
- * 64 or 32 bytes, below an unknown amount of padding: no fixed offset
- * from sp or rbp finds their CFA.  Between calls each scribbles over the
- * padding it made.  Every sample of the work has one of the two stacks
- * above.
+ * realign_round keeps rbp as its frame pointer (a variable-length array),
+ * so its CFA is rbp + 16 and the walk needs the rbp each of the three
+ * restores.  rsp_saved, rbp_saved and drap_saved (assembly below) spin a
+ * short LCG loop of their own (samples with them as the leaf, whose row
+ * is looked up at the exact ip), then call realign_callee (C, noipa),
+ * whose samples reach them through a return address (looked up at ip -
+ * 1), from a stack aligned to 64 or 32 bytes: no fixed offset from sp
+ * finds their CFA.  Between calls each scribbles over the padding it
+ * made.  Every sample of the work has one of the three stacks above.
  *
  * Usage: nofp_realign [-s SECONDS] [--wait]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -41,6 +45,7 @@
 
 uint64_t rsp_saved(uint64_t n);
 uint64_t rbp_saved(uint64_t n);
+uint64_t drap_saved(uint64_t n);
 
 /* The C function both call: a few hundred dependent LCG steps. */
 NOIPA uint64_t realign_callee(uint64_t x)
@@ -150,13 +155,78 @@ __asm__(".text\n"
 	"	.cfi_restore %rbp\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
-	".size rbp_saved, .-rbp_saved\n");
+	".size rbp_saved, .-rbp_saved\n"
 
+/*
+ * drap_saved(n): gcc's DRAP code for a function with over-aligned locals:
+ * r10 = CFA, the stack aligned to 32 bytes, the return address and rbp
+ * pushed again there, rbp the frame pointer and r10 saved below it:
+ * CFA = *(rbp - 8), and the caller's rbp at rbp + 0 (an expression rule,
+ * not CFA-relative).  The same work as rsp_saved.
+ */
+	".globl drap_saved\n"
+	".type drap_saved, @function\n"
+	"drap_saved:\n"
+	"	.cfi_startproc\n"
+	"	lea 8(%rsp), %r10\n"
+	"	.cfi_def_cfa %r10, 0\n"
+	"	and $-32, %rsp\n"
+	"	push -8(%r10)\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n"		/* rbp at rbp + 0 */
+	"	push %r10\n"
+	"	.cfi_escape 0x0f, 0x03, 0x76, 0x78, 0x06\n"		/* CFA *(rbp - 8) */
+	"	push %rbx\n"
+	"	.cfi_escape 0x10, 0x03, 0x02, 0x76, 0x70\n"		/* rbx at rbp - 16 */
+	"	sub $48, %rsp\n"
+	"	mov %rdi, %rbx\n"
+	"	movq $0, (%rsp)\n"
+	"1:	mov $300, %ecx\n"
+	"	mov (%rsp), %rax\n"
+	"	movabs $6364136223846793005, %rdx\n"
+	"2:	imul %rdx, %rax\n"
+	"	add %rbx, %rax\n"
+	"	dec %ecx\n"
+	"	jnz 2b\n"
+	"	mov %rax, (%rsp)\n"
+	"	mov %rax, %rdi\n"
+	"	call realign_callee\n"
+	"	xor %rax, (%rsp)\n"
+	"	dec %rbx\n"
+	"	jnz 1b\n"
+	"	mov (%rsp), %rax\n"
+	"	mov -16(%rbp), %rbx\n"
+	"	.cfi_restore %rbx\n"
+	"	mov -8(%rbp), %r10\n"
+	"	.cfi_def_cfa %r10, 0\n"
+	"	leave\n"
+	"	.cfi_restore %rbp\n"
+	"	lea -8(%r10), %rsp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size drap_saved, .-drap_saved\n");
+
+/*
+ * Its variable-length array makes gcc keep rbp as its frame pointer, so
+ * its CFA is rbp + 16: the walk needs the rbp each of the three restores,
+ * drap_saved's from rbp + 0.
+ */
 NOIPA uint64_t realign_round(uint64_t *rnd)
 {
-	uint64_t r = next_random(rnd);
+	uint64_t r = next_random(rnd), n = 50 + r % 50;
+	volatile char pad[1 + (r & 15)];
 
-	return (r % 3) ? rsp_saved(50 + r % 50) : rbp_saved(50 + r % 50);
+	pad[0] = (char)r;
+	switch (r % 3) {
+	case 0:
+		return rsp_saved(n) + pad[0];
+	case 1:
+		return rbp_saved(n) + pad[0];
+	default:
+		return drap_saved(n) + pad[0];
+	}
 }
 
 static void usage(void)

@@ -71,6 +71,7 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_SIGNAL] = "signal",
 	[CFI_KIND_RSP_DEREF] = "rsp-deref",
 	[CFI_KIND_RBP_DEREF] = "rbp-deref",
+	[CFI_KIND_DRAP] = "drap",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -269,6 +270,27 @@ static int8_t rbp_field(struct rule r, bool *lost)
 }
 
 /*
+ * A CFA from rbp's frame (@r: CFI_KIND_RBP_DEREF, its cfa field set):
+ * gcc's DRAP functions save the caller's rbp at rbp + 0, an expression
+ * rule, which makes the row CFI_KIND_DRAP (the rbp field bp-relative);
+ * any other rule keeps CFI_KIND_RBP_DEREF.
+ */
+static struct cfi_row drap_row(Dwarf_Frame *fr, struct cfi_row r, bool *lost)
+{
+	struct rule bp = reg_rule(fr, REG_RBP);
+	int64_t u;
+
+	if (bp.kind == RULE_AT_REG && bp.reg == REG_RBP && units8(bp.off, 8, &u) &&
+	    u != CFI_RBP_LOST) {
+		r.kind = CFI_KIND_DRAP;
+		r.rbp = (int8_t)u;
+		return r;
+	}
+	r.rbp = rbp_field(bp, lost);
+	return r;
+}
+
+/*
  * glibc's __restore_rt: CFA = *(rsp + 160), rip saved at rsp + 168, rbp
  * at rsp + 120, rsp at rsp + 160 (or the default, = CFA).
  */
@@ -322,7 +344,9 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		return stop_row(CFI_KIND_STOP_RA);
 	if (!rsp_is_cfa(fr))
 		return stop_row(CFI_KIND_STOP_EXPRESSION);
-	if (r.kind != CFI_KIND_RSP_DEREF && r.kind != CFI_KIND_RBP_DEREF) {
+	if (r.kind == CFI_KIND_RBP_DEREF)
+		return drap_row(fr, r, lost);
+	if (r.kind != CFI_KIND_RSP_DEREF) {
 		if (!units8(off, 16, &u))
 			return stop_row(CFI_KIND_STOP_RANGE);
 		r.cfa = (int16_t)u;

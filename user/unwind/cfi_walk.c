@@ -126,7 +126,8 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp, base = f->sp;
 	int bp_known = f->bp_known;
 
-	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF) && !f->bp_known) {
+	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF ||
+	     row->kind == CFI_KIND_DRAP) && !f->bp_known) {
 		res->stop = CFI_WALK_RBP_UNKNOWN;
 		return -1;
 	}
@@ -145,10 +146,10 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		cfa = f->sp + (int64_t)row->cfa * 8 + ((f->ip & 15) >= (uint64_t)row->rbp ? 8 : 0);
 		break;
 	default:
-		/* a CFA read from the frame: the *_DEREF kinds, and
+		/* a CFA read from the frame: the *_DEREF kinds, DRAP, and
 		 * CFI_KIND_SIGNAL, whose field reads the same through
 		 * CFI_DEREF_OFF() (add 0), as the BPF walk reads it */
-		if (row->kind == CFI_KIND_RBP_DEREF)
+		if (row->kind == CFI_KIND_RBP_DEREF || row->kind == CFI_KIND_DRAP)
 			base = f->bp;
 		if (read(arg, base + (int64_t)CFI_DEREF_OFF(row->cfa) * 8, &cfa)) {
 			res->stop = CFI_WALK_READ_FAULT;
@@ -164,6 +165,8 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	}
 	if (row->kind == CFI_KIND_SIGNAL)
 		bp_addr = f->sp + (int64_t)row->rbp * 8;
+	else if (row->kind == CFI_KIND_DRAP)
+		bp_addr = f->bp + (int64_t)row->rbp * 8;
 	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
 		bp_addr = cfa + (int64_t)row->rbp * 8;
 	if (bp_addr)

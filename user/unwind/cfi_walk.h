@@ -16,9 +16,9 @@
  *  3. the row for pc - bias (binary search, CFI_SEARCH_STEPS at most);
  *     none or a gap marker: CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
  *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
- *  4. CFA by the row's kind (CFI_KIND_RBP or CFI_KIND_RBP_DEREF with rbp
- *     unknown: CFI_WALK_RBP_UNKNOWN; the *_DEREF kinds read it from the
- *     frame; CFI_KIND_RBP with rbp 0, the ABI's mark of a thread's
+ *  4. CFA by the row's kind (CFI_KIND_RBP, CFI_KIND_RBP_DEREF or
+ *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; the *_DEREF
+ *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with rbp 0, the ABI's mark of a thread's
  *     first frame, where the frame-pointer rule of JIT code, V8's
  *     builtins and Go code ends: CFI_WALK_END), then the return address;
  *     a failed read of either: CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes

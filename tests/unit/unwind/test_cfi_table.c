@@ -192,6 +192,39 @@ __asm__(".text\n"
 	"	.cfi_endproc\n"
 	"cfit_deref_end:\n"
 	"	nop\n"	/* a gap: cfit_merge's first row must not merge with ours */
+	/* gcc's DRAP: CFA r10 in the prologue, then *(rbp - 8) with the
+	 * caller's rbp at rbp + 0 (an expression rule), then rbp + 8 */
+	".globl cfit_drap, cfit_drap_1, cfit_drap_2, cfit_drap_3, cfit_drap_4\n"
+	".globl cfit_drap_5, cfit_drap_6, cfit_drap_end\n"
+	"cfit_drap:\n"
+	"	.cfi_startproc\n"
+	"	lea 8(%rsp), %r10\n"
+	"cfit_drap_1:\n"
+	"	.cfi_def_cfa %r10, 0\n"
+	"	and $-32, %rsp\n"
+	"	push -8(%r10)\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"cfit_drap_2:\n"	/* the rbp rule, the same stop: merged */
+	"	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n"		/* rbp at rbp + 0 */
+	"	push %r10\n"
+	"cfit_drap_3:\n"
+	"	.cfi_escape 0x0f, 0x03, 0x76, 0x78, 0x06\n"		/* *(rbp - 8) */
+	"	nop\n"
+	"cfit_drap_4:\n"
+	"	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x08\n"		/* rbp at rbp + 8 */
+	"	nop\n"
+	"cfit_drap_5:\n"
+	"	.cfi_def_cfa %r10, 0\n"
+	"	leave\n"
+	"	lea -8(%r10), %rsp\n"
+	"cfit_drap_6:\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_drap_end:\n"
+	"	nop\n"
 ".globl cfit_merge, cfit_merge_1, cfit_merge_end\n"
 	"cfit_merge:\n"
 	"	.cfi_startproc\n"
@@ -220,6 +253,8 @@ extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
 extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
 extern char cfit_deref[], cfit_deref_1[], cfit_deref_2[], cfit_deref_3[], cfit_deref_4[];
 extern char cfit_deref_5[], cfit_deref_6[], cfit_deref_7[], cfit_deref_8[], cfit_deref_end[];
+extern char cfit_drap[], cfit_drap_1[], cfit_drap_2[], cfit_drap_3[], cfit_drap_4[];
+extern char cfit_drap_5[], cfit_drap_6[], cfit_drap_end[];
 
 /* ---- shared state ---------------------------------------------------------- */
 
@@ -314,7 +349,7 @@ struct want {
 
 static bool is_deref(unsigned int kind)
 {
-	return kind == CFI_KIND_RSP_DEREF || kind == CFI_KIND_RBP_DEREF;
+	return kind == CFI_KIND_RSP_DEREF || kind == CFI_KIND_RBP_DEREF || kind == CFI_KIND_DRAP;
 }
 
 /* The rows of [@from, @to) must be @w (@n), and a row must start at @to. */
@@ -372,6 +407,14 @@ static void test_rows_exact(void **state)
 		{ cfit_deref_7, CFI_KIND_STOP_REGISTER, 0, 0 },
 		{ cfit_deref_8, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 	};
+	static const struct want drap[] = {
+		{ cfit_drap, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_drap_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_drap_3, CFI_KIND_DRAP, CFI_DEREF_CFA(-1, 0), 0 },
+		{ cfit_drap_4, CFI_KIND_DRAP, CFI_DEREF_CFA(-1, 0), 1 },
+		{ cfit_drap_5, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_drap_6, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+	};
 	static const struct want merge[] = {
 		{ cfit_merge, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 		{ cfit_merge_1, CFI_KIND_RSP, 16, CFI_RBP_SAME },
@@ -390,6 +433,7 @@ static void test_rows_exact(void **state)
 	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
 	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
 	expect_rows("deref", cfit_deref, cfit_deref_end, deref, 8);
+	expect_rows("drap", cfit_drap, cfit_drap_end, drap, 6);
 	/* the packing of the *_DEREF kinds' field, at its limits */
 	assert_int_equal(CFI_DEREF_OFF(CFI_DEREF_CFA(-1024, 31)), -1024);
 	assert_int_equal(CFI_DEREF_ADD(CFI_DEREF_CFA(-1024, 31)), 31);
@@ -523,8 +567,9 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 }
 
 /*
- * Every *_DEREF row of @t against libdw's CFA expression at its pc:
- * DW_OP_breg7/6 N; DW_OP_deref [; DW_OP_plus_uconst A].  Returns the rows.
+ * Every *_DEREF and DRAP row of @t against libdw's CFA expression at its
+ * pc: DW_OP_breg7/6 N; DW_OP_deref [; DW_OP_plus_uconst A], and a DRAP
+ * row's rbp rule (DW_OP_breg6 M).  Returns the rows.
  */
 static int check_deref_rows(const char *path, const struct cfi_table *t)
 {
@@ -552,6 +597,14 @@ static int check_deref_rows(const char *path, const struct cfi_table *t)
 		assert_int_equal((int64_t)ops[0].number, (int64_t)CFI_DEREF_OFF(r->cfa) * 8);
 		assert_int_equal(ops[1].atom, DW_OP_deref);
 		assert_int_equal(n == 3 ? ops[2].number : 0, (uint64_t)CFI_DEREF_ADD(r->cfa) * 8);
+		if (r->kind == CFI_KIND_DRAP) {
+			Dwarf_Op mem[3];
+
+			assert_int_equal(dwarf_frame_register(fr, 6, mem, &ops, &n), 0);
+			assert_int_equal(n, 2);
+			assert_int_equal(ops[1].atom, DW_OP_breg6);
+			assert_int_equal((int64_t)ops[1].number, (int64_t)r->rbp * 8);
+		}
 		free(fr);
 		rows++;
 	}
@@ -580,13 +633,14 @@ static void test_rows_real_libraries(void **state)
 		check_invariants(t);
 		st = &t->stats;
 		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
-		       "rsp-deref %u rbp-deref %u stops: outermost %u expression %u register %u "
-		       "range %u ra %u\n",
+		       "rsp-deref %u rbp-deref %u drap %u stops: outermost %u expression %u "
+		       "register %u range %u ra %u\n",
 		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
 		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
 		       st->kinds[CFI_KIND_RSP_DEREF], st->kinds[CFI_KIND_RBP_DEREF],
-		       st->kinds[CFI_KIND_STOP_OUTERMOST], st->kinds[CFI_KIND_STOP_EXPRESSION],
-		       st->kinds[CFI_KIND_STOP_REGISTER], st->kinds[CFI_KIND_STOP_RANGE],
+		       st->kinds[CFI_KIND_DRAP], st->kinds[CFI_KIND_STOP_OUTERMOST],
+		       st->kinds[CFI_KIND_STOP_EXPRESSION], st->kinds[CFI_KIND_STOP_REGISTER],
+		       st->kinds[CFI_KIND_STOP_RANGE],
 		       st->kinds[CFI_KIND_STOP_RA]);
 		if (strstr(files[i], "libc.so"))	/* __restore_rt */
 			assert_int_equal(st->kinds[CFI_KIND_SIGNAL], 1);
@@ -602,6 +656,29 @@ static void test_rows_real_libraries(void **state)
 		cross_check_libdw(files[i], t, 20000);
 		cfi_table_free(t);
 	}
+}
+
+/*
+ * node: OpenSSL's assembly, and gcc DRAP functions (simdutf's AVX2 base64
+ * decoders): every such row against libdw.
+ */
+static void test_rows_node(void **state)
+{
+	const char *node = "/usr/bin/node";
+	struct cfi_table *t;
+	const struct cfi_table_stats *st;
+
+	if (access(node, R_OK) != 0)
+		skip();
+	assert_int_equal(cfi_table_build(node, NULL, &t), 0);
+	st = &t->stats;
+	printf("# %s: rsp-deref %u rbp-deref %u drap %u\n", node, st->kinds[CFI_KIND_RSP_DEREF],
+	       st->kinds[CFI_KIND_RBP_DEREF], st->kinds[CFI_KIND_DRAP]);
+	assert_int_equal(check_deref_rows(node, t),
+			 (int)(st->kinds[CFI_KIND_RSP_DEREF] + st->kinds[CFI_KIND_RBP_DEREF] +
+			       st->kinds[CFI_KIND_DRAP]));
+	assert_true(st->kinds[CFI_KIND_DRAP] >= 8);
+	cfi_table_free(t);
 }
 
 /*
@@ -787,6 +864,18 @@ static void test_walk_rules(void **state)
 	n = fake_walk(&f, A(cfit_odd_6), sp, bp, ips, 16, &res);
 	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_RBP_UNKNOWN);
+	/* gcc's DRAP: CFA = *(bp - 8), the caller's bp at bp + 0, which
+	 * the caller's rbp-based CFA (cfit_push_2) needs */
+	fake_init(&f);
+	fake_put(&f, bp - 8, sp + 200);			/* the CFA */
+	fake_put(&f, sp + 192, A(cfit_push_2) + 1);
+	fake_put(&f, bp, sp + 300);			/* the caller's bp */
+	fake_put(&f, sp + 308, A(cfit_outer) + 1);	/* cfit_push_2: CFA bp + 16 */
+	n = fake_walk(&f, A(cfit_drap_3), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	assert_int_equal(ips[1], A(cfit_push_2) + 1);
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
 	/* the saved CFA beyond the copy */
 	n = fake_walk(&f, A(cfit_deref_3), FAKE_SP + sizeof(f.mem) - 16, bp, ips, 16, &res);
 	assert_int_equal(n, 1);
@@ -1558,6 +1647,7 @@ int main(void)
 		cmocka_unit_test(test_rows_exact),
 		cmocka_unit_test(test_rows_nofp_workload),
 		cmocka_unit_test(test_rows_real_libraries),
+		cmocka_unit_test(test_rows_node),
 		cmocka_unit_test(test_eh_frame_handles),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_walk_rules),
