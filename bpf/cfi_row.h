@@ -109,10 +109,10 @@ enum cfi_kind {
 };
 
 /*
- * The cfa field of the two *_DEREF kinds and CFI_KIND_DRAP: the offset of the saved CFA
- * from the base register in its low 11 bits (signed, 8-byte units:
- * +-8 KiB), the amount added to it in its high 5 (8-byte units: 0 to
- * 248 bytes).
+ * The cfa field of the two *_DEREF kinds and CFI_KIND_DRAP: the offset of
+ * the saved CFA from the base register in its low 11 bits (signed, 8-byte
+ * units: +-8 KiB), the amount added to it in its high 5 (8-byte units: 0
+ * to 248 bytes).
  */
 #define CFI_DEREF_OFF_BITS 11
 #define CFI_DEREF_ADD_MAX 31

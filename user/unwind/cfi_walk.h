@@ -18,11 +18,12 @@
  *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
  *  4. CFA by the row's kind (CFI_KIND_RBP, CFI_KIND_RBP_DEREF or
  *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; the *_DEREF
- *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with rbp 0, the ABI's mark of a thread's
- *     first frame, where the frame-pointer rule of JIT code, V8's
- *     builtins and Go code ends: CFI_WALK_END), then the return address;
- *     a failed read of either: CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes
- *     it unknown, it does not stop the walk, as in libdwfl);
+ *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with
+ *     rbp 0, the ABI's mark of a thread's first frame, where the
+ *     frame-pointer rule of JIT code, V8's builtins and Go code ends:
+ *     CFI_WALK_END), then the return address; a failed read of either:
+ *     CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes it
+ *     unknown, it does not stop the walk, as in libdwfl);
  *  5. @max frames written: CFI_WALK_MAX_DEPTH (the last one has passed
  *     steps 1-3, so it is in a mapping);
  *  6. return address 0: CFI_WALK_END; caller sp <= sp (not after a
