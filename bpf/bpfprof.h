@@ -113,16 +113,28 @@ struct sample_event {
 #define BPFPROF_MAX_USER_STACK 65528
 
 /*
+ * Bytes below sp a dwarf record copies apart: the x86-64 ABI's red zone,
+ * where a function may keep data without moving sp.  OpenSSL's SHA-2
+ * assembly keeps its saved rsp there (CFA = *(rsp - 8) + 8), which an
+ * unwinder reading only from sp up cannot follow.
+ */
+#define BPFPROF_RED_ZONE 128
+
+/*
  * A sample of --call-graph dwarf: the common record, the user registers
- * the unwinder starts from (x86-64: rip, rsp, rbp), and stack_size bytes
- * of the user stack copied from sp upward.  The ring buffer record is sized for the
- * configured copy size; stack_size says how much of it is valid.
+ * the unwinder starts from (x86-64: rip, rsp, rbp), the red zone below
+ * sp, and stack_size bytes of the user stack copied from sp upward.  The
+ * ring buffer record is sized for the configured copy size; stack_size
+ * says how much of it is valid.
  */
 struct dwarf_sample_event {
 	struct sample_event sample;	/* user_stack is 0: the collector unwinds */
 	__u64 ip, sp, bp;		/* user registers at the sample */
 	__u32 stack_size;		/* valid bytes in stack[] */
 	__u32 has_regs;			/* 0: no user context (kernel thread) */
+	__u32 red_zone_ok;		/* red_zone[] holds [sp - 128, sp) */
+	__u32 pad;
+	__u8 red_zone[BPFPROF_RED_ZONE];
 	__u8 stack[];
 };
 

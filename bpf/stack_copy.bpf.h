@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * stack_copy.bpf.h - samples whose user stack goes to the collector as a
- * copy (registers and the stack from sp up, struct dwarf_sample_event),
+ * copy (registers, the red zone below sp and the stack from sp up, struct
+ * dwarf_sample_event),
  * for it to unwind in userspace (user/unwind/unwind.c): every sample with
  * --call-graph dwarf, and with auto a young process's sample whose walk
  * met code the collector has not loaded the tables of yet
@@ -73,10 +74,11 @@ static __always_inline void copy_user_stack_page(struct dwarf_sample_event *e, _
 }
 
 /*
- * --call-graph dwarf: the sample with the user registers and a copy of the
- * user stack from sp upward (capped at the end of the environment strings
- * for the main thread, where the stack mapping ends).  A copy that faults
- * is cut at the readable end (@find_end), or to the rest of sp's page.
+ * --call-graph dwarf: the sample with the user registers, the red zone
+ * below sp, and a copy of the user stack from sp upward (capped at the
+ * end of the environment strings for the main thread, where the stack
+ * mapping ends).  A copy that faults is cut at the readable end
+ * (@find_end), or to the rest of sp's page.
  */
 static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 					       struct count_key *key, bool find_end)
@@ -98,12 +100,19 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	e->ip = e->sp = e->bp = 0;
 	e->stack_size = 0;
 	e->has_regs = 0;
+	e->red_zone_ok = 0;
+	e->pad = 0;
 	if (BPF_CORE_READ(task, mm)) {	/* no dereference: see cfi_walk_user_stack() */
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		e->ip = BPF_CORE_READ(regs, ip);
 		e->sp = sp = BPF_CORE_READ(regs, sp);
 		e->bp = BPF_CORE_READ(regs, bp);
 		e->has_regs = 1;
+		/* apart from the copy above sp: it may fault where that does not */
+		if (sp >= BPFPROF_RED_ZONE &&
+		    !bpf_probe_read_user(e->red_zone, sizeof(e->red_zone),
+					 (void *)(sp - BPFPROF_RED_ZONE)))
+			e->red_zone_ok = 1;
 		env_end = BPF_CORE_READ(task, mm, env_end);
 		if (sp < env_end && env_end - sp < n)
 			n = env_end - sp;

@@ -13,6 +13,9 @@
 #include "cli/options.h"
 #include "settings.h"
 
+_Static_assert(sizeof(struct dwarf_sample_event) + 8 <= SETTINGS_DWARF_RECORD_BYTES(0),
+	       "a dwarf record's header and ring buffer header fit SETTINGS_DWARF_RECORD_BYTES");
+
 /* @min doubled until it holds @want, at most @max. */
 static uint32_t pow2_between(uint64_t want, uint32_t min, uint32_t max)
 {

@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
+#include "bpfprof.h"			/* BPFPROF_RED_ZONE */
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
 #include "unwind.h"
@@ -118,7 +119,7 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* 8 bytes at @addr, only from the stack copy. */
+/* 8 bytes at @addr, only from the stack copy and the red zone below it. */
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct proc *p = arg;
@@ -127,6 +128,11 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 
 	if (addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*result)) {
 		memcpy(result, s->stack + (addr - sp), sizeof(*result));
+		return true;
+	}
+	if (s->regs->red_zone && addr < sp && sp - addr <= BPFPROF_RED_ZONE &&
+	    sp - addr >= sizeof(*result)) {
+		memcpy(result, s->regs->red_zone + (BPFPROF_RED_ZONE - (sp - addr)), sizeof(*result));
 		return true;
 	}
 	s->read_failed = true;

@@ -53,6 +53,10 @@ struct unwind_regs {
 	uint64_t sp;			/* rsp: address of stack[0] */
 	uint64_t bp;			/* rbp (needed by CFI using rbp as CFA, and by
 					 * the frame-pointer fallback) */
+	/* BPFPROF_RED_ZONE (128) bytes copied from sp - 128, or NULL:
+	 * what CFI may read below sp (OpenSSL's CFA = *(rsp - 8) + 8).
+	 * Borrowed for the call. */
+	const uint8_t *red_zone;
 };
 
 /* Why an unwind stopped. */
