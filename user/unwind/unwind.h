@@ -11,7 +11,8 @@
  * user memory copied from address rsp upward, so that stack[i] is the
  * byte at address rsp + i (no gap, no header; a copy that is shorter than
  * requested because it reached the end of the stack mapping is fine, the
- * caller passes the number of bytes actually copied).
+ * caller passes the number of bytes actually copied); optionally the 128
+ * bytes below rsp (struct unwind_regs.red_zone), which some CFI reads.
  *
  * Implementation: elfutils libdwfl frame unwinding.  One Dwfl per process
  * holds a module for every executable file mapping, reported at its load
