@@ -4,9 +4,9 @@
  * process: functions built without frame pointers capture their own
  * registers and 8 KiB of stack the way the BPF program does, and the
  * unwound pcs must symbolize to the real call path (own functions, and
- * through libc's qsort back into the caller); short copies, garbage
- * registers, files shared between processes, and a throughput
- * measurement.
+ * through libc's qsort back into the caller); a CFA read from the red
+ * zone below sp; short copies, garbage registers, files shared between
+ * processes, and a throughput measurement.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,6 +29,7 @@
 #include "symbols/symbolize.h"
 #include "targets/procmaps.h"
 #include "unwind/unwind.h"
+#include "bpfprof.h"			/* BPFPROF_RED_ZONE */
 
 #define STACK_COPY 8192
 #define MAX_FRAMES 128
@@ -161,6 +162,82 @@ NOFP int unwtest_nocfi_cb(int x)
 	local[x & 3] = x;
 	CAPTURE(&cap_nocfi);
 	return local[x & 3];
+}
+
+/*
+ * A leaf whose CFA lies below its sp, in the x86-64 red zone, as in
+ * OpenSSL's sha512_block_data_order_avx2: it realigns its stack and keeps
+ * the entry rsp at -8(%rsp), with CFI "CFA = *(rsp - 8) + 8".  It
+ * captures (label 0) its rip, rsp and rbp into regs[3] and the 128 bytes
+ * below rsp into red[128] (no call in between: a call would write there),
+ * then has unwtest_redzone_copy() copy the stack above rsp.  rbp is
+ * zeroed (and saved, with CFI), so that a frame-pointer fallback cannot
+ * step over the frame when the CFA cannot be read.
+ */
+static struct capture cap_redzone;
+static uint8_t red_zone[BPFPROF_RED_ZONE];
+void unwtest_redzone(uint8_t *red, uint64_t *regs);
+void unwtest_redzone_copy(uint64_t sp);
+__asm__(".text\n"
+	".globl unwtest_redzone\n"
+	".type unwtest_redzone, @function\n"
+	"unwtest_redzone:\n"
+	"\t.cfi_startproc\n"
+	"\tpush %rbx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rbx, -16\n"
+	"\tpush %rbp\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rbp, -24\n"
+	"\tmov %rsp, %rbx\n"
+	"\txor %ebp, %ebp\n"
+	"\tlea 16(%rsp), %rax\n"		/* the entry rsp: CFA - 8 */
+	"\tsub $256, %rsp\n"
+	"\tand $-32, %rsp\n"
+	"\tmov %rax, -8(%rsp)\n"
+	/* DW_CFA_def_cfa_expression: DW_OP_breg7 -8; DW_OP_deref; DW_OP_plus_uconst 8 */
+	"\t.cfi_escape 0x0f, 0x05, 0x77, 0x78, 0x06, 0x23, 0x08\n"
+	"0:\tlea 0b(%rip), %rax\n"
+	"\tmov %rax, (%rsi)\n"
+	"\tmov %rsp, 8(%rsi)\n"
+	"\tmov %rbp, 16(%rsi)\n"
+	"\tlea -128(%rsp), %rax\n"
+	"\tmov $16, %ecx\n"
+	"1:\tmov (%rax), %rdx\n"
+	"\tmov %rdx, (%rdi)\n"
+	"\tadd $8, %rax\n"
+	"\tadd $8, %rdi\n"
+	"\tdec %ecx\n"
+	"\tjnz 1b\n"
+	"\t.cfi_def_cfa %rbx, 24\n"
+	"\tmov 8(%rsi), %rdi\n"
+	"\tcall unwtest_redzone_copy\n"
+	"\tmov %rbx, %rsp\n"
+	"\t.cfi_def_cfa %rsp, 24\n"
+	"\tpop %rbp\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\t.cfi_restore %rbp\n"
+	"\tpop %rbx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\t.cfi_restore %rbx\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size unwtest_redzone, .-unwtest_redzone\n");
+
+NOFP void unwtest_redzone_copy(uint64_t sp)
+{
+	copy_stack(&cap_redzone, sp);
+}
+
+NOFP int unwtest_redzone_caller(int x)
+{
+	uint64_t regs[3];
+
+	unwtest_redzone(red_zone, regs);
+	cap_redzone.regs.ip = regs[0];
+	cap_redzone.regs.sp = regs[1];
+	cap_redzone.regs.bp = regs[2];
+	return x + 1;
 }
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -343,7 +420,7 @@ static void test_garbage(void **state)
 	struct ctx *c = *state;
 	uint64_t ips[MAX_FRAMES];
 	static uint8_t junk[STACK_COPY];
-	struct unwind_regs r = { 0x1234, 0x7ffd00000000ull, 0 };
+	struct unwind_regs r = { .ip = 0x1234, .sp = 0x7ffd00000000ull };
 	enum unwind_stop why;
 	unsigned seed = 12345;
 	int n, i;
@@ -417,6 +494,36 @@ static void test_fp_fallback(void **state)
 	assert_true(find_frame(c, ips, n, 3, "main") > 2);
 	assert_int_equal(st1.fp_steps - st0.fp_steps, 1);
 	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+}
+
+/*
+ * The CFA read from the red zone below sp (unwtest_redzone): with the 128
+ * bytes below sp, the whole stack back to main; without them the walk
+ * cannot step over the leaf.
+ */
+static void test_red_zone(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	int n;
+
+	assert_int_equal(unwtest_redzone_caller(4), 5);
+	cap_redzone.regs.red_zone = red_zone;
+	n = unwind(c, &cap_redzone, cap_redzone.size, ips, &why);
+	print_stack(c, "CFA in the red zone", ips, n, why);
+	assert_string_equal(frame_name(c, ips, 0), "unwtest_redzone");
+	assert_true(n >= 4);
+	assert_string_equal(frame_name(c, ips, 1), "unwtest_redzone_caller");
+	assert_string_equal(frame_name(c, ips, 2), "test_red_zone");
+	assert_true(find_frame(c, ips, n, 3, "main") > 2);
+	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+
+	cap_redzone.regs.red_zone = NULL;
+	n = unwind(c, &cap_redzone, cap_redzone.size, ips, &why);
+	print_stack(c, "the same without the red zone", ips, n, why);
+	assert_int_equal(n, 1);
+	assert_int_not_equal(why, UNWIND_END);
 }
 
 /* Address of the function @name in this process's vdso, 0 if not found. */
@@ -688,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_max_depth),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_fp_fallback),
+		cmocka_unit_test(test_red_zone),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_forget),
