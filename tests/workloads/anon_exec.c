@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -75,16 +74,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	lcg_fn f;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-			seconds = atof(argv[++i]);
-		} else if (!strcmp(argv[i], "--wait")) {
-			wait = 1;
-		} else {
-			fprintf(stderr, "usage: anon_exec [-s SECONDS] [--wait]\n");
-			return 2;
-		}
-	}
+	parse_seconds_wait(argc, argv, "anon_exec", &seconds, &wait);
 	f = place_code();
 	if (!f) {
 		fprintf(stderr, "anon_exec: no anonymous code on this architecture\n");

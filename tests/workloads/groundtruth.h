@@ -7,8 +7,9 @@
  * This header owns the common loop body and the tools around it: the LCG
  * constants and its leaf loop, sink(), the xorshift chunk-length generator,
  * the clocks, the calibration of ns per iteration, the start gate that
- * releases worker threads together, and the --wait/--truth plumbing (block
- * SIGUSR1, print "ready PID", wait for SIGUSR1; print truth lines).  Each
+ * releases worker threads together, the --wait/--truth plumbing (block
+ * SIGUSR1, print "ready PID", wait for SIGUSR1; print truth lines) and the
+ * command line of the workloads whose only options are -s and --wait.  Each
  * workload stays one .c file that includes it; nothing here is compiled on
  * its own, so every line is built with the including workload's flags (with
  * frame pointers, or without them for nofp_*).
@@ -33,6 +34,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,6 +158,35 @@ static inline int wait_for_release(const sigset_t *set)
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	return sigwait(set, &sig);
+}
+
+/*
+ * The command line of a workload whose only options are -s SECONDS and
+ * --wait (anon_exec, nofp_qsort, nofp_realign): -s sets *@seconds to a
+ * positive number (the caller's default stays otherwise), --wait sets
+ * *@wait to 1.  Anything else, or a bad SECONDS, prints "usage: @name
+ * [-s SECONDS] [--wait]" on stderr and exits 2.
+ */
+static inline void parse_seconds_wait(int argc, char **argv, const char *name,
+				      double *seconds, int *wait)
+{
+	for (int i = 1; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--wait")) {
+			*wait = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "-s") || i + 1 == argc)
+			goto usage;
+		*seconds = strtod(argv[++i], &end);
+		if (*end || *seconds <= 0)
+			goto usage;
+	}
+	return;
+usage:
+	fprintf(stderr, "usage: %s [-s SECONDS] [--wait]\n", name);
+	exit(2);
 }
 
 /* Lets worker threads start their timed work together, after the release. */

@@ -21,7 +21,8 @@
  * array sizes vary pseudo-randomly per round.  Every function of ours is
  * noipa and uses the results of its calls, so none is inlined, cloned or
  * left by a tail call (libc itself may tail-call, e.g. qsort -> qsort_r).
- * The LCG step, xorshift and --wait plumbing are groundtruth.h's.
+ * The LCG step, xorshift, --wait plumbing and command line are
+ * groundtruth.h's.
  *
  * Usage: nofp_qsort [-s SECONDS] [--wait]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -114,30 +115,12 @@ NOIPA uint64_t scan_round(uint64_t *rnd)
 	return sum;
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: nofp_qsort [-s SECONDS] [--wait]\n");
-	exit(2);
-}
-
 int main(int argc, char **argv)
 {
 	int wait = 0;
 	double seconds = 2.0;
 
-	for (int i = 1; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-			seconds = strtod(argv[++i], &end);
-			if (*end || seconds <= 0)
-				usage();
-		} else if (!strcmp(argv[i], "--wait")) {
-			wait = 1;
-		} else {
-			usage();
-		}
-	}
+	parse_seconds_wait(argc, argv, "nofp_qsort", &seconds, &wait);
 
 	sigset_t set;
 	block_release_signal(&set);

@@ -3,7 +3,7 @@
  * nofp_realign - functions that realign their stack and keep their CFA in
  * the frame, the way OpenSSL's and GnuTLS's assembly (perlasm) and gcc's
  * DRAP functions do: their CFI gives the CFA as a DWARF expression,
- * "*(rsp + 40) + 8", "*(rbp - 24) + 8" or "*(rbp - 8)" (with the caller's
+ * "*(rsp + 40) + 8", "*(rbp - 16) + 8" or "*(rbp - 8)" (with the caller's
  * rbp at rbp + 0), which --call-graph auto's rows hold as
  * CFI_KIND_RSP_DEREF, CFI_KIND_RBP_DEREF and CFI_KIND_DRAP
  * (bpf/cfi_row.h).
@@ -18,13 +18,14 @@
  *
  * realign_round keeps rbp as its frame pointer (a variable-length array),
  * so its CFA is rbp + 16 and the walk needs the rbp each of the three
- * restores.  rsp_saved, rbp_saved and drap_saved (assembly below) spin a
- * short LCG loop of their own (samples with them as the leaf, whose row
- * is looked up at the exact ip), then call realign_callee (C, noipa),
- * whose samples reach them through a return address (looked up at ip -
- * 1), from a stack aligned to 64 or 32 bytes: no fixed offset from sp
- * finds their CFA.  Between calls each scribbles over the padding it
- * made.  Every sample of the work has one of the three stacks above.
+ * restores.  rsp_saved, rbp_saved and drap_saved (assembly below, the
+ * same work in each: the macro realign_work) spin a short LCG loop of
+ * their own (samples with them as the leaf, whose row is looked up at
+ * the exact ip), then call realign_callee (C, noipa), whose samples
+ * reach them through a return address (looked up at ip - 1), from a
+ * stack aligned to 64 or 32 bytes: no fixed offset from sp finds their
+ * CFA.  Between calls each scribbles over the padding it made.  Every
+ * sample of the work has one of the three stacks above.
  *
  * Usage: nofp_realign [-s SECONDS] [--wait]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -36,8 +37,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,12 +54,40 @@ NOIPA uint64_t realign_callee(uint64_t x)
 }
 
 /*
- * rsp_saved(n): perlasm's pattern.  The CFA (entry rsp + 8) is rax + 8
- * until the stack is realigned, then the entry rsp is kept at 40(%rsp):
- * CFA = *(rsp + 40) + 8.  n rounds of (a 300-step LCG loop here, then
- * realign_callee).
+ * realign_work, a GAS macro: the work the three functions below share,
+ * n (rdi) rounds of (a 300-step LCG loop, then realign_callee), the
+ * result in rax.  It owns rbx, the round counter (callee-saved: each
+ * function saves it), and the 8 bytes at (%rsp), the accumulator (each
+ * function's realigned padding, so it is scribbled over between calls);
+ * rcx, rdx and rdi are scratch, and the call clobbers the caller-saved
+ * registers.
  */
-__asm__(".text\n"
+__asm__(".macro realign_work\n"
+	"	mov %rdi, %rbx\n"
+	"	movq $0, (%rsp)\n"
+	"1:	mov $300, %ecx\n"
+	"	mov (%rsp), %rax\n"
+	"	movabs $6364136223846793005, %rdx\n"
+	"2:	imul %rdx, %rax\n"
+	"	add %rbx, %rax\n"
+	"	dec %ecx\n"
+	"	jnz 2b\n"
+	"	mov %rax, (%rsp)\n"
+	"	mov %rax, %rdi\n"
+	"	call realign_callee\n"
+	"	xor %rax, (%rsp)\n"
+	"	dec %rbx\n"
+	"	jnz 1b\n"
+	"	mov (%rsp), %rax\n"
+	".endm\n"
+
+/*
+ * rsp_saved(n): perlasm's pattern.  The CFA (entry rsp + 8) is rax + 8
+ * until the stack is realigned to 64 bytes, then the entry rsp is kept at
+ * 40(%rsp): CFA = *(rsp + 40) + 8.  rbp is a scratch register here, as in
+ * perlasm (zeroed), so the walk must restore realign_round's from CFA - 16.
+ */
+	".text\n"
 	".globl rsp_saved\n"
 	".type rsp_saved, @function\n"
 	"rsp_saved:\n"
@@ -71,45 +98,28 @@ __asm__(".text\n"
 	"	.cfi_offset %rbp, -16\n"
 	"	push %rbx\n"
 	"	.cfi_offset %rbx, -24\n"
-	"	push %r12\n"
-	"	.cfi_offset %r12, -32\n"
 	"	sub $136, %rsp\n"
 	"	and $-64, %rsp\n"
 	"	mov %rax, 40(%rsp)\n"
 	"	.cfi_escape 0x0f, 0x05, 0x77, 0x28, 0x06, 0x23, 0x08\n"	/* *(rsp + 40) + 8 */
-	"	mov %rdi, %rbx\n"
-	"	xor %r12d, %r12d\n"
-	"	movabs $6364136223846793005, %rbp\n"
-	"1:	mov $300, %ecx\n"
-	"2:	imul %rbp, %r12\n"
-	"	add %rbx, %r12\n"
-	"	dec %ecx\n"
-	"	jnz 2b\n"
-	"	mov %r12, (%rsp)\n"		/* scribble over the padding */
-	"	mov %r12, %rdi\n"
-	"	call realign_callee\n"
-	"	xor %rax, %r12\n"
-	"	dec %rbx\n"
-	"	jnz 1b\n"
-	"	mov %r12, %rax\n"
+	"	xor %ebp, %ebp\n"
+	"	realign_work\n"
 	"	mov 40(%rsp), %rsi\n"
 	"	.cfi_def_cfa %rsi, 8\n"
-	"	mov -24(%rsi), %r12\n"
 	"	mov -16(%rsi), %rbx\n"
 	"	mov -8(%rsi), %rbp\n"
 	"	mov %rsi, %rsp\n"
 	"	.cfi_def_cfa %rsp, 8\n"
 	"	.cfi_restore %rbp\n"
 	"	.cfi_restore %rbx\n"
-	"	.cfi_restore %r12\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	".size rsp_saved, .-rsp_saved\n"
 
 /*
- * rbp_saved(n): rbp as the frame pointer, the CFA - 8 kept at -8(%rbp),
- * then the stack realigned to 32 bytes: CFA = *(rbp - 8) + 8 (gcc's DRAP
- * functions have CFA = *(rbp - N)).  The same work as rsp_saved.
+ * rbp_saved(n): rbp as the frame pointer, the CFA - 8 kept at -16(%rbp)
+ * (below the saved rbx), then the stack realigned to 32 bytes:
+ * CFA = *(rbp - 16) + 8 (gcc's DRAP functions have CFA = *(rbp - N)).
  */
 	".globl rbp_saved\n"
 	".type rbp_saved, @function\n"
@@ -121,35 +131,16 @@ __asm__(".text\n"
 	"	mov %rsp, %rbp\n"
 	"	.cfi_def_cfa_register %rbp\n"
 	"	push %rbx\n"
-	"	push %r12\n"
+	"	.cfi_offset %rbx, -24\n"
 	"	lea 8(%rbp), %rax\n"
 	"	push %rax\n"
-	"	.cfi_escape 0x0f, 0x05, 0x76, 0x68, 0x06, 0x23, 0x08\n"	/* *(rbp - 24) + 8 */
-	"	.cfi_offset %rbx, -24\n"
-	"	.cfi_offset %r12, -32\n"
-	"	sub $72, %rsp\n"
+	"	.cfi_escape 0x0f, 0x05, 0x76, 0x70, 0x06, 0x23, 0x08\n"	/* *(rbp - 16) + 8 */
+	"	sub $64, %rsp\n"
 	"	and $-32, %rsp\n"
-	"	mov %rdi, %rbx\n"
-	"	xor %r12d, %r12d\n"
-	"	movabs $1442695040888963407, %rax\n"
-	"	mov %rax, 8(%rsp)\n"
-	"1:	mov $300, %ecx\n"
-	"2:	imul 8(%rsp), %r12\n"
-	"	add %rbx, %r12\n"
-	"	dec %ecx\n"
-	"	jnz 2b\n"
-	"	mov %r12, (%rsp)\n"
-	"	mov %r12, %rdi\n"
-	"	call realign_callee\n"
-	"	xor %rax, %r12\n"
-	"	dec %rbx\n"
-	"	jnz 1b\n"
-	"	mov %r12, %rax\n"
-	"	mov -16(%rbp), %r12\n"
+	"	realign_work\n"
 	"	mov -8(%rbp), %rbx\n"
 	"	.cfi_def_cfa %rbp, 16\n"
 	"	.cfi_restore %rbx\n"
-	"	.cfi_restore %r12\n"
 	"	leave\n"
 	"	.cfi_def_cfa %rsp, 8\n"
 	"	.cfi_restore %rbp\n"
@@ -162,7 +153,7 @@ __asm__(".text\n"
  * r10 = CFA, the stack aligned to 32 bytes, the return address and rbp
  * pushed again there, rbp the frame pointer and r10 saved below it:
  * CFA = *(rbp - 8), and the caller's rbp at rbp + 0 (an expression rule,
- * not CFA-relative).  The same work as rsp_saved.
+ * not CFA-relative).
  */
 	".globl drap_saved\n"
 	".type drap_saved, @function\n"
@@ -180,22 +171,7 @@ __asm__(".text\n"
 	"	push %rbx\n"
 	"	.cfi_escape 0x10, 0x03, 0x02, 0x76, 0x70\n"		/* rbx at rbp - 16 */
 	"	sub $48, %rsp\n"
-	"	mov %rdi, %rbx\n"
-	"	movq $0, (%rsp)\n"
-	"1:	mov $300, %ecx\n"
-	"	mov (%rsp), %rax\n"
-	"	movabs $6364136223846793005, %rdx\n"
-	"2:	imul %rdx, %rax\n"
-	"	add %rbx, %rax\n"
-	"	dec %ecx\n"
-	"	jnz 2b\n"
-	"	mov %rax, (%rsp)\n"
-	"	mov %rax, %rdi\n"
-	"	call realign_callee\n"
-	"	xor %rax, (%rsp)\n"
-	"	dec %rbx\n"
-	"	jnz 1b\n"
-	"	mov (%rsp), %rax\n"
+	"	realign_work\n"
 	"	mov -16(%rbp), %rbx\n"
 	"	.cfi_restore %rbx\n"
 	"	mov -8(%rbp), %r10\n"
@@ -229,30 +205,12 @@ NOIPA uint64_t realign_round(uint64_t *rnd)
 	}
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: nofp_realign [-s SECONDS] [--wait]\n");
-	exit(2);
-}
-
 int main(int argc, char **argv)
 {
 	int wait = 0;
 	double seconds = 2.0;
 
-	for (int i = 1; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-			seconds = strtod(argv[++i], &end);
-			if (*end || seconds <= 0)
-				usage();
-		} else if (!strcmp(argv[i], "--wait")) {
-			wait = 1;
-		} else {
-			usage();
-		}
-	}
+	parse_seconds_wait(argc, argv, "nofp_realign", &seconds, &wait);
 
 	sigset_t set;
 	block_release_signal(&set);
