@@ -25,27 +25,11 @@ for w in late_dlopen nofp_late_lib.so nofp_qsort; do
 	[ -e "$WL/$w" ] || fail "no $WL/$w (make B=$BPFPROF_BUILD)"
 done
 
-# share_full FOLDED COMM SELECT FULL: "FULL_SAMPLES SELECTED_SAMPLES" among
-# the stacks of processes named COMM whose user frames match the regex
-# SELECT, those that also match FULL (comm and kernel frames removed).
-share_full() {
-	python3 - "$@" <<'EOF'
-import re, sys
-path, comm, select, full = sys.argv[1:5]
-sel = n = 0
-for line in open(path):
-    stack, count = line.rstrip("\n").rsplit(" ", 1)
-    frames = stack.split(";")
-    if frames[0] != comm:
-        continue
-    user = ";".join(f for f in frames[1:] if not f.endswith("_[k]"))
-    if re.search(select, user):
-        sel += int(count)
-        if re.search(full, user):
-            n += int(count)
-print(n, sel)
-EOF
-}
+# fs count --comm COMM --among SELECT FOLDED FULL: "FULL_SAMPLES
+# SELECTED_SAMPLES": among the stacks of processes named COMM whose user
+# frames match the regex SELECT, those that also match FULL (comm and
+# kernel frames removed; tests/lib/folded_stacks.py).
+fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
 
 # check_share WHAT FULL SELECTED MIN_SELECTED PERCENT: FULL/SELECTED >= PERCENT
 check_share() {
@@ -63,14 +47,14 @@ LIB_FULL='__libc_start_call_main;main;run_phase;late_lib_hot(;sink)?$'
 	"$WL/late_dlopen" -l nofp_late_lib.so -d 0.3 -s 1.2 2> "$TMP/dl.err" ||
 	{ cat "$TMP/dl.err"; fail "bpfprof -- late_dlopen failed"; }
 grep 'user stack walks' "$TMP/dl.err"
-read -r full sel < <(share_full "$TMP/dl.folded" late_dlopen 'late_lib_hot' "$LIB_FULL")
+read -r full sel < <(fs count --comm late_dlopen --among late_lib_hot "$TMP/dl.folded" "$LIB_FULL")
 check_share "dlopen()ed no-fp library, auto" "$full" "$sel" 600 95
 
 "$BPFPROF" -g -F 999 --format folded -o "$TMP/dl-fp.folded" -- \
 	"$WL/late_dlopen" -l nofp_late_lib.so -d 0.3 -s 1.2 2> "$TMP/dl-fp.err" ||
 	{ cat "$TMP/dl-fp.err"; fail "bpfprof -g -- late_dlopen failed"; }
-read -r fp_full fp_sel < <(share_full "$TMP/dl-fp.folded" late_dlopen '.' "$LIB_FULL")
-read -r _ fp_lib < <(share_full "$TMP/dl-fp.folded" late_dlopen '.' 'late_lib_hot|sink')
+read -r fp_full fp_lib < <(fs count --comm late_dlopen --among 'late_lib_hot|sink' "$TMP/dl-fp.folded" \
+	"$LIB_FULL")
 [ "$fp_lib" -gt 0 ] && [ $((fp_full * 2)) -lt "$fp_lib" ] ||
 	fail "-g: $fp_full of $fp_lib library samples complete; expected under half (does -g still walk frame pointers?)"
 ok "-g: $fp_full of $fp_lib library samples complete (frame pointers lose run_phase)"
@@ -81,7 +65,7 @@ QSORT_FULL='__libc_start_call_main;main;'
 "$BPFPROF" -F 999 --format folded -o "$TMP/cmd.folded" -- sh -c "$CHILDREN" 2> "$TMP/cmd.err" ||
 	{ cat "$TMP/cmd.err"; fail "bpfprof -- sh failed"; }
 grep 'user stack walks' "$TMP/cmd.err"
-read -r full sel < <(share_full "$TMP/cmd.folded" nofp_qsort '.' "$QSORT_FULL")
+read -r full sel < <(fs count --comm nofp_qsort --among . "$TMP/cmd.folded" "$QSORT_FULL")
 check_share "exec'd children (-- COMMAND)" "$full" "$sel" 900 95
 
 # --- c. the same children, started during an --all run -------------------------
@@ -99,7 +83,7 @@ sleep 0.2
 sh -c "$CHILDREN"
 wait "$bp" || { cat "$TMP/all.err"; fail "bpfprof --all failed"; }
 grep 'user stack walks' "$TMP/all.err"
-read -r full sel < <(share_full "$TMP/all.folded" nofp_qsort '.' "$QSORT_FULL")
+read -r full sel < <(fs count --comm nofp_qsort --among . "$TMP/all.folded" "$QSORT_FULL")
 check_share "children started during --all" "$full" "$sel" 900 95
 
 # --- d. the walks' account reaches the file ------------------------------------

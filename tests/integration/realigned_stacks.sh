@@ -42,17 +42,15 @@ command -v openssl >/dev/null || fail "openssl not installed (.ci/install-deps i
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
 ROOT=';__libc_start_call_main;'
 
-# share FOLDED PREFIX-REGEX REGEX: "HIT TOTAL" sample counts of the stacks
-# matching PREFIX-REGEX, and of those, the ones matching REGEX.
-share() {
-	awk -v sel="$2" -v re="$3" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
-		s ~ sel { all += n; if (s ~ re) hit += n } END { print hit + 0, all + 0 }' "$1"
-}
+# fs count [--comm COMM] [--among SELECT] FOLDED REGEX...: one line "HIT
+# SELECTED" per REGEX: the samples of processes named COMM whose user stack
+# ("root;...;leaf", comm and kernel frames removed) matches SELECT, and of
+# those, the ones matching REGEX (tests/lib/folded_stacks.py).
+fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
 
 # perf_folded DATA: perf script's stacks as folded lines (root first).
 perf_folded() {
-	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null |
-		python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" from-perf-script
+	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null | fs from-perf-script
 }
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
@@ -62,12 +60,10 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; 
 	2> "$TMP/realign.err" || { cat "$TMP/realign.err"; fail "bpfprof -- nofp_realign failed"; }
 grep 'user stack walks' "$TMP/realign.err"
 work='(^|;)(rsp_saved|rbp_saved|drap_saved|realign_callee)(;|$)'
-exact="^nofp_realign;_start;__libc_start_main$ROOT"'main;realign_round;(rsp|rbp|drap)_saved(;realign_callee)?$'
-read -r good all < <(share "$TMP/realign.folded" "$work" "$exact")
-read -r rsp _ < <(share "$TMP/realign.folded" "$work" ';rsp_saved(;|$)')
-read -r rbp _ < <(share "$TMP/realign.folded" "$work" ';rbp_saved(;|$)')
-read -r drap _ < <(share "$TMP/realign.folded" "$work" ';drap_saved(;|$)')
-read -r callee _ < <(share "$TMP/realign.folded" "$work" ';realign_callee$')
+exact="^_start;__libc_start_main$ROOT"'main;realign_round;(rsp|rbp|drap)_saved(;realign_callee)?$'
+{ read -r good all; read -r rsp _; read -r rbp _; read -r drap _; read -r callee _; } < <(
+	fs count --comm nofp_realign --among "$work" "$TMP/realign.folded" "$exact" \
+		';rsp_saved(;|$)' ';rbp_saved(;|$)' ';drap_saved(;|$)' ';realign_callee$')
 [ "$all" -ge 1000 ] || fail "only $all samples of nofp_realign's work (expected >= 1000)"
 if [ $((good * 100)) -lt $((all * 99)) ]; then
 	sort -t' ' -k2 -nr "$TMP/realign.folded" | head -5
@@ -79,7 +75,7 @@ done
 perf record -q -F 999 --call-graph dwarf -o "$TMP/realign.perf" -- "$WL/nofp_realign" -s 2 \
 	2>/dev/null || fail "perf record -- nofp_realign failed"
 perf_folded "$TMP/realign.perf" > "$TMP/realign.perf.folded"
-read -r pgood pall < <(share "$TMP/realign.perf.folded" "$work" "$ROOT"'main;realign_round;')
+read -r pgood pall < <(fs count --among "$work" "$TMP/realign.perf.folded" "$ROOT"'main;realign_round;')
 ok "nofp_realign: $good of $all samples ($(pct "$good" "$all")%) with the exact stack" \
 	"(rsp_saved $rsp, rbp_saved $rbp, drap_saved $drap, realign_callee $callee);" \
 	"perf --call-graph dwarf:" \
@@ -91,25 +87,26 @@ truncate -s 500M "$TMP/zeros"
 	> "$TMP/openssl.out" 2> "$TMP/openssl.err" ||
 	{ cat "$TMP/openssl.err"; fail "bpfprof -- openssl dgst failed"; }
 grep 'user stack walks' "$TMP/openssl.err"
-rooted="$ROOT|^openssl;[[]ld-linux-x86-64[.]so[.]2[]];_dl_start"
-read -r good all < <(share "$TMP/openssl.folded" '^openssl;.*libcrypto' "$rooted")
+rooted="$ROOT|"'^\[ld-linux-x86-64\.so\.2\];_dl_start'
+read -r good all < <(fs count --comm openssl --among libcrypto "$TMP/openssl.folded" "$rooted")
 [ "$all" -ge 300 ] || fail "only $all samples in libcrypto (expected >= 300)"
 if [ $((good * 100)) -lt $((all * 99)) ]; then
-	grep libcrypto "$TMP/openssl.folded" | grep -Ev -- "$rooted" | sort -t' ' -k2 -nr | head -5
+	grep '^openssl;.*libcrypto' "$TMP/openssl.folded" | sed 's/^[^;]*;//' | grep -Ev -- "$rooted" |
+		sort -t' ' -k2 -nr | head -5
 	fail "$good of $all openssl samples in libcrypto reach the process's root, under 99%"
 fi
 "$BPFPROF" -F 999 --call-graph dwarf --format folded -o "$TMP/openssl-dwarf.folded" -- \
 	openssl dgst -sha512 "$TMP/zeros" > /dev/null 2> "$TMP/openssl-dwarf.err" ||
 	{ cat "$TMP/openssl-dwarf.err"; fail "bpfprof --call-graph dwarf -- openssl dgst failed"; }
 grep 'dwarf unwinding' "$TMP/openssl-dwarf.err"
-read -r dgood dall < <(share "$TMP/openssl-dwarf.folded" '^openssl;.*libcrypto' "$rooted")
+read -r dgood dall < <(fs count --comm openssl --among libcrypto "$TMP/openssl-dwarf.folded" "$rooted")
 [ "$dall" -ge 300 ] || fail "--call-graph dwarf: only $dall samples in libcrypto (expected >= 300)"
 [ $((dgood * 100)) -ge $((dall * 99)) ] ||
 	fail "--call-graph dwarf: $dgood of $dall openssl samples in libcrypto reach the root, under 99%"
 perf record -q -F 999 --call-graph dwarf -o "$TMP/openssl.perf" -- openssl dgst -sha512 "$TMP/zeros" \
 	> /dev/null 2>&1 || fail "perf record -- openssl failed"
 perf_folded "$TMP/openssl.perf" > "$TMP/openssl.perf.folded"
-read -r pgood pall < <(share "$TMP/openssl.perf.folded" '^openssl;.*libcrypto' "$rooted")
+read -r pgood pall < <(fs count --comm openssl --among libcrypto "$TMP/openssl.perf.folded" "$rooted")
 ok "openssl dgst -sha512: $good of $all samples in libcrypto ($(pct "$good" "$all")%) reach" \
 	"the process's root; --call-graph dwarf $dgood of $dall ($(pct "$dgood" "$dall")%);" \
 	"perf --call-graph dwarf: $pgood of $pall ($(pct "$pgood" "$pall")%)"
@@ -127,7 +124,7 @@ EOF
 "$BPFPROF" -F 999 --format folded -o "$TMP/hashpy.folded" -- /usr/bin/python3 "$TMP/hashpy.py" \
 	2> "$TMP/hashpy.err" || { cat "$TMP/hashpy.err"; fail "bpfprof -- python3 failed"; }
 grep 'user stack walks\|Python:' "$TMP/hashpy.err"
-read -r good all < <(share "$TMP/hashpy.folded" 'libcrypto' "$ROOT"'(.*;)?digest_all;')
+read -r good all < <(fs count --among libcrypto "$TMP/hashpy.folded" "$ROOT"'(.*;)?digest_all;')
 [ "$all" -ge 1000 ] || fail "only $all samples of python3 in libcrypto (expected >= 1000)"
 if [ $((good * 100)) -lt $((all * 99)) ]; then
 	grep libcrypto "$TMP/hashpy.folded" | grep -v ';digest_all;' | sort -t' ' -k2 -nr | head -5

@@ -33,14 +33,13 @@ CHILDREN="for i in \$(seq 80); do $WL/nofp_qsort -s 0.01 2>/dev/null; done"
 "$BPFPROF" -F 999 --format folded -o "$TMP/kids.folded" -- sh -c "$CHILDREN" \
 	2> "$TMP/kids.err" || { cat "$TMP/kids.err"; fail "bpfprof -- sh failed"; }
 cat "$TMP/kids.err"
-read -r full all < <(awk '$1 ~ /^nofp_qsort;/ {
-	n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
-	k = split(stack, f, ";"); named = 0
-	for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/ && f[i] != "[unknown]") named = 1
-	if (!named) next
-	all += n
-	if (f[2] == "_start" || (f[2] == "[ld-linux-x86-64.so.2]" && f[3] == "_dl_start")) full += n
-} END { print full + 0, all + 0 }' "$TMP/kids.folded")
+# "FULL ALL": of the nofp_qsort samples with a user frame other than
+# [unknown], those whose first user frame is _start or ld.so's
+# [ld-linux-x86-64.so.2];_dl_start (tests/lib/folded_stacks.py).
+named='(^|;)(?!\[unknown\](;|$))[^;]'
+rooted='^(_start|\[ld-linux-x86-64\.so\.2\];_dl_start)(;|$)'
+read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
+	--comm nofp_qsort --among "$named" "$TMP/kids.folded" "$rooted")
 [ "$all" -ge 400 ] || fail "only $all samples of nofp_qsort (expected >= 400)"
 [ $((full * 100)) -ge $((all * 98)) ] ||
 	fail "$full of $all nofp_qsort samples reach the process's root, under 98%"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""folded_stacks.py - owns the whole-stack checks of the --call-graph dwarf
-tests (tests/integration/dwarf_*.sh, deep_stacks.sh): it reads folded
-stacks (bpfprof --format folded: "comm;root;...;leaf COUNT", kernel frames
+"""folded_stacks.py - owns the whole-stack checks of the integration tests
+(tests/integration/dwarf_*.sh, deep_stacks.sh, realigned_stacks.sh,
+auto_lifecycle.sh, young_processes.sh, ...): it reads folded stacks
+(bpfprof --format folded: "comm;root;...;leaf COUNT", kernel frames
 suffixed _[k]) and turns `perf script` output, and what the pprof tools
 print of a profile, into the same form, so that bpfprof, perf record and
 every output format are judged by one set of rules.  Standard library
@@ -10,11 +11,18 @@ only.
 
 Only user frames are matched: the comm (first field) and the kernel frames
 (_[k], which folded puts below the user frames) are removed, and what is
-left is matched as the string "root;...;leaf".
+left is matched as the string "root;...;leaf" (empty for a sample without
+user frames).  Only count's --comm looks at the comm.
 
-  folded_stacks.py count FILE REGEX [REGEX...]
-      one line "MATCHED TOTAL" per REGEX: the samples whose user stack
-      string re.search()-matches REGEX, and all samples in FILE
+  folded_stacks.py count [--comm COMM] [--among SELECT] FILE REGEX [REGEX...]
+      one line "MATCHED SELECTED" per REGEX.  SELECTED is the samples in
+      FILE of processes named exactly COMM (any comm without --comm) whose
+      user stack string re.search()-matches the regex SELECT (any stack
+      without --among; "." is any with a user frame); MATCHED is those of
+      them whose user stack also matches REGEX.  Without either option
+      SELECTED is all samples in FILE.  E.g. the samples of openssl
+      processes with a libcrypto frame, and how many reach main's caller:
+      count --comm openssl --among libcrypto FILE ';__libc_start_call_main;'
   folded_stacks.py between FILE OUTER INNER NAMES
       "MATCHED TOTAL": samples whose user stack has OUTER, then one or
       more frames that are all names listed in the file NAMES (one name a
@@ -66,8 +74,8 @@ import re
 import sys
 
 
-def read_folded(path):
-    """[(user_frames_root_first, count)], count > 0."""
+def read_folded_comm(path):
+    """[(comm, user_frames_root_first, count)], count > 0."""
     out = []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -77,20 +85,45 @@ def read_folded(path):
             stack, _, count = line.rpartition(" ")
             if not stack or not count.isdigit():
                 raise ValueError("%s:%d: not 'stack COUNT': %r" % (path, lineno, line))
-            frames = stack.split(";")[1:]          # drop the comm
+            comm, *frames = stack.split(";")
             user = [fr for fr in frames if not fr.endswith("_[k]")]
-            out.append((user, int(count)))
+            out.append((comm, user, int(count)))
     return out
 
 
-def cmd_count(path, regexes):
-    stacks = read_folded(path)
-    total = sum(n for _, n in stacks)
-    for rx in regexes:
-        r = re.compile(rx)
-        hit = sum(n for user, n in stacks if r.search(";".join(user)))
-        print(hit, total)
+def read_folded(path):
+    """[(user_frames_root_first, count)], count > 0."""
+    return [(user, n) for _, user, n in read_folded_comm(path)]
+
+
+def cmd_count(path, regexes, comm=None, among=None):
+    sel = re.compile(among) if among is not None else None
+    rxs = [re.compile(rx) for rx in regexes]
+    stacks = []                                 # (user stack string, count)
+    for c, user, n in read_folded_comm(path):
+        s = ";".join(user)
+        if (comm is None or c == comm) and (sel is None or sel.search(s)):
+            stacks.append((s, n))
+    selected = sum(n for _, n in stacks)
+    for r in rxs:
+        print(sum(n for s, n in stacks if r.search(s)), selected)
     return 0
+
+
+def parse_count(args):
+    """count's arguments (after "count") as cmd_count()'s (path, regexes,
+    comm, among), or None if they are not [--comm COMM] [--among SELECT]
+    FILE REGEX [REGEX...]."""
+    opts = {}
+    while len(args) >= 2 and args[0] in ("--comm", "--among"):
+        name = args[0][2:]
+        if name in opts:
+            return None
+        opts[name] = args[1]
+        args = args[2:]
+    if len(args) < 2:
+        return None
+    return args[0], args[1:], opts.get("comm"), opts.get("among")
 
 
 def has_between(user, outer, inner, names):
@@ -300,8 +333,9 @@ def cmd_perf_names(inp, out):
 
 def main(argv):
     try:
-        if len(argv) >= 3 and argv[0] == "count":
-            return cmd_count(argv[1], argv[2:])
+        count = parse_count(argv[1:]) if argv and argv[0] == "count" else None
+        if count:
+            return cmd_count(*count)
         if len(argv) == 5 and argv[0] == "between":
             return cmd_between(*argv[1:])
         if len(argv) == 6 and argv[0] == "self":
