@@ -37,6 +37,14 @@
  *
  * ra == 0 ends the walk (outermost frame).  user/unwind/cfi_walk.c is the
  * reference implementation of the whole walk.
+ *
+ * A leaf without CFI: when the first frame's ip has no row (hand-written
+ * assembly built without CFI, such as NASM's x86inc functions in dav1d,
+ * x265 and FFmpeg, most of which save no register and keep no frame),
+ * the walk takes *(u64 *)sp as its return address (caller: ip = that,
+ * sp = sp + 8, bp unchanged), but only if the row for it - 1 lets the
+ * walk go on: a return address into code with CFI.  Otherwise, and for
+ * every other frame without a row, the walk stops (CFI_WALK_NO_ROW).
  */
 #ifndef BPFPROF_CFI_ROW_H
 #define BPFPROF_CFI_ROW_H
@@ -231,13 +239,15 @@ enum cfi_walk_stop {
  * the stack they start with (bpf/cfi_walk.bpf.h, CFI_STACK_WINDOW): one
  * bpf_probe_read_user() of 8 bytes each; a fourth their binary searches
  * of the process's mappings (a frame in the mapping of the frame before
- * it needs none).
+ * it needs none); a fifth the callers of leaves without CFI taken from
+ * [sp] (CFI_LEAF_CALLER_GUESSES, below).
  */
 #define CFI_ROW_CACHE_SLOTS 1024
 #define CFI_ROW_CACHE_HITS CFI_WALK_STOP_NR
 #define CFI_ROW_CACHE_MISSES (CFI_WALK_STOP_NR + 1)
 #define CFI_STACK_READS (CFI_WALK_STOP_NR + 2)
 #define CFI_MAP_SEARCHES (CFI_WALK_STOP_NR + 3)
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 4)	/* slots of "walk_stops" */
+#define CFI_LEAF_CALLER_GUESSES (CFI_WALK_STOP_NR + 4)
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 5)	/* slots of "walk_stops" */
 
 #endif /* BPFPROF_CFI_ROW_H */

@@ -120,9 +120,13 @@ struct cfi_walk_vars {
 	__u32 lo, hi;		/* the answer is in [lo, hi) */
 	__u32 failed;		/* a lookup failed */
 	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
+	__u32 guessed;		/* the frame written last is a leaf's caller from
+				 * [sp], its row not checked yet (cfi_row.h) */
+	__u32 pad;
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 	__u64 reads;		/* 8-byte reads of user memory outside win */
 	__u64 map_searches;	/* binary searches of the mappings */
+	__u64 guesses;		/* leaves' callers from [sp] the walk went on from */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
 	/* the window, not cleared between walks: only win_len bytes count */
@@ -461,6 +465,25 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 }
 
 /*
+ * The first frame had no row (assembly without CFI): take its caller from
+ * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h).  The next
+ * frame's row decides: none, and the guess is taken back.
+ */
+static __always_inline bool cfi_guess_leaf_caller(struct cfi_walk_vars *v)
+{
+	__u64 ra;
+
+	if (cfi_read(v, v->sp, &ra) || ra < 4096)
+		return false;
+	v->ip = ra;
+	v->sp += 8;
+	v->exact = 0;
+	v->stop = CFI_WALK_END;
+	v->guessed = 1;
+	return true;
+}
+
+/*
  * One frame (a bpf_loop() callback: verified once, not once per frame):
  * the row of the frame written last, then a step to its caller, whose
  * return address is written at once and taken back by the next call if
@@ -476,10 +499,25 @@ static long cfi_walk_frame(__u32 i, void *data)
 
 	row = cfi_frame_row(w);
 	if (!row) {
+		if (v->guessed) {	/* [sp] held no return address into CFI */
+			v->n = n - 1;
+			v->stop = CFI_WALK_NO_ROW;
+			return 1;
+		}
+		if (v->stop == CFI_WALK_NO_ROW && n == 1 && max_depth > 1 &&
+		    cfi_guess_leaf_caller(v)) {
+			w->st->ips[1] = v->ip;
+			v->n = 2;
+			return 0;
+		}
 		/* a return address in no mapping is not a frame */
 		if (v->stop == CFI_WALK_UNMAPPED && n > 1)
 			v->n = n - 1;
 		return 1;
+	}
+	if (v->guessed) {
+		v->guessed = 0;
+		v->guesses++;
 	}
 	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH) {
 		v->stop = CFI_WALK_MAX_DEPTH;
@@ -565,6 +603,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	if (v->reads)		/* rare: frames beyond the window */
 		cfi_count(CFI_STACK_READS, v->reads);
 	cfi_count(CFI_MAP_SEARCHES, v->map_searches);
+	if (v->guesses)
+		cfi_count(CFI_LEAF_CALLER_GUESSES, v->guesses);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

@@ -333,6 +333,9 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		if (stats->walk_stops[i])
 			fprintf(out, " %s %llu", cfi_walk_stop_name(i),
 				(unsigned long long)stats->walk_stops[i]);
+	if (stats->leaf_guesses)	/* assembly without CFI, bpf/cfi_row.h */
+		fprintf(out, "; leaves without CFI continued from [sp] %llu",
+			(unsigned long long)stats->leaf_guesses);
 	fputc('\n', out);
 	if (!verbose)
 		return;

@@ -60,7 +60,8 @@ void summary_print_perfmaps(FILE *out, struct profile *profile);
 
 /*
  * What --call-graph auto's stack walks did: one line with the walks by
- * how they ended (enum cfi_walk_stop) from @stats; with @verbose, one
+ * how they ended (enum cfi_walk_stop) from @stats, and how many went on
+ * past a leaf without CFI from [sp] (if any); with @verbose, one
  * more on @loader's unwind tables (count, rows, kernel memory, build and
  * load time, files without a table or over the budget).
  */

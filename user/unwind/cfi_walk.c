@@ -189,11 +189,30 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	return 0;
 }
 
+/*
+ * The first frame had no row (assembly without CFI): take its caller from
+ * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h).  The caller's
+ * row decides: none, and the guess is taken back.  0, or -1 if [sp] cannot
+ * be read or is no address.
+ */
+static int guess_leaf_caller(struct frame *f, cfi_walk_read_fn read, void *arg)
+{
+	uint64_t ra;
+
+	if (read(arg, f->sp, &ra) || ra < 4096)
+		return -1;
+	f->ip = ra;
+	f->sp += 8;
+	f->exact = 0;
+	return 0;
+}
+
 int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	     cfi_walk_read_fn read, void *arg, uint64_t *ips, uint32_t max,
 	     struct cfi_walk_result *res)
 {
-	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0 };
+	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0, 0 };
+	int guessed = 0;	/* the frame written last is the leaf's caller from [sp] */
 	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0, 1, 1 };
 
 	if (!p || !regs || !read || !ips || !max)
@@ -205,9 +224,24 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 		const struct cfi_row *row = frame_row(p, &f, &r);
 
 		if (!row) {
+			if (guessed) {		/* [sp] held no return address into CFI */
+				r.frames--;
+				r.stop = CFI_WALK_NO_ROW;
+				break;
+			}
+			if (r.stop == CFI_WALK_NO_ROW && r.frames == 1 && max > 1 &&
+			    !guess_leaf_caller(&f, read, arg)) {
+				guessed = 1;
+				ips[r.frames++] = f.ip;
+				continue;
+			}
 			if (r.stop == CFI_WALK_UNMAPPED && r.frames > 1)
 				r.frames--;
 			break;
+		}
+		if (guessed) {
+			guessed = 0;
+			r.leaf_guessed = 1;
 		}
 		if (r.frames >= max) {
 			r.stop = CFI_WALK_MAX_DEPTH;
