@@ -42,9 +42,11 @@
  * assembly built without CFI, such as NASM's x86inc functions in dav1d,
  * x265 and FFmpeg, most of which save no register and keep no frame),
  * the walk takes *(u64 *)sp as its return address (caller: ip = that,
- * sp = sp + 8, bp unchanged), but only if the row for it - 1 lets the
- * walk go on: a return address into code with CFI.  Otherwise, and for
- * every other frame without a row, the walk stops (CFI_WALK_NO_ROW).
+ * sp = sp + 8, bp unchanged), but only if the code before it is a call
+ * (E8 rel32, or FF /2 through a register or memory, as DSP tables are
+ * called) and the row for it - 1 lets the walk go on: a return address
+ * into code with CFI.  Otherwise, and for every other frame without a
+ * row, the walk stops (CFI_WALK_NO_ROW).
  */
 #ifndef BPFPROF_CFI_ROW_H
 #define BPFPROF_CFI_ROW_H

@@ -464,16 +464,78 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 	return 0;
 }
 
+/* The 8 bytes before a return address, and whether they end with an
+ * indirect call (cfi_call_indirect()). */
+struct cfi_call_code {
+	__u64 code;
+	bool indirect;
+};
+
+/*
+ * Whether the last @i + 2 bytes of the code (the 8 bytes before a return
+ * address, little endian) are a call through a register or memory: FF /2,
+ * whose ModRM, SIB and displacement make it exactly that long (2, 3, 4,
+ * 6 or 7 bytes).  A bpf_loop() callback: the verifier checks its branches
+ * once, not once per length.
+ */
+static long cfi_call_indirect(__u32 i, void *data)
+{
+	struct cfi_call_code *c = data;
+	__u64 k = i + 2, code = c->code, modrm, mod, rm, sib;
+	__u64 len = 2;
+
+	if (k > 7)
+		return 1;
+	modrm = (code >> (72 - 8 * k)) & 0xff;
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	sib = k >= 3 ? (code >> (80 - 8 * k)) & 0xff : 0;
+	if (((code >> (64 - 8 * k)) & 0xff) != 0xff || (modrm & 0x38) != 0x10)
+		return 0;
+	if (mod != 3 && rm == 4)
+		len += 1;
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5) || (mod == 0 && rm == 4 && (sib & 7) == 5))
+		len += 4;
+	if (len != k)
+		return 0;
+	c->indirect = true;
+	return 1;
+}
+
+/*
+ * Whether @code, the 8 bytes before a return address, end with a call: a
+ * call rel32 (E8), or one through a register or memory (FF /2,
+ * cfi_call_indirect(); a length of 5 never matches), as DSP tables are
+ * called.  Not where it went: a leaf a C function entered by a tail call
+ * returns after the call to that function.  A global function: the
+ * verifier checks its branches once, on their own, not in each state of
+ * the walk's frame callback.
+ */
+__noinline int cfi_call_before(__u64 code)
+{
+	struct cfi_call_code c = { .code = code };
+
+	if (((code >> 24) & 0xff) == 0xe8)
+		return 1;
+	bpf_loop(6, cfi_call_indirect, &c, 0);
+	return c.indirect;
+}
+
 /*
  * The first frame had no row (assembly without CFI): take its caller from
- * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h).  The next
- * frame's row decides: none, and the guess is taken back.
+ * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h), if the code
+ * before it is a call.  The next frame's row decides: none, and the guess
+ * is taken back.
  */
 static __always_inline bool cfi_guess_leaf_caller(struct cfi_walk_vars *v)
 {
-	__u64 ra;
+	__u64 ra, code;
 
-	if (cfi_read(v, v->sp, &ra) || ra < 4096)
+	if (cfi_read(v, v->sp, &ra) || ra < 4096 ||
+	    bpf_probe_read_user(&code, sizeof(code), (const void *)(ra - 8)) ||
+	    !cfi_call_before(code))
 		return false;
 	v->ip = ra;
 	v->sp += 8;

@@ -190,16 +190,58 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 }
 
 /*
+ * Whether the @k bytes before a return address, the last @k of @code (the
+ * 8 bytes before it, little endian), are a call through a register or
+ * memory: FF /2, whose ModRM, SIB and displacement make it exactly @k
+ * bytes long.
+ */
+static int call_indirect(uint64_t code, int k)
+{
+	uint64_t modrm = (code >> (72 - 8 * k)) & 0xff, mod = modrm >> 6, rm = modrm & 7;
+	uint64_t sib = k >= 3 ? (code >> (80 - 8 * k)) & 0xff : 0;
+	int len = 2;
+
+	if (((code >> (64 - 8 * k)) & 0xff) != 0xff || (modrm & 0x38) != 0x10)
+		return 0;
+	if (mod != 3 && rm == 4)
+		len += 1;
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5) || (mod == 0 && rm == 4 && (sib & 7) == 5))
+		len += 4;
+	return len == k;
+}
+
+/*
+ * Whether @code, the 8 bytes before a return address, end with a call: a
+ * call rel32 (E8), or one through a register or memory (FF /2,
+ * call_indirect(); a length of 5 never matches), as DSP tables are called.
+ * Not where it went: a leaf a C function entered by a tail call returns
+ * after the call to that function.
+ */
+static int call_before(uint64_t code)
+{
+	if (((code >> 24) & 0xff) == 0xe8)
+		return 1;
+	for (int k = 2; k <= 7; k++)
+		if (call_indirect(code, k))
+			return 1;
+	return 0;
+}
+
+/*
  * The first frame had no row (assembly without CFI): take its caller from
- * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h).  The caller's
- * row decides: none, and the guess is taken back.  0, or -1 if [sp] cannot
- * be read or is no address.
+ * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h), if the code
+ * before it is a call (read through @read too).  The caller's row decides:
+ * none, and the guess is taken back.
+ * 0, or -1 if there is no such caller.
  */
 static int guess_leaf_caller(struct frame *f, cfi_walk_read_fn read, void *arg)
 {
-	uint64_t ra;
+	uint64_t ra, code;
 
-	if (read(arg, f->sp, &ra) || ra < 4096)
+	if (read(arg, f->sp, &ra) || ra < 4096 || read(arg, ra - 8, &code) ||
+	    !call_before(code))
 		return -1;
 	f->ip = ra;
 	f->sp += 8;

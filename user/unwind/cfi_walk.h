@@ -16,10 +16,12 @@
  *  3. the row for pc - bias (binary search, CFI_SEARCH_STEPS at most);
  *     none or a gap marker: CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
  *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
- *  3a. the first frame without a row (assembly without CFI): *sp is
- *     written as its caller (sp + 8, rbp unchanged) and the walk goes
- *     on if the caller's row is found in step 3; else that frame is
- *     taken back and the walk stops, CFI_WALK_NO_ROW;
+ *  3a. the first frame without a row (assembly without CFI): if *sp
+ *     follows a call instruction (the 8 bytes before it, read through
+ *     @read too: a call rel32, or one through a register or memory of
+ *     the exact length), it is written as its caller (sp + 8, rbp unchanged) and the walk goes on if the caller's
+ *     row is found in step 3; else that frame is taken back and the walk
+ *     stops, CFI_WALK_NO_ROW;
  *  4. CFA by the row's kind (CFI_KIND_RBP, CFI_KIND_RBP_DEREF or
  *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; the *_DEREF
  *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with

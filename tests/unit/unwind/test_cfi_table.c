@@ -241,6 +241,25 @@ __asm__(".text\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"cfit_merge_end:\n"
+	"	nop\n"
+/* calls into the code without CFI (cfit_nocfi), through a register, and
+ * to code with CFI (that a leaf without CFI returns to after a C function
+ * entered it by a tail call): the return addresses such a leaf may have */
+".globl cfit_caller, cfit_caller_ret, cfit_caller_ind_ret, cfit_caller_other_ret\n"
+	"cfit_caller:\n"
+	"	.cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	call cfit_nocfi\n"
+	"cfit_caller_ret:\n"
+	"	call *%rax\n"
+	"cfit_caller_ind_ret:\n"
+	"	call cfit_push\n"
+	"cfit_caller_other_ret:\n"
+	"	add $8, %rsp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
 	"	nop\n");
 
 extern char cfit_push[], cfit_push_1[], cfit_push_2[], cfit_push_3[], cfit_push_end[];
@@ -251,6 +270,7 @@ extern char cfit_odd[], cfit_odd_1[], cfit_odd_2[], cfit_odd_3[], cfit_odd_4[], 
 extern char cfit_odd_6[], cfit_odd_7[], cfit_odd_end[];
 extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
 extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
+extern char cfit_caller[], cfit_caller_ret[], cfit_caller_ind_ret[], cfit_caller_other_ret[];
 extern char cfit_deref[], cfit_deref_1[], cfit_deref_2[], cfit_deref_3[], cfit_deref_4[];
 extern char cfit_deref_5[], cfit_deref_6[], cfit_deref_7[], cfit_deref_8[], cfit_deref_end[];
 extern char cfit_drap[], cfit_drap_1[], cfit_drap_2[], cfit_drap_3[], cfit_drap_4[];
@@ -767,12 +787,26 @@ static void fake_put(struct fake *f, uint64_t addr, uint64_t v)
 	memcpy((uint8_t *)f->mem + (addr - FAKE_SP), &v, 8);
 }
 
+/* The fake stack, else this program's own code (the walk reads the call
+ * before a leaf's guessed return address). */
+static int fake_read(void *arg, uint64_t addr, uint64_t *val)
+{
+	struct fake *f = arg;
+
+	if (!cfi_walk_read_stack(&f->stack, addr, val))
+		return 0;
+	if (addr < self_map.start || addr >= self_map.end || self_map.end - addr < 8)
+		return -EFAULT;
+	memcpy(val, (const void *)(uintptr_t)addr, 8);
+	return 0;
+}
+
 static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint64_t *ips,
 		     uint32_t max, struct cfi_walk_result *res)
 {
 	struct cfi_walk_regs regs = { ip, sp, bp };
 
-	return cfi_walk(&f->proc, &regs, cfi_walk_read_stack, &f->stack, ips, max, res);
+	return cfi_walk(&f->proc, &regs, fake_read, f, ips, max, res);
 }
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
@@ -882,16 +916,26 @@ static void test_walk_rules(void **state)
 	assert_int_equal(res.stop, CFI_WALK_READ_FAULT);
 
 	/* a leaf without CFI (cfit_nocfi, as NASM's functions): its caller
-	 * from [sp] when that returns into code with CFI */
+	 * from [sp] when that returns into code with CFI after a call: to
+	 * the leaf, through a register, or elsewhere (a tail call to it) */
 	fake_init(&f);
-	fake_put(&f, sp, A(cfit_push_1) + 1);
-	fake_put(&f, sp + 16, A(cfit_outer) + 1);	/* cfit_push_1: CFA = sp + 8 + 16 */
-	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
+	fake_put(&f, sp, A(cfit_caller_ret));
+	fake_put(&f, sp + 16, A(cfit_outer) + 1);	/* cfit_caller: CFA = sp + 8 + 16 */
+	n = fake_walk(&f, A(cfit_nocfi) + 1, sp, bp, ips, 16, &res);
 	assert_int_equal(n, 3);
 	assert_int_equal(res.stop, CFI_WALK_END);
 	assert_int_equal(res.leaf_guessed, 1);
-	assert_int_equal(ips[1], A(cfit_push_1) + 1);
+	assert_int_equal(ips[1], A(cfit_caller_ret));
 	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	fake_put(&f, sp, A(cfit_caller_ind_ret));
+	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(res.leaf_guessed, 1);
+	assert_int_equal(ips[1], A(cfit_caller_ind_ret));
+	fake_put(&f, sp, A(cfit_caller_other_ret));
+	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(ips[1], A(cfit_caller_other_ret));
 	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 2, &res);
 	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_MAX_DEPTH);
@@ -899,7 +943,12 @@ static void test_walk_rules(void **state)
 	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 1, &res);
 	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
-	/* [sp] into code without CFI, into no mapping, or unreadable: none */
+	/* [sp] after no call (code with CFI, as a function pointer is), into
+	 * code without CFI, into no mapping, or unreadable: none */
+	fake_put(&f, sp, A(cfit_push_1) + 1);
+	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
 	fake_put(&f, sp, A(cfit_nocfi) + 1);
 	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
 	assert_int_equal(n, 1);
