@@ -419,9 +419,14 @@ static int write_and_summarise(struct collector *c)
 		summary_print(stderr, &c->info.run, c->profile, &c->session.host.api, &c->stats,
 			      &outs);
 		if (c->unwinder && (c->opts->call_graph == CALL_GRAPH_DWARF ||
-				    c->ingest.unwind.samples))
+				    c->ingest.unwind.samples)) {
+			struct unwind_stats us;
+
+			unwinder_stats(c->unwinder, &us);
+			c->ingest.unwind.leaf_guesses = us.leaf_guesses;
 			summary_print_unwind(stderr, &c->ingest.unwind,
 					     c->opts->call_graph == CALL_GRAPH_AUTO);
+		}
 		if (c->cfi)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);
 		if (c->interp)

@@ -24,7 +24,9 @@
 #       ret, rare) or leaf_pushes alone (a walk that kept the refused
 #       guess would show leaf_plain;leaf_pushes).  The summary's
 #       "no-row" walks are at most the leaf_pushes samples (+ 1% of the
-#       walks): leaf_plain's never stop.
+#       walks): leaf_plain's never stop.  The same >= 99% for
+#       leaf_plain with --call-graph dwarf, whose libdwfl unwinding
+#       follows the same rule (user/unwind/unwind.c).
 #   (b) Debian's aomenc (aom-tools; nobody here wrote it, stripped, and
 #       11% of libaom's text has no CFI) encoding a generated 352x288
 #       clip: >= 97% of its samples with a libaom frame reach the
@@ -90,13 +92,23 @@ fi
 walk_stops "$TMP/leaf.err"
 [ $((norow * 100)) -le $((uall * 100 + walks)) ] ||
 	fail "$norow of $walks walks ended no-row, more than leaf_pushes' $uall samples + 1%"
+# The same rule in the collector's libdwfl unwinding (user/unwind/unwind.c).
+"$BPFPROF" -F 999 --call-graph dwarf --format folded -o "$TMP/leaf-dwarf.folded" -- \
+	"$WL/nofp_nocfi_leaf" -s 2 2> "$TMP/leaf-dwarf.err" ||
+	{ cat "$TMP/leaf-dwarf.err"; fail "bpfprof --call-graph dwarf -- nofp_nocfi_leaf failed"; }
+grep 'dwarf unwinding' "$TMP/leaf-dwarf.err"
+read -r dgood dall < <(fs count --comm nofp_nocfi_leaf --among '(^|;)leaf_plain$' \
+	"$TMP/leaf-dwarf.folded" "${true_path}leaf_plain\$")
+[ "$dall" -ge 500 ] || fail "--call-graph dwarf: only $dall samples in leaf_plain (expected >= 500)"
+[ $((dgood * 100)) -ge $((dall * 99)) ] ||
+	fail "--call-graph dwarf: $dgood of $dall samples in leaf_plain have its exact stack, under 99%"
 perf record -q -F 999 --call-graph dwarf -o "$TMP/leaf.perf" -- "$WL/nofp_nocfi_leaf" -s 2 \
 	2>/dev/null || fail "perf record -- nofp_nocfi_leaf failed"
 perf_folded "$TMP/leaf.perf" > "$TMP/leaf.perf.folded"
 read -r fgood fall < <(fs count --among '(^|;)leaf_plain$' "$TMP/leaf.perf.folded" \
 	';main;leaf_round;leaf_plain$')
 ok "nofp_nocfi_leaf: leaf_plain $pgood of $pall samples ($(pct "$pgood" "$pall")%) with the" \
-	"exact stack; leaf_pushes $uall samples: $ugood the true path, $ucut cut at the leaf," \
+	"exact stack (--call-graph dwarf: $dgood of $dall); leaf_pushes $uall samples: $ugood the true path, $ucut cut at the leaf," \
 	"0 invented callers; walks no-row $norow of $walks; perf --call-graph dwarf:" \
 	"$fgood of $fall leaf_plain samples ($(pct "$fgood" "$fall")%) reach main"
 

@@ -317,6 +317,9 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool 
 		if (st->stops[i])
 			fprintf(out, " %s %llu", names[i] ? names[i] : "other",
 				(unsigned long long)st->stops[i]);
+	if (st->leaf_guesses)	/* assembly without CFI, unwind.h */
+		fprintf(out, "; leaves without CFI continued from [sp] %llu",
+			(unsigned long long)st->leaf_guesses);
 	fprintf(out, "; backlog at most %.1f ms\n", st->lag_max_ns / 1e6);
 }
 

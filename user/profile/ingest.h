@@ -30,6 +30,9 @@ struct ingest_unwind_stats {
 	uint64_t samples;			/* samples unwound */
 	uint64_t stops[UNWIND_STOP_NR];		/* by why the unwind stopped */
 	uint64_t lag_max_ns;			/* worst delay from sample to unwind */
+	uint64_t leaf_guesses;			/* leaves without CFI continued from [sp]
+						 * (struct unwind_stats), set before the
+						 * summary */
 };
 
 struct ingest {

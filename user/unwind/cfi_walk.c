@@ -212,14 +212,7 @@ static int call_indirect(uint64_t code, int k)
 	return len == k;
 }
 
-/*
- * Whether @code, the 8 bytes before a return address, end with a call: a
- * call rel32 (E8), or one through a register or memory (FF /2,
- * call_indirect(); a length of 5 never matches), as DSP tables are called.
- * Not where it went: a leaf a C function entered by a tail call returns
- * after the call to that function.
- */
-static int call_before(uint64_t code)
+int cfi_walk_call_before(uint64_t code)
 {
 	if (((code >> 24) & 0xff) == 0xe8)
 		return 1;
@@ -241,7 +234,7 @@ static int guess_leaf_caller(struct frame *f, cfi_walk_read_fn read, void *arg)
 	uint64_t ra, code;
 
 	if (read(arg, f->sp, &ra) || ra < 4096 || read(arg, ra - 8, &code) ||
-	    !call_before(code))
+	    !cfi_walk_call_before(code))
 		return -1;
 	f->ip = ra;
 	f->sp += 8;

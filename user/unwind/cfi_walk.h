@@ -106,6 +106,17 @@ struct cfi_walk_stack {
 
 int cfi_walk_read_stack(void *arg, uint64_t addr, uint64_t *val);
 
+/*
+ * Whether @code, the 8 bytes before a return address (little endian, as
+ * read from memory), end with a call instruction: a call rel32 (E8), or
+ * one through a register or memory (FF /2) exactly as long as its ModRM,
+ * SIB and displacement make it (2, 3, 4, 6 or 7 bytes).  Not where it
+ * went: a leaf a C function entered by a tail call returns after the call
+ * to that function.  1 or 0.  Step 3a; the BPF walk's cfi_call_before()
+ * is the same test.
+ */
+int cfi_walk_call_before(uint64_t code);
+
 /* The mapping of @p holding @addr (binary search), NULL if none. */
 const struct cfi_mapping *cfi_walk_find_mapping(const struct cfi_walk_process *p,
 						uint64_t addr);

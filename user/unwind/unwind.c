@@ -20,6 +20,7 @@
 #include "bpfprof.h"			/* BPFPROF_RED_ZONE */
 #include "symbols/vdso.h"
 #include "targets/procmaps.h"
+#include "unwind/cfi_walk.h"		/* cfi_walk_call_before() */
 #include "unwind.h"
 #include "unwind_files.h"
 
@@ -39,7 +40,9 @@ struct cfi_slot {
 /* The sample being unwound (lives on unwinder_unwind()'s stack). */
 struct sample {
 	uint32_t pid;
-	const struct unwind_regs *regs;
+	const struct unwind_regs *regs;	/* where libdwfl starts (the leaf's
+					 * caller after leaf_caller()) */
+	uint64_t stack_sp;		/* address of stack[0]: the sample's sp */
 	const uint8_t *stack;
 	size_t size;
 	const struct bpfprof_mapping *maps;
@@ -51,6 +54,7 @@ struct sample {
 	bool read_beyond;	/* a read above the copy failed in this step */
 	bool read_failed;	/* any read failed in this step */
 	bool started;		/* the initial frame was seen */
+	bool leaf_guessed;	/* libdwfl starts at the leaf's caller (leaf_caller()) */
 	uint64_t prev_sp;
 	uint64_t prev_pc;	/* pc used for the CFI lookup of the last frame */
 	uint64_t fp_steps;
@@ -124,7 +128,7 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 {
 	struct proc *p = arg;
 	struct sample *s = p->cur;
-	uint64_t sp = s->regs->sp;
+	uint64_t sp = s->stack_sp;
 
 	if (addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*result)) {
 		memcpy(result, s->stack + (addr - sp), sizeof(*result));
@@ -480,6 +484,58 @@ static bool pc_has_cfi(struct proc *p, uint64_t pc)
 	return has;
 }
 
+/* The 8 bytes of @p's code at @addr, from the ELF file of its module. */
+static bool read_code(struct proc *p, uint64_t addr, uint64_t *val)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, addr);
+	Dwarf_Addr bias;
+	Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	size_t nr, i;
+
+	if (!elf || elf_getphdrnum(elf, &nr) != 0)
+		return false;
+	for (i = 0; i < nr; i++) {
+		GElf_Phdr ph;
+		uint64_t v = addr - bias;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || v < ph.p_vaddr ||
+		    v - ph.p_vaddr > ph.p_filesz || ph.p_filesz - (v - ph.p_vaddr) < sizeof(*val))
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (v - ph.p_vaddr)), sizeof(*val),
+					 ELF_T_BYTE);
+		if (!d || d->d_size != sizeof(*val))
+			return false;
+		memcpy(val, d->d_buf, sizeof(*val));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A leaf without CFI (hand-written assembly: NASM's x86inc kernels), the
+ * rule of the BPF walk (bpf/cfi_row.h): its caller is the return address
+ * at [sp] if a call instruction precedes it (cfi_walk_call_before()) and
+ * its module has CFI for it.  True with *@caller set to the caller's
+ * registers (sp + 8, rbp unchanged); libdwfl would step by frame pointer
+ * there instead, which such code does not keep.
+ */
+static bool leaf_caller(struct proc *p, const struct sample *s, struct unwind_regs *caller)
+{
+	uint64_t ra, code;
+
+	if (s->size < sizeof(ra))
+		return false;
+	memcpy(&ra, s->stack, sizeof(ra));
+	if (ra < 4096 || !procmaps_find(s->maps, s->nr_maps, ra) || !pc_has_cfi(p, ra - 1) ||
+	    !read_code(p, ra - 8, &code) || !cfi_walk_call_before(code))
+		return false;
+	*caller = *s->regs;
+	caller->ip = ra;
+	caller->sp += sizeof(ra);
+	return true;
+}
+
 static int stop(struct sample *s, enum unwind_stop why)
 {
 	s->why = why;
@@ -507,7 +563,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return stop(s, UNWIND_ERROR);
 	if (dwfl_frame_reg(state, DWARF_RSP, &sp) != 0)
 		return stop(s, UNWIND_ERROR);
-	if (s->started) {	/* a caller frame: check the step that produced it */
+	if (!s->started && s->leaf_guessed) {	/* the leaf's caller, from [sp] */
+		s->ips[s->n++] = pc;
+		activation = false;	/* a return address: its CFI at pc - 1 */
+	} else if (s->started) {	/* a caller frame: check the step that produced it */
 		if (sp <= s->prev_sp)
 			return stop(s, UNWIND_ERROR);
 		if (!procmaps_find(s->maps, s->nr_maps, pc))
@@ -528,6 +587,7 @@ int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mappi
 		    size_t nr_maps, const struct unwind_regs *regs, const void *stack,
 		    size_t stack_size, uint64_t *ips, size_t max, enum unwind_stop *why)
 {
+	struct unwind_regs caller;
 	struct sample s;
 	struct proc *p;
 	uint64_t sig;
@@ -543,6 +603,7 @@ int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mappi
 	memset(&s, 0, sizeof(s));
 	s.pid = pid;
 	s.regs = regs;
+	s.stack_sp = regs->sp;
 	s.stack = stack;
 	s.size = regs->sp > UINT64_MAX - stack_size ? UINT64_MAX - regs->sp : stack_size;
 	s.maps = maps;
@@ -579,6 +640,11 @@ int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mappi
 	if (!p->attached) {
 		s.why = UNWIND_ERROR;
 		goto out;
+	}
+	if (!pc_has_cfi(p, regs->ip) && leaf_caller(p, &s, &caller)) {
+		s.regs = &caller;
+		s.leaf_guessed = true;
+		u->stats.leaf_guesses++;
 	}
 	p->cur = &s;
 	rc = dwfl_getthread_frames(p->dwfl, (pid_t)pid, frame_cb, p);

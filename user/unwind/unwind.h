@@ -28,6 +28,10 @@
  * modules pointing at files already open, not opening them again.
  * When a frame's pc has no CFI, elfutils falls back to one frame-pointer
  * step (rbp chain); such steps are counted (struct unwind_stats.fp_steps).
+ * A leaf without CFI (hand-written assembly) gets the BPF walk's rule
+ * instead (bpf/cfi_row.h): its caller is the return address at sp if a
+ * call instruction precedes it and its module has CFI for it, and libdwfl
+ * starts from there (counted: struct unwind_stats.leaf_guesses).
  *
  * Not thread-safe: one struct unwinder must be used by one thread at a
  * time.  Only x86_64 is supported (other architectures get -ENOTSUP).
@@ -80,6 +84,8 @@ struct unwind_stats {
 	uint64_t samples;		/* unwinder_unwind() calls that returned >= 1 */
 	uint64_t frames;		/* frames written in all */
 	uint64_t fp_steps;		/* steps done by the frame-pointer fallback */
+	uint64_t leaf_guesses;		/* leaves without CFI whose caller came from
+					 * [sp] (bpf/cfi_row.h's rule) */
 	uint64_t stops[UNWIND_STOP_NR];	/* samples by enum unwind_stop */
 	uint64_t dwfl_builds;		/* per-process Dwfl (re)builds */
 	uint64_t module_errors;		/* mapped files that could not be reported */

@@ -5,7 +5,7 @@
  * registers and 8 KiB of stack the way the BPF program does, and the
  * unwound pcs must symbolize to the real call path (own functions, and
  * through libc's qsort back into the caller); a CFA read from the red
- * zone below sp; short copies, garbage registers, files shared between
+ * zone below sp; a leaf without CFI; short copies, garbage registers, files shared between
  * processes, and a throughput measurement.
  */
 #include <errno.h>
@@ -237,6 +237,48 @@ NOFP int unwtest_redzone_caller(int x)
 	cap_redzone.regs.ip = regs[0];
 	cap_redzone.regs.sp = regs[1];
 	cap_redzone.regs.bp = regs[2];
+	return x + 1;
+}
+
+/*
+ * A leaf without any CFI, as NASM builds x86inc kernels: no FDE covers
+ * unwtest_nocfi_leaf, which saves nothing, so its return address is at
+ * [sp] where it captures (label 0) its rip, rsp and rbp into regs[3].
+ * Only then it moves rsp, to call unwtest_nocfi_leaf_copy() on an aligned
+ * stack, which copies the stack from the captured rsp up.  Its caller
+ * calls it through a pointer, as DSP tables are called.
+ */
+static struct capture cap_nocfi_leaf;
+void unwtest_nocfi_leaf(uint64_t *regs);
+void unwtest_nocfi_leaf_copy(uint64_t sp);
+__asm__(".text\n"
+	".globl unwtest_nocfi_leaf\n"
+	".type unwtest_nocfi_leaf, @function\n"
+	"unwtest_nocfi_leaf:\n"
+	"0:\tlea 0b(%rip), %rax\n"
+	"\tmov %rax, (%rdi)\n"
+	"\tmov %rsp, 8(%rdi)\n"
+	"\tmov %rbp, 16(%rdi)\n"
+	"\tsub $8, %rsp\n"
+	"\tmov 8(%rdi), %rdi\n"
+	"\tcall unwtest_nocfi_leaf_copy\n"
+	"\tadd $8, %rsp\n"
+	"\tret\n"
+	".size unwtest_nocfi_leaf, .-unwtest_nocfi_leaf\n");
+
+NOFP void unwtest_nocfi_leaf_copy(uint64_t sp)
+{
+	copy_stack(&cap_nocfi_leaf, sp);
+}
+
+NOFP int unwtest_nocfi_leaf_caller(void (*leaf)(uint64_t *), int x)
+{
+	uint64_t regs[3];
+
+	leaf(regs);
+	cap_nocfi_leaf.regs.ip = regs[0];
+	cap_nocfi_leaf.regs.sp = regs[1];
+	cap_nocfi_leaf.regs.bp = regs[2];
 	return x + 1;
 }
 
@@ -526,6 +568,33 @@ static void test_red_zone(void **state)
 	assert_int_not_equal(why, UNWIND_END);
 }
 
+/*
+ * A leaf without CFI (unwtest_nocfi_leaf): its caller from [sp], after
+ * the indirect call there, then CFI again back to main; counted.
+ */
+static void test_nocfi_leaf(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t ips[MAX_FRAMES];
+	enum unwind_stop why;
+	struct unwind_stats st0, st1;
+	int n;
+
+	assert_int_equal(unwtest_nocfi_leaf_caller(unwtest_nocfi_leaf, 2), 3);
+	unwinder_stats(c->u, &st0);
+	n = unwind(c, &cap_nocfi_leaf, cap_nocfi_leaf.size, ips, &why);
+	unwinder_stats(c->u, &st1);
+	print_stack(c, "leaf without CFI", ips, n, why);
+	assert_true(n >= 4);
+	assert_string_equal(frame_name(c, ips, 0), "unwtest_nocfi_leaf");
+	assert_string_equal(frame_name(c, ips, 1), "unwtest_nocfi_leaf_caller");
+	assert_string_equal(frame_name(c, ips, 2), "test_nocfi_leaf");
+	assert_true(find_frame(c, ips, n, 3, "main") > 2);
+	assert_true(why == UNWIND_END || why == UNWIND_TRUNCATED);
+	assert_int_equal(st1.leaf_guesses - st0.leaf_guesses, 1);
+	assert_int_equal(st1.fp_steps - st0.fp_steps, 0);
+}
+
 /* Address of the function @name in this process's vdso, 0 if not found. */
 static uint64_t vdso_function(const char *name)
 {
@@ -796,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_red_zone),
+		cmocka_unit_test(test_nocfi_leaf),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_forget),
