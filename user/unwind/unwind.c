@@ -512,19 +512,31 @@ static bool read_code(struct proc *p, uint64_t addr, uint64_t *val)
 	return false;
 }
 
+/* Whether @pc is in a module (an ELF file) with CFI that does not cover it:
+ * the BPF walk's "no-row" (not JIT code, not a file without any CFI). */
+static bool pc_in_cfi_gap(struct proc *p, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
+	Dwarf_Addr bias;
+
+	return mod && (dwfl_module_eh_cfi(mod, &bias) || dwfl_module_dwarf_cfi(mod, &bias)) &&
+	       !pc_has_cfi(p, pc);
+}
+
 /*
- * A leaf without CFI (hand-written assembly: NASM's x86inc kernels), the
- * rule of the BPF walk (bpf/cfi_row.h): its caller is the return address
- * at [sp] if a call instruction precedes it (cfi_walk_call_before()) and
- * its module has CFI for it.  True with *@caller set to the caller's
- * registers (sp + 8, rbp unchanged); libdwfl would step by frame pointer
- * there instead, which such code does not keep.
+ * A leaf in a module's code without CFI (hand-written assembly: NASM's
+ * x86inc kernels), the rule of the BPF walk (bpf/cfi_row.h): its caller
+ * is the return address at [sp] if a call instruction precedes it
+ * (cfi_walk_call_before()) and its module has CFI for it.  True with
+ * *@caller set to the caller's registers (sp + 8, rbp unchanged); libdwfl
+ * would step by frame pointer there instead, which such code does not
+ * keep.
  */
 static bool leaf_caller(struct proc *p, const struct sample *s, struct unwind_regs *caller)
 {
 	uint64_t ra, code;
 
-	if (s->size < sizeof(ra))
+	if (s->size < sizeof(ra) || !pc_in_cfi_gap(p, s->regs->ip))
 		return false;
 	memcpy(&ra, s->stack, sizeof(ra));
 	if (ra < 4096 || !procmaps_find(s->maps, s->nr_maps, ra) || !pc_has_cfi(p, ra - 1) ||
@@ -641,7 +653,7 @@ int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mappi
 		s.why = UNWIND_ERROR;
 		goto out;
 	}
-	if (!pc_has_cfi(p, regs->ip) && leaf_caller(p, &s, &caller)) {
+	if (leaf_caller(p, &s, &caller)) {
 		s.regs = &caller;
 		s.leaf_guessed = true;
 		u->stats.leaf_guesses++;
