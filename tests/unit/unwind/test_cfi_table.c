@@ -1245,7 +1245,7 @@ static void walk_ours(pid_t pid, struct sample *s)
 
 static void walk_theirs(struct unwinder *u, uint32_t pid, struct sample *s)
 {
-	struct unwind_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp };
+	struct unwind_regs regs = { .ip = s->regs.rip, .sp = s->regs.rsp, .bp = s->regs.rbp };
 	struct unwind_stats a, b;
 
 	unwinder_stats(u, &a);
