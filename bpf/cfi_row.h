@@ -252,4 +252,32 @@ enum cfi_walk_stop {
 #define CFI_LEAF_CALLER_GUESSES (CFI_WALK_STOP_NR + 4)
 #define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 5)	/* slots of "walk_stops" */
 
+/*
+ * Step 3a of the walk (a leaf without CFI, above): whether the last @k
+ * bytes of @code, the 8 bytes before a return address as read from
+ * memory (little endian), are a call through a register or memory: FF /2
+ * whose ModRM, SIB and displacement make it exactly @k bytes long (2, 3,
+ * 4, 6 or 7; 1 <= @k <= 7).  A call rel32 is E8 at the fifth byte from
+ * the end.  The BPF walk (bpf/cfi_walk.bpf.h) and the reference walk
+ * (user/unwind/cfi_walk.c) decode it with this one function.
+ */
+static inline int cfi_call_indirect_len(__u64 code, __u64 k)
+{
+	__u64 modrm = (code >> (72 - 8 * k)) & 0xff, mod = modrm >> 6, rm = modrm & 7;
+	__u64 sib = k >= 3 ? (code >> (80 - 8 * k)) & 0xff : 0;
+	__u64 len = 2;
+
+	if (((code >> (64 - 8 * k)) & 0xff) != 0xff || (modrm & 0x38) != 0x10)
+		return 0;
+	if (mod != 3 && rm == 4)
+		len += 1;
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5) || (mod == 0 && rm == 4 && (sib & 7) == 5))
+		len += 4;
+	return len == k;
+}
+
+#define CFI_CALL_REL32(code) ((((code) >> 24) & 0xff) == 0xe8)
+
 #endif /* BPFPROF_CFI_ROW_H */

@@ -465,40 +465,22 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 }
 
 /* The 8 bytes before a return address, and whether they end with an
- * indirect call (cfi_call_indirect()). */
+ * indirect call (cfi_call_indirect_len()). */
 struct cfi_call_code {
 	__u64 code;
 	bool indirect;
 };
 
-/*
- * Whether the last @i + 2 bytes of the code (the 8 bytes before a return
- * address, little endian) are a call through a register or memory: FF /2,
- * whose ModRM, SIB and displacement make it exactly that long (2, 3, 4,
- * 6 or 7 bytes).  A bpf_loop() callback: the verifier checks its branches
- * once, not once per length.
- */
+/* One length of cfi_call_indirect_len() (bpf/cfi_row.h), @i + 2: a
+ * bpf_loop() callback, whose branches the verifier checks once, not once
+ * per length. */
 static long cfi_call_indirect(__u32 i, void *data)
 {
 	struct cfi_call_code *c = data;
-	__u64 k = i + 2, code = c->code, modrm, mod, rm, sib;
-	__u64 len = 2;
 
-	if (k > 7)
+	if (i > 5)
 		return 1;
-	modrm = (code >> (72 - 8 * k)) & 0xff;
-	mod = modrm >> 6;
-	rm = modrm & 7;
-	sib = k >= 3 ? (code >> (80 - 8 * k)) & 0xff : 0;
-	if (((code >> (64 - 8 * k)) & 0xff) != 0xff || (modrm & 0x38) != 0x10)
-		return 0;
-	if (mod != 3 && rm == 4)
-		len += 1;
-	if (mod == 1)
-		len += 1;
-	else if (mod == 2 || (mod == 0 && rm == 5) || (mod == 0 && rm == 4 && (sib & 7) == 5))
-		len += 4;
-	if (len != k)
+	if (!cfi_call_indirect_len(c->code, i + 2))
 		return 0;
 	c->indirect = true;
 	return 1;
@@ -507,7 +489,7 @@ static long cfi_call_indirect(__u32 i, void *data)
 /*
  * Whether @code, the 8 bytes before a return address, end with a call: a
  * call rel32 (E8), or one through a register or memory (FF /2,
- * cfi_call_indirect(); a length of 5 never matches), as DSP tables are
+ * cfi_call_indirect_len(); a length of 5 never matches), as DSP tables are
  * called.  Not where it went: a leaf a C function entered by a tail call
  * returns after the call to that function.  A global function: the
  * verifier checks its branches once, on their own, not in each state of
@@ -517,7 +499,7 @@ __noinline int cfi_call_before(__u64 code)
 {
 	struct cfi_call_code c = { .code = code };
 
-	if (((code >> 24) & 0xff) == 0xe8)
+	if (CFI_CALL_REL32(code))
 		return 1;
 	bpf_loop(6, cfi_call_indirect, &c, 0);
 	return c.indirect;

@@ -315,7 +315,7 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 	struct cfi_row r = { 0 };
 	Dwarf_Op *ops;
 	size_t n;
-	int64_t off, u;
+	int64_t off = 0, u;	/* off: from op_breg() or is_plt_cfa(); 0 for gcc's -Wmaybe-uninitialized */
 	int reg, thr = 0;
 
 	if (ra.kind == RULE_UNDEFINED)

@@ -189,35 +189,12 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	return 0;
 }
 
-/*
- * Whether the @k bytes before a return address, the last @k of @code (the
- * 8 bytes before it, little endian), are a call through a register or
- * memory: FF /2, whose ModRM, SIB and displacement make it exactly @k
- * bytes long.
- */
-static int call_indirect(uint64_t code, int k)
-{
-	uint64_t modrm = (code >> (72 - 8 * k)) & 0xff, mod = modrm >> 6, rm = modrm & 7;
-	uint64_t sib = k >= 3 ? (code >> (80 - 8 * k)) & 0xff : 0;
-	int len = 2;
-
-	if (((code >> (64 - 8 * k)) & 0xff) != 0xff || (modrm & 0x38) != 0x10)
-		return 0;
-	if (mod != 3 && rm == 4)
-		len += 1;
-	if (mod == 1)
-		len += 1;
-	else if (mod == 2 || (mod == 0 && rm == 5) || (mod == 0 && rm == 4 && (sib & 7) == 5))
-		len += 4;
-	return len == k;
-}
-
 int cfi_walk_call_before(uint64_t code)
 {
-	if (((code >> 24) & 0xff) == 0xe8)
+	if (CFI_CALL_REL32(code))
 		return 1;
-	for (int k = 2; k <= 7; k++)
-		if (call_indirect(code, k))
+	for (uint64_t k = 2; k <= 7; k++)
+		if (cfi_call_indirect_len(code, k))
 			return 1;
 	return 0;
 }
