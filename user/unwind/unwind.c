@@ -516,11 +516,14 @@ static bool read_code(struct proc *p, uint64_t addr, uint64_t *val)
  * the BPF walk's "no-row" (not JIT code, not a file without any CFI). */
 static bool pc_in_cfi_gap(struct proc *p, uint64_t pc)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
+	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 
-	return mod && (dwfl_module_eh_cfi(mod, &bias) || dwfl_module_dwarf_cfi(mod, &bias)) &&
-	       !pc_has_cfi(p, pc);
+	/* the per-process cache first: almost every sampled pc has CFI */
+	if (pc_has_cfi(p, pc))
+		return false;
+	mod = dwfl_addrmodule(p->dwfl, pc);
+	return mod && (dwfl_module_eh_cfi(mod, &bias) || dwfl_module_dwarf_cfi(mod, &bias));
 }
 
 /*
