@@ -8,7 +8,7 @@
  * (vdso.h) when the process's is the same.
  */
 #include <errno.h>
-#include <gelf.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,32 +484,22 @@ static bool pc_has_cfi(struct proc *p, uint64_t pc)
 	return has;
 }
 
-/* The 8 bytes of @p's code at @addr, from the ELF file of its module. */
+/*
+ * The 8 bytes of @p's code at @addr, from the ELF file of its module: the
+ * section libdwfl finds for it, whose data libelf maps from the file (no
+ * copy for code).  False when no section's file bytes hold all 8.
+ */
 static bool read_code(struct proc *p, uint64_t addr, uint64_t *val)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, addr);
-	Dwarf_Addr bias;
-	Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
-	size_t nr, i;
+	Dwarf_Addr off = addr, bias;
+	Elf_Scn *scn = mod ? dwfl_module_address_section(mod, &off, &bias) : NULL;
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
 
-	if (!elf || elf_getphdrnum(elf, &nr) != 0)
+	if (!d || !d->d_buf || off > d->d_size || d->d_size - off < sizeof(*val))
 		return false;
-	for (i = 0; i < nr; i++) {
-		GElf_Phdr ph;
-		uint64_t v = addr - bias;
-		Elf_Data *d;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || v < ph.p_vaddr ||
-		    v - ph.p_vaddr > ph.p_filesz || ph.p_filesz - (v - ph.p_vaddr) < sizeof(*val))
-			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (v - ph.p_vaddr)), sizeof(*val),
-					 ELF_T_BYTE);
-		if (!d || d->d_size != sizeof(*val))
-			return false;
-		memcpy(val, d->d_buf, sizeof(*val));
-		return true;
-	}
-	return false;
+	memcpy(val, (const char *)d->d_buf + off, sizeof(*val));
+	return true;
 }
 
 /* Whether @pc is in a module (an ELF file) with CFI that does not cover it:
