@@ -547,7 +547,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_KEPT);
 		return 0;
 	}
-	if (dwarf_mode ? stream_dwarf_sample(ctx, &key, true)
+	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
 		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;
 	stat_inc(STAT_KEPT);

@@ -60,28 +60,14 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 		e->stack_size = m;
 }
 
-/* The copy of [sp, sp + n) faulted: copy the rest of sp's page. */
-static __always_inline void copy_user_stack_page(struct dwarf_sample_event *e, __u64 sp, __u32 n)
-{
-	__u64 m = 4096 - (sp & 4095);
-
-	if (m > n)
-		m = n;
-	if (m > user_stack_size)
-		m = user_stack_size;
-	if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
-		e->stack_size = m;
-}
-
 /*
  * --call-graph dwarf: the sample with the user registers, the red zone
  * below sp, and a copy of the user stack from sp upward (capped at the
  * end of the environment strings for the main thread, where the stack
- * mapping ends).  A copy that faults is cut at the readable end
- * (@find_end), or to the rest of sp's page.
+ * mapping ends).  A copy that faults is cut at its readable end.
  */
 static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
-					       struct count_key *key, bool find_end)
+					       struct count_key *key)
 {
 	struct dwarf_sample_event *e;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -122,10 +108,8 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 			n = user_stack_size;
 		if (n && bpf_probe_read_user(e->stack, n, (void *)sp) == 0)
 			e->stack_size = n;
-		else if (n && find_end)
-			copy_user_stack_below_fault(e, sp, n);
 		else if (n)
-			copy_user_stack_page(e, sp, n);
+			copy_user_stack_below_fault(e, sp, n);
 	}
 	submit_sample(e);
 	return 0;
@@ -133,17 +117,19 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 
 /*
  * auto's copy of a young process's stack (cfi_copy_instead()), a global
- * function checked once.  Without stream_dwarf_sample()'s search for the
- * readable end of a copy that faults, whose checking doubled the
- * verifier's work on the program (a young process's samples are mostly
- * on its main thread, where the copy stops at env_end).  Returns 0, or
- * -1 (dropped, counted).
+ * function checked once.  With stream_dwarf_sample()'s search for the
+ * readable end of a copy that faults: a young process's copy up to
+ * env_end often does (1 in 7 copies of nofp_deep in young_processes.sh;
+ * why, not known), and the rest of sp's page alone, which this copy took
+ * before, ends the stack a few frames up.  The search doubles the verifier's work on the program
+ * (6,242 -> 11,795 instructions, docs/PERFORMANCE.md).  Returns 0, or -1
+ * (dropped, counted).
  */
 __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
 	if (!ctx || !key)
 		return -1;
-	return stream_dwarf_sample(ctx, key, false);
+	return stream_dwarf_sample(ctx, key);
 }
 
 /* A process whose thread-group leader started less than this ago (ns) is

@@ -21,12 +21,25 @@
 #   (b) the summary counts the copies the collector unwound (their stops:
 #       complete, or no-cfi at ld.so's entry, the root of the start-up's
 #       stacks).
+#   (c) a deep stack from a young process's first millisecond: a shell
+#       runs nofp_deep 80 times, 50 rounds of a 400-deep recursion each
+#       (~20 ms, no calibration first), 32-byte frames: 12.8 KiB of stack
+#       between the leaf and main, more than perf's 8 KiB dwarf copy.  Of
+#       its deep_leaf samples, >= 98% must have the whole path
+#       main;deep_down x 400;deep_leaf (--max-stack 512).  Here: 98.9-100%;
+#       with 8 KiB copies (--call-graph auto,8192) 93.6%.  And at most 5%
+#       of the copies may end "stack-copy-too-small": 0 of ~140 here; 116
+#       of 138 with 8 KiB copies, and 20-21 of 132-159 with 32 KiB copies
+#       that took only the rest of sp's page when the whole copy faulted
+#       (those left 99.0% of the paths whole).
 # A process older than a second never gets a copy (so that a stack whose
 # walk always meets an address in no mapping cannot cost a copy per
 # sample); not tested here.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-[ -x "$WL/nofp_qsort" ] || fail "no $WL/nofp_qsort (make B=$BPFPROF_BUILD)"
+for w in nofp_qsort nofp_deep; do
+	[ -x "$WL/$w" ] || fail "no $WL/$w (make B=$BPFPROF_BUILD)"
+done
 
 # (a), (b)
 CHILDREN="for i in \$(seq 80); do $WL/nofp_qsort -s 0.01 2>/dev/null; done"
@@ -50,3 +63,23 @@ line=$(grep 'stacks of new processes copied and unwound here:' "$TMP/kids.err") 
 copies=$(echo "$line" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
 [ "${copies:-0}" -gt 0 ] || fail "copies: $line"
 ok "$line"
+
+# (c)
+DEEP="for i in \$(seq 80); do $WL/nofp_deep -r 50 -n 400 2>/dev/null; done"
+"$BPFPROF" -F 999 --max-stack 512 --format folded -o "$TMP/deep.folded" -- sh -c "$DEEP" \
+	2> "$TMP/deep.err" || { cat "$TMP/deep.err"; fail "bpfprof -- sh (nofp_deep) failed"; }
+grep -E 'user stack walks' "$TMP/deep.err"
+line=$(grep 'stacks of new processes copied and unwound here:' "$TMP/deep.err") ||
+	fail "the summary counts no copies of nofp_deep's stacks"
+copies=$(echo "$line" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
+short=$(echo "$line" | sed -n 's/.* stack-copy-too-small \([0-9]*\).*/\1/p')
+[ "${copies:-0}" -ge 20 ] || fail "fewer than 20 copies of young processes' stacks: $line"
+[ $((${short:-0} * 100)) -le $((copies * 5)) ] ||
+	fail "${short} of $copies copies of young processes' stacks too small (over 5%): $line"
+ok "$line"
+read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
+	--comm nofp_deep --among 'deep_leaf$' "$TMP/deep.folded" '(^|;)main;(deep_down;){400}deep_leaf$')
+[ "$all" -ge 800 ] || fail "only $all deep_leaf samples of nofp_deep (expected >= 800)"
+[ $((full * 100)) -ge $((all * 98)) ] ||
+	fail "$full of $all deep_leaf samples have main and 400 deep_down frames, under 98%"
+ok "$full of $all deep_leaf samples of the young nofp_deep processes have the whole 400-deep path"

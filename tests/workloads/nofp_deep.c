@@ -23,8 +23,11 @@
  * 2,000 frames take 64,000 bytes of stack, which a 64 KiB stack copy holds
  * (--call-graph dwarf,65528) and a 32 KiB one does not.
  *
- * Usage: nofp_deep [-s SECONDS] [-n DEPTH] [--wait] [--truth]
+ * Usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [--wait] [--truth]
  *   -s SECONDS  CPU seconds of work (default 2), calibrated before the work
+ *   -r ROUNDS   ROUNDS rounds (1..10^9) without calibration: the recursion
+ *               starts at once (young_processes.sh profiles a process's
+ *               first milliseconds); a round is ~0.5 ms here
  *   -n DEPTH    frames of deep_down per round, 1..100000 (default 2000)
  *   --wait      after calibration print "ready PID" on stdout and block
  *               until SIGUSR1 arrives, so a profiler can attach first
@@ -86,7 +89,7 @@ NOIPA uint64_t calibrate(double seconds)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nofp_deep [-s SECONDS] [-n DEPTH] [--wait] [--truth]\n");
+	fprintf(stderr, "usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [--wait] [--truth]\n");
 	exit(2);
 }
 
@@ -94,7 +97,7 @@ int main(int argc, char **argv)
 {
 	int wait = 0, truth = 0;
 	double seconds = 2.0;
-	unsigned long depth = DEFAULT_DEPTH;
+	unsigned long depth = DEFAULT_DEPTH, fixed_rounds = 0;
 
 	for (int i = 1; i < argc; i++) {
 		char *end;
@@ -102,6 +105,10 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "-s") && i + 1 < argc) {
 			seconds = strtod(argv[++i], &end);
 			if (*end || seconds <= 0)
+				usage();
+		} else if (!strcmp(argv[i], "-r") && i + 1 < argc) {
+			fixed_rounds = strtoul(argv[++i], &end, 10);
+			if (*end || fixed_rounds < 1 || fixed_rounds > 1000000000ul)
 				usage();
 		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
 			depth = strtoul(argv[++i], &end, 10);
@@ -125,7 +132,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	block_release_signal(&set);
 
-	uint64_t rounds = calibrate(seconds);
+	uint64_t rounds = fixed_rounds ? fixed_rounds : calibrate(seconds);
 
 	if (wait && wait_for_release(&set)) {
 		perror("nofp_deep: sigwait");

@@ -98,8 +98,10 @@ void options_usage(void)
 	       "  -c, --count PERIOD      sample every PERIOD ns of cpu-clock instead of -F\n"
 	       "  -d, --duration SECONDS  stop after SECONDS (default: Ctrl-C or target exit)\n"
 	       "  -g                      user stacks from frame pointers (--call-graph fp)\n"
-	       "      --call-graph MODE   auto (the default): the kernel side walks user stacks\n"
-	       "                          with unwind tables built from each file's CFI;\n"
+	       "      --call-graph MODE   auto[,SIZE] (the default): the kernel side walks user\n"
+	       "                          stacks with unwind tables built from each file's CFI,\n"
+	       "                          and copies SIZE bytes of stack (default %d) of a\n"
+	       "                          process in its first second, before its tables;\n"
 	       "                          fp: frame pointers; dwarf[,SIZE]: unwind with CFI\n"
 	       "                          from SIZE bytes of stack copied per sample (default\n"
 	       "                          %d, at most %d)\n"
@@ -131,7 +133,7 @@ void options_usage(void)
 	       "  -v, --verbose           more in the summary (unwind tables: memory, build time)\n"
 	       "  -h, --help              this help\n"
 	       "      --version           print the version\n",
-	       OPT_DEFAULT_FREQ, OPT_DEFAULT_DWARF_STACK, BPFPROF_MAX_USER_STACK,
+	       OPT_DEFAULT_FREQ, OPT_DEFAULT_AUTO_STACK, OPT_DEFAULT_DWARF_STACK, BPFPROF_MAX_USER_STACK,
 	       OPT_DEFAULT_MAX_STACK, BPFPROF_MAX_FP_DEPTH, BPFPROF_MAX_STACK_DEPTH,
 	       BPFPROF_MAX_FP_DEPTH, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX,
 	       SETTINGS_COUNT_MAP_MIN, SETTINGS_COUNT_MAP_MAX,
@@ -197,20 +199,25 @@ static int parse_id_list(const char *s, uint32_t **ids, size_t *nr)
 	return err;
 }
 
-/* --call-graph auto | fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8, 64..65528) */
+/* --call-graph auto[,SIZE] | fp | dwarf[,SIZE] (SIZE: bytes, multiple of 8,
+ * 64..65528; the default per mode: OPT_DEFAULT_AUTO_STACK, _DWARF_STACK) */
 static int parse_call_graph(struct options *o, const char *arg)
 {
-	uint64_t size = OPT_DEFAULT_DWARF_STACK;
+	bool is_auto = !strncmp(arg, "auto", 4), is_dwarf = !strncmp(arg, "dwarf", 5);
+	const char *size_arg = arg + (is_auto ? 4 : is_dwarf ? 5 : 0);
+	uint64_t size = is_auto ? OPT_DEFAULT_AUTO_STACK : OPT_DEFAULT_DWARF_STACK;
 
-	if (!strcmp(arg, "fp") || !strcmp(arg, "auto")) {
-		o->call_graph = !strcmp(arg, "auto") ? CALL_GRAPH_AUTO : CALL_GRAPH_FP;
+	if (!strcmp(arg, "fp")) {
+		o->call_graph = CALL_GRAPH_FP;
 		return 0;
 	}
-	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',') ||
-	    (arg[5] == ',' && (parse_u64(arg + 6, 64, BPFPROF_MAX_USER_STACK, &size) || size % 8)))
-		return usage_error("invalid --call-graph '%s': expected auto, fp or dwarf[,SIZE] with SIZE "
-				   "a multiple of 8 from 64 to %d bytes", arg, BPFPROF_MAX_USER_STACK);
-	o->call_graph = CALL_GRAPH_DWARF;
+	if ((!is_auto && !is_dwarf) || (*size_arg && *size_arg != ',') ||
+	    (*size_arg == ',' && (parse_u64(size_arg + 1, 64, BPFPROF_MAX_USER_STACK, &size) ||
+				  size % 8)))
+		return usage_error("invalid --call-graph '%s': expected auto[,SIZE], fp or dwarf[,SIZE] "
+				   "with SIZE a multiple of 8 from 64 to %d bytes", arg,
+				   BPFPROF_MAX_USER_STACK);
+	o->call_graph = is_auto ? CALL_GRAPH_AUTO : CALL_GRAPH_DWARF;
 	o->dwarf_stack_size = (uint32_t)size;
 	return 0;
 }
@@ -428,7 +435,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->max_stack = OPT_DEFAULT_MAX_STACK;
 	o->call_graph = CALL_GRAPH_AUTO;
 	o->ringbuf_size = OPT_DEFAULT_RINGBUF_SIZE;
-	o->dwarf_stack_size = OPT_DEFAULT_DWARF_STACK;
+	o->dwarf_stack_size = OPT_DEFAULT_AUTO_STACK;
 	o->argc = argc;
 	o->argv = argv;
 

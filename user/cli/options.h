@@ -65,8 +65,9 @@ struct options {
 	uint32_t count_map_size;	/* --count-map-size: distinct (thread, stacks) pairs; 0: by rate */
 	uint32_t ringbuf_size;		/* --ringbuf-size: bytes of the sample ring buffer, power of 2 */
 	enum call_graph call_graph;	/* --call-graph, -g (options_parse(): CALL_GRAPH_AUTO) */
-	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE: bytes of user stack copied,
-					 * 64..BPFPROF_MAX_USER_STACK */
+	uint32_t dwarf_stack_size;	/* --call-graph dwarf,SIZE or auto,SIZE: bytes of user
+					 * stack copied per dwarf sample, or per copy of a young
+					 * process's stack, 64..BPFPROF_MAX_USER_STACK */
 	int argc;			/* the whole command line, for the output's metadata */
 	char **argv;
 };
@@ -75,7 +76,10 @@ struct options {
 #define OPT_DEFAULT_FREQ 99
 #define OPT_DEFAULT_FORMAT "gperftools"
 #define OPT_DEFAULT_RINGBUF_SIZE (8u << 20)
-#define OPT_DEFAULT_DWARF_STACK 8192
+#define OPT_DEFAULT_DWARF_STACK 8192	/* perf's default */
+/* auto's copies of young processes' stacks: compilers (cc1, clang, rustc)
+ * sit deeper than 8 KiB, most of their samples less than 32 KiB */
+#define OPT_DEFAULT_AUTO_STACK 32768
 #define OPT_DEFAULT_MAX_STACK 127	/* perf's default too */
 /* Limits of -F (the kernel's perf_event_max_sample_rate may be lower) and
  * -d (seconds; 1e9 s in ns still fits the 64-bit deadline). */

@@ -92,9 +92,10 @@ struct sampler_config {
 #define SETTINGS_DWARF_RECORD_BYTES(stack) ((uint64_t)(stack) + 256u)
 /* A dwarf ring buffer holds at least this many records (up to 1 GiB). */
 #define SETTINGS_DWARF_MIN_RECORDS 256
-/* auto without a stream: the ring buffer holds this many copies of young
- * processes' stacks (bpf/profile.bpf.c, cfi_copy_instead()). */
-#define SETTINGS_CFI_COPY_RECORDS 64
+/* auto without a stream: the ring buffer holds at least this many copies
+ * of young processes' stacks (bpf/profile.bpf.c, cfi_copy_instead()): 2 MiB
+ * with the default 32 KiB copies, where it holds 63. */
+#define SETTINGS_CFI_COPY_RECORDS 48
 
 /*
  * Derive the whole sampler configuration of a run from what the user typed

@@ -30,7 +30,7 @@ static void test_defaults(void **unused)
 	assert_int_equal(o.stack_map_size, 0);	/* sized by rate later */
 	assert_int_equal(o.count_map_size, 0);
 	assert_int_equal(o.ringbuf_size, OPT_DEFAULT_RINGBUF_SIZE);
-	assert_int_equal(o.dwarf_stack_size, OPT_DEFAULT_DWARF_STACK);
+	assert_int_equal(o.dwarf_stack_size, OPT_DEFAULT_AUTO_STACK);
 	assert_int_equal(o.call_graph, CALL_GRAPH_AUTO);
 	assert_int_equal(o.unwind_memory, 0);	/* the loader's default */
 	assert_false(o.verbose);
@@ -57,6 +57,32 @@ static void test_call_graph_modes(void **unused)
 
 		assert_int_equal(options_parse(argc, (char **)args, &o), 0);
 		assert_int_equal(o.call_graph, cases[i].mode);
+		options_free(&o);
+	}
+}
+
+/* The stack copied: auto's copies of young processes default to 32 KiB,
+ * dwarf's samples to perf's 8 KiB; ",SIZE" sets either. */
+static void test_copy_size_by_mode(void **unused)
+{
+	static const struct { const char *arg; enum call_graph mode; uint32_t size; } cases[] = {
+		{ NULL, CALL_GRAPH_AUTO, OPT_DEFAULT_AUTO_STACK },
+		{ "--call-graph=auto", CALL_GRAPH_AUTO, OPT_DEFAULT_AUTO_STACK },
+		{ "--call-graph=auto,65528", CALL_GRAPH_AUTO, 65528 },
+		{ "--call-graph=dwarf", CALL_GRAPH_DWARF, OPT_DEFAULT_DWARF_STACK },
+		{ "--call-graph=dwarf,4096", CALL_GRAPH_DWARF, 4096 },
+	};
+	struct options o;
+
+	assert_int_equal(OPT_DEFAULT_AUTO_STACK, 32768);
+	assert_int_equal(OPT_DEFAULT_DWARF_STACK, 8192);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[] = { "bpfprof", "-a", cases[i].arg };
+		int argc = cases[i].arg ? 3 : 2;
+
+		assert_int_equal(options_parse(argc, (char **)args, &o), 0);
+		assert_int_equal(o.call_graph, cases[i].mode);
+		assert_int_equal(o.dwarf_stack_size, cases[i].size);
 		options_free(&o);
 	}
 }
@@ -106,6 +132,8 @@ static void test_out_of_range(void **unused)
 		{ "--unwind-memory", "2000000" },
 		{ "--call-graph", "dwarf,65529" }, { "--call-graph", "dwarf,65536" },
 		{ "--call-graph", "dwarf,70000" }, { "--max-stack", "0" }, { "--max-stack", "4097" },
+		{ "--call-graph", "auto,100" }, { "--call-graph", "auto,65536" },
+		{ "--call-graph", "autox" }, { "--call-graph", "fp,8192" },
 	};
 	struct options o;
 
@@ -196,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_typed_values_stored),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_call_graph_modes),
+		cmocka_unit_test(test_copy_size_by_mode),
 		cmocka_unit_test(test_unwind_memory_and_verbose),
 		cmocka_unit_test(test_max_stack_by_mode),
 		cmocka_unit_test(test_cgroup),

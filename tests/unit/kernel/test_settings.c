@@ -169,7 +169,8 @@ static void test_by_mode(void **unused)
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_false(cfg.stream);
 	assert_true(cfg.cfi && cfg.cfi_copies);
-	assert_int_equal(cfg.ringbuf_size, 1 << 20);	/* >= 64 * (8192 + 256) */
+	assert_int_equal(cfg.user_stack_size, OPT_DEFAULT_AUTO_STACK);
+	assert_int_equal(cfg.ringbuf_size, 2 << 20);	/* >= 48 * (32768 + 256) */
 	assert_int_equal(cfg.count_map_size, SETTINGS_COUNT_MAP_MIN);
 	derive(args, ARGC(args), true, 2, &cfg);
 	assert_true(cfg.stream);
