@@ -11,6 +11,10 @@
 #      table is built again, the file replaced, the stacks still whole;
 #   d. a file written by another builder (its builder id changed) is
 #      refused the same way;
+#   g. a program without a build-id (rustup's librustc_driver has none) is
+#      kept by its identity (device, inode, size, mtime): a second run
+#      reads its table from the cache, and after a touch it is built again
+#      under a new name;
 #   e. --no-unwind-cache reads and writes nothing;
 #   f. a cache directory others may write to is refused: one line, exit
 #      1, no profile written.
@@ -26,7 +30,7 @@ run() {
 	local name=$1
 	shift
 	"$BPFPROF" -v -F 999 "$@" --format folded -o "$TMP/$name.folded" -- \
-		"$WL/nofp_qsort" -s 0.6 2> "$TMP/$name.err" ||
+		"${PROG:-$WL/nofp_qsort}" -s 0.6 2> "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "bpfprof ($name) failed"; }
 }
 
@@ -94,6 +98,26 @@ run other --unwind-cache "$CACHE"
 [ "$(cached other)" -eq $((n - 1)) ] ||
 	fail "other builder: $(cached other) tables from the cache, expected $((n - 1))"
 ok "another builder's table is built again"
+
+# --- g. a file without a build-id: kept by its identity ---------------------------
+mkdir -p "$TMP/nobid"
+objcopy --remove-section .note.gnu.build-id "$WL/nofp_qsort" "$TMP/nobid/nofp_qsort"
+[ -z "$(build_id "$TMP/nobid/nofp_qsort")" ] || fail "objcopy left a build-id"
+# "bpfpstat" in hex: cfi_cache_file_id()'s prefix
+stat_ids() { ls "$CACHE" | grep -c '^6270667073746174[0-9a-f]*\.cfi$'; }
+PROG=$TMP/nobid/nofp_qsort run nobid1 --unwind-cache "$CACHE"
+[ "$(stat_ids)" = 1 ] || fail "no table stored by file identity: $(ls "$CACHE")"
+complete nobid1
+PROG=$TMP/nobid/nofp_qsort run nobid2 --unwind-cache "$CACHE"
+[ "$(cached nobid2)" -eq $(($(cached nobid1) + 1)) ] ||
+	fail "no build-id: $(cached nobid2) tables from the cache, the run before $(cached nobid1)"
+complete nobid2
+touch "$TMP/nobid/nofp_qsort"
+PROG=$TMP/nobid/nofp_qsort run nobid3 --unwind-cache "$CACHE"
+[ "$(cached nobid3)" -eq "$(cached nobid1)" ] ||
+	fail "a touched file: $(cached nobid3) tables from the cache, expected $(cached nobid1)"
+[ "$(stat_ids)" = 2 ] || fail "the touched file's table was not stored under a new name"
+ok "a program without a build-id: its table read back by file identity, and built again after a touch"
 
 # --- e. --no-unwind-cache ------------------------------------------------------------
 rm -rf "$TMP/none"

@@ -270,6 +270,22 @@ static int write_all(int fd, const void *buf, size_t size)
 	return 0;
 }
 
+int cfi_cache_file_id(int fd, uint8_t id[CFI_CACHE_FILE_ID_SIZE])
+{
+	struct stat st;
+	uint64_t f[4];
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	f[0] = (uint64_t)st.st_dev;
+	f[1] = (uint64_t)st.st_ino;
+	f[2] = (uint64_t)st.st_size;
+	f[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	memcpy(id, "bpfpstat", 8);
+	memcpy(id + 8, f, sizeof(f));
+	return 0;
+}
+
 int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
 {
 	struct cfi_cache_header h = { .builder = CFI_BUILDER_ID };

@@ -4,8 +4,10 @@
  * a table built from a file's CFI (cfi_table.h) is kept by the file's
  * GNU build-id, so the next run that meets the same file reads its rows
  * instead of building them again through libdw (about 40 ms per MB of
- * CFI; python3.11's table alone takes ~20 ms).  Files without a build-id
- * are never cached.
+ * CFI; python3.11's table alone takes ~20 ms).  A file without a
+ * build-id (rustup's librustc_driver: 6 MB of CFI, ~0.9 s to build) is
+ * kept by its identity instead, cfi_cache_file_id(): device, inode, size
+ * and modification time, so a file replaced or rewritten is a miss.
  *
  * The cache is a directory (default $XDG_CACHE_HOME/bpfprof/cfi, else
  * $HOME/.cache/bpfprof/cfi; `--unwind-cache DIR`, `--no-unwind-cache`)
@@ -75,6 +77,19 @@ int cfi_cache_open(const char *dir, struct cfi_cache **out);
  */
 int cfi_cache_get(struct cfi_cache *c, const uint8_t *id, size_t id_size,
 		  struct cfi_table **out);
+
+/* Bytes of a cfi_cache_file_id(): a prefix no GNU build-id has the
+ * length of (8, 16 and 20 bytes are the common ones), then the identity. */
+#define CFI_CACHE_FILE_ID_SIZE 40
+
+/*
+ * The cache id of the file open as @fd when it has no build-id, into @id
+ * (CFI_CACHE_FILE_ID_SIZE bytes): "bpfpstat", then st_dev, st_ino,
+ * st_size and st_mtim in ns (8 bytes each, this machine's byte order).
+ * Store the table under it by setting the table's build-id to it.  0, or
+ * -errno of fstat().
+ */
+int cfi_cache_file_id(int fd, uint8_t id[CFI_CACHE_FILE_ID_SIZE]);
 
 /*
  * Store @t under its build-id.  0, -EINVAL when @t has no build-id, or

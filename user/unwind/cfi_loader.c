@@ -255,6 +255,44 @@ static bool find_or_new(struct cfi_loader *l, const struct file_key *key, struct
 	return false;
 }
 
+/*
+ * The table of the file open as @fd, whose key is @key: from the on-disk
+ * cache under the file's identity when it has no build-id (a build-id is
+ * looked up before the file is opened), else built, and stored under
+ * either.  *@cached is set when it came from the cache.  NULL when the
+ * file has no usable CFI.
+ */
+static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struct file_key *key,
+				       bool *cached)
+{
+	uint8_t file_id[CFI_CACHE_FILE_ID_SIZE];
+	const uint8_t *id = key->build_id;
+	size_t id_size = key->build_id_size;
+	struct cfi_table *t = NULL;
+	Elf *elf;
+
+	if (!id_size && l->cache && cfi_cache_file_id(fd, file_id) == 0) {
+		id = file_id;
+		id_size = sizeof(file_id);
+		if (cfi_cache_get(l->cache, id, id_size, &t) == 0) {
+			*cached = true;
+			return t;
+		}
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && cfi_table_build_elf(elf, NULL, &t))
+		t = NULL;
+	elf_end(elf);
+	if (t && id == file_id && !t->build_id_size) {
+		t->build_id_size = (uint8_t)id_size;
+		memcpy(t->build_id, id, id_size);
+	}
+	/* by the build-id of the file read, which the mapping's names */
+	if (t && id_size && t->build_id_size == id_size && !memcmp(t->build_id, id, id_size))
+		cfi_cache_put(l->cache, t);
+	return t;
+}
+
 /* The table of the file mapped by @m in @pid: built on first sight. */
 static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 				     const struct bpfprof_mapping *m)
@@ -264,7 +302,6 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	struct file_key key;
 	uint64_t t0 = monotonic_ns();
 	bool cached;
-	Elf *elf;
 	int fd;
 
 	file_key_of(m, &key);
@@ -273,15 +310,8 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	cached = key.build_id_size &&
 		 cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0;
 	if (!cached && (fd = procmaps_open_file(pid, m)) >= 0) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		if (elf && cfi_table_build_elf(elf, NULL, &t))
-			t = NULL;
-		elf_end(elf);
+		t = table_of_file(l, fd, &key, &cached);
 		close(fd);
-		/* by the build-id of the file read, which the mapping's names */
-		if (t && key.build_id_size && t->build_id_size == key.build_id_size &&
-		    !memcmp(t->build_id, key.build_id, key.build_id_size))
-			cfi_cache_put(l->cache, t);
 	}
 	entry_take_table(l, e, t, t0, m->path, cached);
 	HASH_ADD(hh, l->files, key, sizeof(e->key), e);

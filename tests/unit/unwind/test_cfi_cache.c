@@ -181,6 +181,48 @@ static void test_no_build_id(void **state)
 	cfi_cache_close(c);
 }
 
+/* A file without a build-id is kept by its identity: the same file gives
+ * the same id, another file or a new modification time another, and a
+ * table stored under it comes back. */
+static void test_file_id(void **state)
+{
+	uint8_t a[CFI_CACHE_FILE_ID_SIZE], b[CFI_CACHE_FILE_ID_SIZE], c2[CFI_CACHE_FILE_ID_SIZE];
+	struct timespec times[2] = { { 0, UTIME_OMIT }, { 12345, 678 } };
+	struct cfi_table *t = own_table(), *back = NULL;
+	struct cfi_cache *c = open_cache();
+	char path[300];
+	int fd, fd2, exe = open("/proc/self/exe", O_RDONLY);
+
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(cfi_cache_file_id(fd, a), 0);
+	assert_memory_equal(a, "bpfpstat", 8);
+	fd2 = open(path, O_RDONLY);
+	assert_int_equal(cfi_cache_file_id(fd2, b), 0);
+	assert_memory_equal(a, b, sizeof(a));			/* same file */
+	assert_int_equal(futimens(fd, times), 0);
+	assert_int_equal(cfi_cache_file_id(fd2, b), 0);
+	assert_memory_not_equal(a, b, sizeof(a));		/* touched */
+	assert_int_equal(cfi_cache_file_id(exe, c2), 0);
+	assert_memory_not_equal(b, c2, sizeof(b));		/* another file */
+
+	t->build_id_size = sizeof(b);
+	memcpy(t->build_id, b, sizeof(b));
+	assert_int_equal(cfi_cache_put(c, t), 0);
+	assert_int_equal(cfi_cache_get(c, a, sizeof(a), &back), -ENOENT);
+	assert_int_equal(cfi_cache_get(c, b, sizeof(b), &back), 0);
+	assert_int_equal(back->nr, t->nr);
+	assert_int_equal(cfi_cache_file_id(-1, a), -EBADF);
+	cfi_table_free(back);
+	cfi_table_free(t);
+	cfi_cache_close(c);
+	close(fd);
+	close(fd2);
+	close(exe);
+}
+
 static void test_open(void **state)
 {
 	struct cfi_cache *c = NULL;
@@ -237,6 +279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flipped_byte, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_other_build_id, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_no_build_id, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_file_id, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_open, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_trim, make_dir, remove_dir),
 	};
