@@ -103,20 +103,33 @@ enum cfi_kind {
 	 * not CFA-relative: rbp 0 is an offset here, never "same".
 	 */
 	CFI_KIND_DRAP = 6,
+	/*
+	 * A frame larger than CFI_KIND_RSP's field holds (256 KiB): rustc's
+	 * create_and_enter_global_ctxt keeps its 540,128-byte GlobalCtxt on
+	 * the stack, under every stack of a compilation.
+	 *   CFA = sp + 8 * ((u16)cfa + CFI_RSP_FAR_BASE)
+	 * i.e. 256 KiB to 768 KiB - 8; the rbp field as for CFI_KIND_RSP.
+	 */
+	CFI_KIND_RSP_FAR = 7,
 
 	/* Stop rows: the walk ends here, for the reason in the name. */
-	CFI_KIND_STOP_NO_ROW = 7,	/* no FDE covers this pc (gap, end) */
-	CFI_KIND_STOP_OUTERMOST = 8,	/* return address undefined: _start,
+	CFI_KIND_STOP_NO_ROW = 8,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 9,	/* return address undefined: _start,
 					 * clone()'s child, thread start */
-	CFI_KIND_STOP_EXPRESSION = 9,	/* a DWARF expression not recognised */
-	CFI_KIND_STOP_REGISTER = 10,	/* CFA from a register other than
+	CFI_KIND_STOP_EXPRESSION = 10,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 11,	/* CFA from a register other than
 					 * rsp/rbp (e.g. gcc's DRAP r10 in a
 					 * prologue) */
-	CFI_KIND_STOP_RANGE = 11,	/* an offset that is not a multiple
+	CFI_KIND_STOP_RANGE = 12,	/* an offset that is not a multiple
 					 * of 8 or does not fit its field */
-	CFI_KIND_STOP_RA = 12,		/* return address not at CFA - 8 */
-	CFI_KIND_NR = 13,
+	CFI_KIND_STOP_RA = 13,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 14,
 };
+
+/* CFI_KIND_RSP_FAR's CFA offset, in 8-byte units, from its cfa field:
+ * the units past CFI_KIND_RSP's largest (32767). */
+#define CFI_RSP_FAR_BASE 32768
+#define CFI_RSP_FAR_UNITS(cfa) ((__u64)(__u16)(cfa) + CFI_RSP_FAR_BASE)
 
 /*
  * The cfa field of the two *_DEREF kinds and CFI_KIND_DRAP: the offset of

@@ -392,6 +392,9 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 	case CFI_KIND_RSP:
 		*cfa = v->sp + off;
 		return 0;
+	case CFI_KIND_RSP_FAR:
+		*cfa = v->sp + CFI_RSP_FAR_UNITS(row->cfa) * 8;
+		return 0;
 	case CFI_KIND_RBP:
 		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
 			v->stop = CFI_WALK_END;

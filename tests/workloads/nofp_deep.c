@@ -23,12 +23,20 @@
  * 2,000 frames take 64,000 bytes of stack, which a 64 KiB stack copy holds
  * (--call-graph dwarf,65528) and a 32 KiB one does not.
  *
- * Usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [--wait] [--truth]
+ * With -b, big_frame() (a 600,000-byte frame, as rustc's
+ * create_and_enter_global_ctxt keeps 540,128 bytes under every stack of a
+ * compilation) sits between main and the recursion: tests/integration/
+ * big_frames.sh, a CFA offset past the 256 KiB CFI_KIND_RSP holds:
+ *
+ *   main -> big_frame -> deep_down (DEPTH frames) -> deep_leaf
+ *
+ * Usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [-b] [--wait] [--truth]
  *   -s SECONDS  CPU seconds of work (default 2), calibrated before the work
  *   -r ROUNDS   ROUNDS rounds (1..10^9) without calibration: the recursion
  *               starts at once (young_processes.sh profiles a process's
  *               first milliseconds); a round is ~0.5 ms here
  *   -n DEPTH    frames of deep_down per round, 1..100000 (default 2000)
+ *   -b          each round through big_frame (see above)
  *   --wait      after calibration print "ready PID" on stdout and block
  *               until SIGUSR1 arrives, so a profiler can attach first
  *   --truth     print the ground truth and exit:
@@ -76,6 +84,22 @@ NOIPA uint64_t deep_down(uint64_t x, uint64_t n, unsigned depth)
 	return r ^ keep;
 }
 
+/* Bytes of big_frame's array: its frame is a few bytes more. */
+#define BIG_FRAME_BYTES 600000
+
+/* deep_down(@x, @n, @depth) under a frame of over 600,000 bytes: both ends
+ * of the array are written and read back (it stays on the stack). */
+NOIPA uint64_t big_frame(uint64_t x, uint64_t n, unsigned depth)
+{
+	volatile uint8_t pad[BIG_FRAME_BYTES];
+	uint64_t r;
+
+	pad[0] = (uint8_t)x;
+	pad[BIG_FRAME_BYTES - 1] = (uint8_t)n;
+	r = deep_down(x, n, depth);
+	return r ^ pad[0] ^ pad[BIG_FRAME_BYTES - 1];
+}
+
 /* Rounds that take about @seconds of CPU time. */
 NOIPA uint64_t calibrate(double seconds)
 {
@@ -89,13 +113,14 @@ NOIPA uint64_t calibrate(double seconds)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [--wait] [--truth]\n");
+	fprintf(stderr, "usage: nofp_deep [-s SECONDS | -r ROUNDS] [-n DEPTH] [-b] [--wait] "
+		"[--truth]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	int wait = 0, truth = 0;
+	int wait = 0, truth = 0, big = 0;
 	double seconds = 2.0;
 	unsigned long depth = DEFAULT_DEPTH, fixed_rounds = 0;
 
@@ -114,6 +139,8 @@ int main(int argc, char **argv)
 			depth = strtoul(argv[++i], &end, 10);
 			if (*end || depth < 1 || depth > MAX_DEPTH)
 				usage();
+		} else if (!strcmp(argv[i], "-b")) {
+			big = 1;
 		} else if (!strcmp(argv[i], "--wait")) {
 			wait = 1;
 		} else if (!strcmp(argv[i], "--truth")) {
@@ -125,7 +152,8 @@ int main(int argc, char **argv)
 	if (truth) {
 		printf("depth deep_down %lu\n", depth);
 		printf("frame deep_down %d\n", DEEP_FRAME_BYTES);
-		printf("path main;deep_down*%lu;deep_leaf 1.000000\n", depth);
+		printf("path main;%sdeep_down*%lu;deep_leaf 1.000000\n", big ? "big_frame;" : "",
+		       depth);
 		return 0;
 	}
 
@@ -143,9 +171,11 @@ int main(int argc, char **argv)
 	uint64_t rnd = RANDOM_SEED(0), x = 1;
 
 	/* deep_down(depth - 1) puts depth frames of itself on the stack. */
-	for (uint64_t r = 0; r < rounds; r++)
-		x = deep_down(x, CHUNK_LENGTH(&rnd, DEEP_CHUNK_MIN, DEEP_CHUNK_MAX),
-			      (unsigned)depth - 1);
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t n = CHUNK_LENGTH(&rnd, DEEP_CHUNK_MIN, DEEP_CHUNK_MAX);
+
+		x = big ? big_frame(x, n, (unsigned)depth - 1) : deep_down(x, n, (unsigned)depth - 1);
+	}
 	result_sink = x;
 	fprintf(stderr, "nofp_deep: rounds=%llu depth=%lu cpu_seconds=%.3f wall_seconds=%.3f\n",
 		(unsigned long long)rounds, depth, now(CLOCK_THREAD_CPUTIME_ID) - t0,

@@ -72,6 +72,7 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_RSP_DEREF] = "rsp-deref",
 	[CFI_KIND_RBP_DEREF] = "rbp-deref",
 	[CFI_KIND_DRAP] = "drap",
+	[CFI_KIND_RSP_FAR] = "rsp-far",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -346,7 +347,11 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		return stop_row(CFI_KIND_STOP_EXPRESSION);
 	if (r.kind == CFI_KIND_RBP_DEREF)
 		return drap_row(fr, r, lost);
-	if (r.kind != CFI_KIND_RSP_DEREF) {
+	if (r.kind == CFI_KIND_RSP && off % 8 == 0 && off / 8 >= CFI_RSP_FAR_BASE &&
+	    off / 8 - CFI_RSP_FAR_BASE <= UINT16_MAX) {
+		r.kind = CFI_KIND_RSP_FAR;	/* a frame over 256 KiB */
+		r.cfa = (int16_t)(uint16_t)(off / 8 - CFI_RSP_FAR_BASE);
+	} else if (r.kind != CFI_KIND_RSP_DEREF) {
 		if (!units8(off, 16, &u))
 			return stop_row(CFI_KIND_STOP_RANGE);
 		r.cfa = (int16_t)u;

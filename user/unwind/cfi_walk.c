@@ -135,6 +135,9 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	case CFI_KIND_RSP:
 		cfa = f->sp + (int64_t)row->cfa * 8;
 		break;
+	case CFI_KIND_RSP_FAR:
+		cfa = f->sp + CFI_RSP_FAR_UNITS(row->cfa) * 8;
+		break;
 	case CFI_KIND_RBP:
 		if (f->bp == 0) {	/* the outermost frame's mark */
 			res->stop = CFI_WALK_END;

@@ -142,6 +142,28 @@ __asm__(".text\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"cfit_odd_end:\n"
+	/* frames over 256 KiB: rustc's create_and_enter_global_ctxt keeps
+	 * 540,128 bytes; CFI_KIND_RSP_FAR holds up to 768 KiB - 8 */
+	".globl cfit_far, cfit_far_1, cfit_far_2, cfit_far_3, cfit_far_4, cfit_far_end\n"
+	"cfit_far:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"cfit_far_1:\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	sub $540112, %rsp\n"
+	"cfit_far_2:\n"
+	"	.cfi_def_cfa_offset 540128\n"
+	"	nop\n"
+	"cfit_far_3:\n"
+	"	.cfi_def_cfa_offset 786424\n"
+	"	nop\n"
+	"cfit_far_4:\n"
+	"	.cfi_def_cfa_offset 786432\n"
+	"	nop\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_far_end:\n"
 	/* glibc's __restore_rt: the FDE starts one byte early */
 	".globl cfit_sig, cfit_sig_1, cfit_sig_end\n"
 	"cfit_sig:\n"
@@ -268,6 +290,7 @@ extern char cfit_plt[], cfit_plt_1[], cfit_plt_2[], cfit_plt_end[];
 extern char cfit_outer[], cfit_outer_end[];
 extern char cfit_odd[], cfit_odd_1[], cfit_odd_2[], cfit_odd_3[], cfit_odd_4[], cfit_odd_5[];
 extern char cfit_odd_6[], cfit_odd_7[], cfit_odd_end[];
+extern char cfit_far[], cfit_far_1[], cfit_far_2[], cfit_far_3[], cfit_far_4[], cfit_far_end[];
 extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
 extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
 extern char cfit_caller[], cfit_caller_ret[], cfit_caller_ind_ret[], cfit_caller_other_ret[];
@@ -386,7 +409,9 @@ static void expect_rows(const char *name, const char *from, const char *to, cons
 		assert_int_equal(r->pc, vaddr_of(w[i].at));
 		assert_int_equal(r->kind, w[i].kind);
 		if (w[i].kind < CFI_KIND_FIRST_STOP) {
-			assert_int_equal(is_deref(r->kind) ? r->cfa : r->cfa * 8, w[i].cfa);
+			assert_int_equal(is_deref(r->kind) ? r->cfa :
+					 r->kind == CFI_KIND_RSP_FAR ? (int)CFI_RSP_FAR_UNITS(r->cfa) * 8 :
+					 r->cfa * 8, w[i].cfa);
 			assert_int_equal(r->rbp, w[i].rbp);
 		}
 	}
@@ -415,6 +440,13 @@ static void test_rows_exact(void **state)
 		{ cfit_odd_4, CFI_KIND_STOP_RANGE, 0, 0 },	/* and cfit_odd_5 */
 		{ cfit_odd_6, CFI_KIND_RSP, 16, CFI_RBP_LOST },
 		{ cfit_odd_7, CFI_KIND_RSP, 8, CFI_RBP_LOST },
+	};
+	static const struct want far[] = {
+		{ cfit_far, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_far_1, CFI_KIND_RSP, 16, -2 },
+		{ cfit_far_2, CFI_KIND_RSP_FAR, 540128, -2 },
+		{ cfit_far_3, CFI_KIND_RSP_FAR, 786424, -2 },
+		{ cfit_far_4, CFI_KIND_STOP_RANGE, 0, 0 },
 	};
 	static const struct want sig[] = { { cfit_sig, CFI_KIND_SIGNAL, 160, 15 } };
 	static const struct want deref[] = {
@@ -450,6 +482,7 @@ static void test_rows_exact(void **state)
 	expect_rows("plt", cfit_plt, cfit_plt_end, plt, 3);
 	expect_rows("outer", cfit_outer, cfit_outer_end, outer, 1);
 	expect_rows("odd", cfit_odd, cfit_odd_end, odd, 7);
+	expect_rows("far", cfit_far, cfit_far_end, far, 5);
 	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
 	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
 	expect_rows("deref", cfit_deref, cfit_deref_end, deref, 8);
@@ -573,8 +606,12 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
 		    ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
 		    r->kind < CFI_KIND_FIRST_STOP) {
-			assert_int_equal(r->kind, ops[0].number == 7 ? CFI_KIND_RSP : CFI_KIND_RBP);
-			assert_int_equal((int64_t)r->cfa * 8, (int64_t)ops[0].number2);
+			bool far = r->kind == CFI_KIND_RSP_FAR;
+
+			assert_int_equal(r->kind, ops[0].number == 7 ? far ? CFI_KIND_RSP_FAR :
+					 CFI_KIND_RSP : CFI_KIND_RBP);
+			assert_int_equal(far ? (int64_t)CFI_RSP_FAR_UNITS(r->cfa) * 8 :
+					 (int64_t)r->cfa * 8, (int64_t)ops[0].number2);
 			checked++;
 		}
 		free(fr);
@@ -810,6 +847,30 @@ static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint
 }
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
+
+/* A frame over 256 KiB (CFI_KIND_RSP_FAR): the return address and the
+ * saved rbp at its CFA, sp + 540,128. */
+static void test_walk_far_frame(void **state)
+{
+	static uint64_t big[(540128 + 64) / 8];
+	static struct fake f;
+	struct cfi_walk_result res;
+	uint64_t ips[4];
+	int n;
+
+	fake_init(&f);
+	f.stack = (struct cfi_walk_stack){ FAKE_SP, (const uint8_t *)big, sizeof(big) };
+	big[540128 / 8 - 1] = A(cfit_outer) + 1;	/* ra at CFA - 8 */
+	big[540128 / 8 - 2] = 0x3333;			/* rbp at CFA - 16 */
+	n = fake_walk(&f, A(cfit_far_2), FAKE_SP, 0, ips, 4, &res);	/* a 1-byte nop */
+	assert_int_equal(n, 2);
+	assert_int_equal(ips[1], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	/* 768 KiB: a stop row */
+	n = fake_walk(&f, A(cfit_far_4), FAKE_SP, 0, ips, 4, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+}
 
 static void test_walk_rules(void **state)
 {
@@ -1803,6 +1864,7 @@ int main(void)
 		cmocka_unit_test(test_eh_frame_handles),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_walk_rules),
+		cmocka_unit_test(test_walk_far_frame),
 		cmocka_unit_test(test_stripped_and_no_cfi),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_garbage),
