@@ -41,10 +41,29 @@ for w in nofp_qsort nofp_deep; do
 	[ -x "$WL/$w" ] || fail "no $WL/$w (make B=$BPFPROF_BUILD)"
 done
 
+# children NAME LOOP [OPTIONS...]: profile `sh -c LOOP` into NAME.folded, NAME.err
+children() {
+	local name=$1 loop=$2
+	shift 2
+	"$BPFPROF" -F 999 "$@" --format folded -o "$TMP/$name.folded" -- sh -c "$loop" \
+		2> "$TMP/$name.err" || { cat "$TMP/$name.err"; fail "bpfprof -- sh ($name) failed"; }
+}
+
+# copies NAME: the summary's line on copies (COPIES_LINE) and their number (COPIES)
+copies() {
+	COPIES_LINE=$(grep 'stacks of new processes copied and unwound here:' "$TMP/$1.err") ||
+		fail "$1: the summary counts no copies of new processes' stacks"
+	COPIES=$(echo "$COPIES_LINE" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
+}
+
+# share FULL ALL MIN PERCENT WHAT: fail unless ALL >= MIN and FULL >= PERCENT% of ALL
+share() {
+	[ "$2" -ge "$3" ] || fail "only $2 $5 (expected >= $3)"
+	[ $(($1 * 100)) -ge $(($2 * $4)) ] || fail "$1 of $2 $5, under $4%"
+}
+
 # (a), (b)
-CHILDREN="for i in \$(seq 80); do $WL/nofp_qsort -s 0.01 2>/dev/null; done"
-"$BPFPROF" -F 999 --format folded -o "$TMP/kids.folded" -- sh -c "$CHILDREN" \
-	2> "$TMP/kids.err" || { cat "$TMP/kids.err"; fail "bpfprof -- sh failed"; }
+children kids "for i in \$(seq 80); do $WL/nofp_qsort -s 0.01 2>/dev/null; done"
 cat "$TMP/kids.err"
 # "FULL ALL": of the nofp_qsort samples with a user frame other than
 # [unknown], those whose first user frame is _start or ld.so's
@@ -53,33 +72,23 @@ named='(^|;)(?!\[unknown\](;|$))[^;]'
 rooted='^(_start|\[ld-linux-x86-64\.so\.2\];_dl_start)(;|$)'
 read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
 	--comm nofp_qsort --among "$named" "$TMP/kids.folded" "$rooted")
-[ "$all" -ge 400 ] || fail "only $all samples of nofp_qsort (expected >= 400)"
-[ $((full * 100)) -ge $((all * 98)) ] ||
-	fail "$full of $all nofp_qsort samples reach the process's root, under 98%"
+share "$full" "$all" 400 98 "nofp_qsort samples reach the process's root"
 ok "$full of $all samples of the short-lived children reach the process's root"
-
-line=$(grep 'stacks of new processes copied and unwound here:' "$TMP/kids.err") ||
-	fail "the summary counts no copies of new processes' stacks"
-copies=$(echo "$line" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
-[ "${copies:-0}" -gt 0 ] || fail "copies: $line"
-ok "$line"
+copies kids
+[ "${COPIES:-0}" -gt 0 ] || fail "copies: $COPIES_LINE"
+ok "$COPIES_LINE"
 
 # (c)
-DEEP="for i in \$(seq 80); do $WL/nofp_deep -r 50 -n 400 2>/dev/null; done"
-"$BPFPROF" -F 999 --max-stack 512 --format folded -o "$TMP/deep.folded" -- sh -c "$DEEP" \
-	2> "$TMP/deep.err" || { cat "$TMP/deep.err"; fail "bpfprof -- sh (nofp_deep) failed"; }
+children deep "for i in \$(seq 80); do $WL/nofp_deep -r 50 -n 400 2>/dev/null; done" \
+	--max-stack 512
 grep -E 'user stack walks' "$TMP/deep.err"
-line=$(grep 'stacks of new processes copied and unwound here:' "$TMP/deep.err") ||
-	fail "the summary counts no copies of nofp_deep's stacks"
-copies=$(echo "$line" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
-short=$(echo "$line" | sed -n 's/.* stack-copy-too-small \([0-9]*\).*/\1/p')
-[ "${copies:-0}" -ge 20 ] || fail "fewer than 20 copies of young processes' stacks: $line"
-[ $((${short:-0} * 100)) -le $((copies * 5)) ] ||
-	fail "${short} of $copies copies of young processes' stacks too small (over 5%): $line"
-ok "$line"
+copies deep
+short=$(echo "$COPIES_LINE" | sed -n 's/.* stack-copy-too-small \([0-9]*\).*/\1/p')
+[ "${COPIES:-0}" -ge 20 ] || fail "fewer than 20 copies of young processes' stacks: $COPIES_LINE"
+[ $((${short:-0} * 100)) -le $((COPIES * 5)) ] ||
+	fail "${short} of $COPIES copies of young processes' stacks too small (over 5%): $COPIES_LINE"
+ok "$COPIES_LINE"
 read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
 	--comm nofp_deep --among 'deep_leaf$' "$TMP/deep.folded" '(^|;)main;(deep_down;){400}deep_leaf$')
-[ "$all" -ge 800 ] || fail "only $all deep_leaf samples of nofp_deep (expected >= 800)"
-[ $((full * 100)) -ge $((all * 98)) ] ||
-	fail "$full of $all deep_leaf samples have main and 400 deep_down frames, under 98%"
+share "$full" "$all" 800 98 "deep_leaf samples have main and 400 deep_down frames"
 ok "$full of $all deep_leaf samples of the young nofp_deep processes have the whole 400-deep path"
