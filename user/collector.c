@@ -425,7 +425,8 @@ static int write_and_summarise(struct collector *c)
 			unwinder_stats(c->unwinder, &us);
 			c->ingest.unwind.leaf_guesses = us.leaf_guesses;
 			summary_print_unwind(stderr, &c->ingest.unwind,
-					     c->opts->call_graph == CALL_GRAPH_AUTO);
+					     c->opts->call_graph == CALL_GRAPH_AUTO,
+					     c->opts->dwarf_stack_size);
 		}
 		if (c->cfi)
 			summary_print_walk(stderr, &c->stats, c->cfi, c->opts->verbose);

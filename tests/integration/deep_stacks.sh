@@ -35,6 +35,10 @@
 #      --call-graph dwarf,65528 on this workload: 100% of ~1,000; the
 #      issue quotes 99.4% for perf on its recursion.)
 #
+#   4. with dwarf's default 8 KiB copy, the summary says how many stacks went
+#      deeper than the copy and names --call-graph dwarf,65528; after the
+#      dwarf,65528 run it says nothing of the kind.
+#
 # Environment: BPFPROF_BUILD, FREQ (499), WORK_SECONDS (1.5),
 # MIN_SAMPLES (300).  Exit: 0 pass, 77 skip (no root/BPF), 1 fail.
 . "$(dirname "$0")/../lib/common.sh"
@@ -130,3 +134,13 @@ for run in folded perf pprof gperftools folded:dwarf; do
 	ok "$fmt: $full of $leaf deep_leaf samples with all $depth frames," \
 	   "$rooted of $recursion samples of the recursion reach main"
 done
+
+# 4. the summary names the option when copies were too small: dwarf's
+# default 8 KiB copy of this 64 KB recursion, and none at 65,528 bytes
+grep -q 'went deeper than the' "$TMP/folded.err" &&
+	fail "a hint to copy more after the dwarf,65528 run: $(grep 'went deeper' "$TMP/folded.err")"
+"$BPFPROF" --call-graph dwarf --max-stack 4096 -F "$FREQ" --format folded -o "$TMP/small.folded" \
+	-- "$workload" -s 0.3 2> "$TMP/small.err" || fail "bpfprof --call-graph dwarf failed"
+hint=$(grep 'went deeper than the 8192 bytes copied; --call-graph dwarf,65528 copies more' \
+	"$TMP/small.err") || fail "no hint to copy more after 8 KiB copies: $(cat "$TMP/small.err")"
+ok "$hint"

@@ -299,7 +299,8 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 	}
 }
 
-void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies)
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies,
+			  uint32_t copy_bytes)
 {
 	static const char *const names[UNWIND_STOP_NR] = {
 		[UNWIND_END] = "complete", [UNWIND_TRUNCATED] = "stack-copy-too-small",
@@ -321,6 +322,11 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool 
 		fprintf(out, "; leaves without CFI continued from [sp] %llu",
 			(unsigned long long)st->leaf_guesses);
 	fprintf(out, "; backlog at most %.1f ms\n", st->lag_max_ns / 1e6);
+	if (st->stops[UNWIND_TRUNCATED] && copy_bytes < BPFPROF_MAX_USER_STACK)
+		fprintf(out, "bpfprof: %llu of those stacks went deeper than the %u bytes copied; "
+			"--call-graph %s,%d copies more\n",
+			(unsigned long long)st->stops[UNWIND_TRUNCATED], copy_bytes,
+			copies ? "auto" : "dwarf", BPFPROF_MAX_USER_STACK);
 }
 
 void summary_print_walk(FILE *out, const struct sampler_stats *stats,

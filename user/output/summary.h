@@ -34,8 +34,11 @@ void summary_print(FILE *out, const struct bpfprof_run *run, struct profile *pro
 
 /* One line on what the collector's unwinding of stack copies did
  * (--call-graph dwarf, or with @copies auto's copies of young processes'
- * stacks): samples, stops by reason, the worst backlog (ms). */
-void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies);
+ * stacks): samples, stops by reason, the worst backlog (ms).  When some
+ * stacks went deeper than the @copy_bytes copied and more could be, a
+ * second line says so and names the option that copies more. */
+void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool copies,
+			  uint32_t copy_bytes);
 
 struct interp;
 
