@@ -155,6 +155,7 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 # a builder identical to the one that wrote them: its id hashes the
 # sources and structs a table depends on.
 CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_fp.c \
+		   user/unwind/cfi_anon.c \
 		   user/unwind/cfi_build.h \
 		   user/unwind/cfi_table.h user/unwind/cfi_cache.c bpf/cfi_row.h \
 		   user/symbols/elf_segments.c user/symbols/elf_segments.h
@@ -195,6 +196,12 @@ $(B)/workloads/rsburn: tests/workloads/rsburn.rs
 $(B)/workloads/rsburn_v0: tests/workloads/rsburn.rs
 	@mkdir -p $(@D)
 	env -u MAKEFLAGS RSBURN_MANGLING=v0 $(RUSTC) -O -g -C symbol-mangling-version=v0 $< -o $@
+
+# Lazy binding whatever the toolchain's default: lazy_binding.sh's calls go
+# through ld.so's resolver on every call (LD_BIND_NOT=1).
+$(B)/workloads/nofp_lazy: tests/workloads/nofp_lazy.c tests/workloads/groundtruth.h
+	@mkdir -p $(@D)
+	$(CC) $(WL_NOFP_CFLAGS) -Wl,-z,lazy $< -o $@ -lm
 
 $(B)/workloads/nofp_paths_lld: tests/workloads/nofp_paths.c tests/workloads/groundtruth.h
 	@mkdir -p $(@D)

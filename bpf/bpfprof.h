@@ -122,14 +122,14 @@ struct sample_event {
 
 /*
  * A sample of --call-graph dwarf: the common record, the user registers
- * the unwinder starts from (x86-64: rip, rsp, rbp), the red zone below
+ * the unwinder starts from (x86-64: rip, rsp, rbp, rbx), the red zone below
  * sp, and stack_size bytes of the user stack copied from sp upward.  The
  * ring buffer record is sized for the configured copy size; stack_size
  * says how much of it is valid.
  */
 struct dwarf_sample_event {
 	struct sample_event sample;	/* user_stack is 0: the collector unwinds */
-	__u64 ip, sp, bp;		/* user registers at the sample */
+	__u64 ip, sp, bp, bx;		/* user registers at the sample */
 	__u32 stack_size;		/* valid bytes in stack[] */
 	__u32 has_regs;			/* 0: no user context (kernel thread) */
 	__u32 red_zone_ok;		/* red_zone[] holds [sp - 128, sp) */

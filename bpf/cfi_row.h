@@ -19,7 +19,7 @@
  * 32 bits: the builder leaves out FDEs reaching at or beyond 4 GiB (and
  * counts them); no ELF file we have met comes near that.
  *
- * The walk step (x86-64), for a frame with registers ip, sp, bp, looking
+ * The walk step (x86-64), for a frame with registers ip, sp, bp, bx, looking
  * up ip (the first frame and a frame reached through a signal frame) or
  * ip - 1 (any other frame: ip is a return address, ip - 1 is inside the
  * call instruction):
@@ -33,7 +33,8 @@
  *   bp'  = bp                   if rbp == CFI_RBP_SAME
  *          unknown              if rbp == CFI_RBP_LOST
  *          *(u64 *)(CFA + 8 * rbp)  otherwise (rbp < 0: below the CFA)
- *   caller: ip = ra, sp = CFA, bp = bp'
+ *   bx'  = bx, unknown, or *(u64 *)(CFA - 8 * (k + 1)) by CFI_ROW_RBX()
+ *   caller: ip = ra, sp = CFA, bp = bp', bx = bx'
  *
  * ra == 0 ends the walk (outermost frame).  user/unwind/cfi_walk.c is the
  * reference implementation of the whole walk.
@@ -111,20 +112,50 @@ enum cfi_kind {
 	 * i.e. 256 KiB to 768 KiB - 8; the rbp field as for CFI_KIND_RSP.
 	 */
 	CFI_KIND_RSP_FAR = 7,
+	/*
+	 * CFA = rbx + 8 * cfa (rbx must be known): glibc's lazy-binding
+	 * trampolines (_dl_runtime_resolve_xsavec and its siblings in
+	 * ld.so) align the stack for xsave and keep their CFA in rbx.
+	 * The rbp field as for CFI_KIND_RSP.
+	 */
+	CFI_KIND_RBX = 8,
 
 	/* Stop rows: the walk ends here, for the reason in the name. */
-	CFI_KIND_STOP_NO_ROW = 8,	/* no FDE covers this pc (gap, end) */
-	CFI_KIND_STOP_OUTERMOST = 9,	/* return address undefined: _start,
+	CFI_KIND_STOP_NO_ROW = 9,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 10,	/* return address undefined: _start,
 					 * clone()'s child, thread start */
-	CFI_KIND_STOP_EXPRESSION = 10,	/* a DWARF expression not recognised */
-	CFI_KIND_STOP_REGISTER = 11,	/* CFA from a register other than
-					 * rsp/rbp (e.g. gcc's DRAP r10 in a
-					 * prologue) */
-	CFI_KIND_STOP_RANGE = 12,	/* an offset that is not a multiple
+	CFI_KIND_STOP_EXPRESSION = 11,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 12,	/* CFA from a register other than
+					 * rsp/rbp/rbx (e.g. gcc's DRAP r10 in
+					 * a prologue) */
+	CFI_KIND_STOP_RANGE = 13,	/* an offset that is not a multiple
 					 * of 8 or does not fit its field */
-	CFI_KIND_STOP_RA = 13,		/* return address not at CFA - 8 */
-	CFI_KIND_NR = 14,
+	CFI_KIND_STOP_RA = 14,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 15,
 };
+
+/*
+ * struct cfi_row.kind holds two fields: the enum cfi_kind in its low four
+ * bits (CFI_ROW_KIND()), and in its high four where the caller's rbx is
+ * (CFI_ROW_RBX()), which CFI_KIND_RBX rows need:
+ *   CFI_RBX_SAME (0)   rbx keeps its value in the caller
+ *   1 .. 14 (k)        saved at CFA - 8 * (k + 1), i.e. CFA - 16 down to
+ *                      CFA - 120 (compilers push it within the first
+ *                      seven slots below the return address)
+ *   CFI_RBX_LOST (15)  not known: CFI says undefined or a rule the field
+ *                      cannot hold, a frame-pointer or JIT row, a signal
+ *                      frame
+ * Stop rows have 0 there.
+ */
+#define CFI_KIND_BITS 4
+#define CFI_KIND_MASK ((1u << CFI_KIND_BITS) - 1)
+#define CFI_RBX_SAME 0
+#define CFI_RBX_LOST 15
+#define CFI_ROW_KIND(r) ((unsigned int)(r)->kind & CFI_KIND_MASK)
+#define CFI_ROW_RBX(r) ((unsigned int)(r)->kind >> CFI_KIND_BITS)
+#define CFI_ROW_KIND_RBX(kind, rbx) ((__u8)((kind) | (rbx) << CFI_KIND_BITS))
+/* Where slot @k (1 .. 14) keeps rbx: bytes from the CFA. */
+#define CFI_RBX_SLOT_OFF(k) (-8 * ((int)(k) + 1))
 
 /* CFI_KIND_RSP_FAR's CFA offset, in 8-byte units, from its cfa field:
  * the units past CFI_KIND_RSP's largest (32767). */
@@ -160,7 +191,8 @@ enum cfi_kind {
  */
 struct cfi_row {
 	__u32 pc;	/* first ELF virtual address (bytes) the row holds for */
-	__u8 kind;	/* enum cfi_kind */
+	__u8 kind;	/* enum cfi_kind | rbx slot << 4 (CFI_ROW_KIND(),
+			 * CFI_ROW_RBX()) */
 	__s8 rbp;	/* caller's rbp saved at CFA + 8 * rbp; CFI_RBP_SAME,
 			 * CFI_RBP_LOST; PLT: the threshold; SIGNAL: offset of
 			 * the saved rbp from sp, 8-byte units */

@@ -109,10 +109,12 @@ struct {
  * A walk runs with the program, which does not nest on a CPU.
  */
 struct cfi_walk_vars {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, bx;
 	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
 	__u32 bp_known;
+	__u32 bx_known;
 	__u32 exact;		/* look ip up as is: first frame, after a signal frame */
+	__u32 pad0;
 	__u32 n;		/* frames written */
 	__u32 stop;		/* enum cfi_walk_stop */
 	/* the binary search under way: */
@@ -326,11 +328,11 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 		v->miss_pc = pc;
 		return NULL;
 	}
-	if (!row || row->kind == CFI_KIND_STOP_NO_ROW)
+	if (!row || CFI_ROW_KIND(row) == CFI_KIND_STOP_NO_ROW)
 		v->stop = CFI_WALK_NO_ROW;
-	else if (row->kind == CFI_KIND_STOP_OUTERMOST)
+	else if (CFI_ROW_KIND(row) == CFI_KIND_STOP_OUTERMOST)
 		v->stop = CFI_WALK_END;
-	else if (row->kind >= CFI_KIND_FIRST_STOP)
+	else if (CFI_ROW_KIND(row) >= CFI_KIND_FIRST_STOP)
 		v->stop = CFI_WALK_UNSUPPORTED;
 	else
 		return row;
@@ -376,24 +378,33 @@ static __always_inline void cfi_read_window(struct cfi_walk_vars *v)
 	}
 }
 
-/* The CFA of the current frame by @row; -1 with v->stop set. */
-static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row *row, __u64 *cfa)
+/* The CFA of the current frame by @row, whose kind is @kind; -1 with
+ * v->stop set. */
+static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row *row,
+				   __u32 kind, __u64 *cfa)
 {
 	__s64 off = (__s64)row->cfa * 8;
 	__u64 base = v->sp;
 
 	/* one test for the kinds from rbp: one more path to verify, not three */
-	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF ||
-	     row->kind == CFI_KIND_DRAP) && !v->bp_known) {
+	if ((kind == CFI_KIND_RBP || kind == CFI_KIND_RBP_DEREF || kind == CFI_KIND_DRAP) &&
+	    !v->bp_known) {
 		v->stop = CFI_WALK_RBP_UNKNOWN;
 		return -1;
 	}
-	switch (row->kind) {
+	switch (kind) {
 	case CFI_KIND_RSP:
 		*cfa = v->sp + off;
 		return 0;
 	case CFI_KIND_RSP_FAR:
 		*cfa = v->sp + CFI_RSP_FAR_UNITS(row->cfa) * 8;
+		return 0;
+	case CFI_KIND_RBX:
+		if (!v->bx_known) {	/* no stop of its own (cfi_walk.h) */
+			v->stop = CFI_WALK_UNSUPPORTED;
+			return -1;
+		}
+		*cfa = v->bx + off;
 		return 0;
 	case CFI_KIND_RBP:
 		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
@@ -430,27 +441,30 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 /* One step from the current frame to its caller by @row; -1 with v->stop. */
 static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 {
-	__u64 cfa, ra, bp = v->bp, bp_addr = 0;
-	__u32 bp_known = v->bp_known;
+	__u64 cfa, ra, bp = v->bp, bp_addr = 0, bx = v->bx;
+	__u32 bp_known = v->bp_known, bx_known = v->bx_known;
+	__u32 kind = CFI_ROW_KIND(row), rbx = CFI_ROW_RBX(row);
 	bool signal;
 
-	if (cfi_cfa(v, row, &cfa))
+	if (cfi_cfa(v, row, kind, &cfa))
 		return -1;
-	signal = row->kind == CFI_KIND_SIGNAL;
+	signal = kind == CFI_KIND_SIGNAL;
 	if (cfi_read(v, signal ? v->sp + (__s64)row->cfa * 8 + 8 : cfa - 8, &ra)) {
 		v->stop = CFI_WALK_READ_FAULT;
 		return -1;
 	}
 	if (signal)
 		bp_addr = v->sp + (__s64)row->rbp * 8;
-	else if (row->kind == CFI_KIND_DRAP)	/* bp-relative (cfi_row.h) */
+	else if (kind == CFI_KIND_DRAP)	/* bp-relative (cfi_row.h) */
 		bp_addr = v->bp + (__s64)row->rbp * 8;
-	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
+	else if (kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
 		bp_addr = cfa + (__s64)row->rbp * 8;
 	if (bp_addr)
 		bp_known = cfi_read(v, bp_addr, &bp) == 0;
-	else if (row->kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
+	else if (kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
 		bp_known = 0;
+	if (rbx != CFI_RBX_SAME)	/* one branch for "lost" and a slot */
+		bx_known = rbx != CFI_RBX_LOST && cfi_read(v, cfa + CFI_RBX_SLOT_OFF(rbx), &bx) == 0;
 	if (ra == 0) {
 		v->stop = CFI_WALK_END;
 		return -1;
@@ -463,6 +477,8 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 	v->sp = cfa;
 	v->bp = bp;
 	v->bp_known = bp_known;
+	v->bx = bx;
+	v->bx_known = bx_known;
 	v->exact = signal;
 	return 0;
 }
@@ -630,7 +646,9 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	v->ip = BPF_CORE_READ(regs, ip);
 	v->sp = BPF_CORE_READ(regs, sp);
 	v->bp = BPF_CORE_READ(regs, bp);
+	v->bx = BPF_CORE_READ(regs, bx);
 	v->bp_known = 1;
+	v->bx_known = 1;
 	v->exact = 1;
 	v->n = 1;
 	st->ips[0] = v->ip;

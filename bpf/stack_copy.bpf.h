@@ -83,7 +83,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		return -1;
 	}
 	sample_header(&e->sample, ctx, key);	/* user_stack 0: the collector unwinds */
-	e->ip = e->sp = e->bp = 0;
+	e->ip = e->sp = e->bp = e->bx = 0;
 	e->stack_size = 0;
 	e->has_regs = 0;
 	e->red_zone_ok = 0;
@@ -93,6 +93,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		e->ip = BPF_CORE_READ(regs, ip);
 		e->sp = sp = BPF_CORE_READ(regs, sp);
 		e->bp = BPF_CORE_READ(regs, bp);
+		e->bx = BPF_CORE_READ(regs, bx);
 		e->has_regs = 1;
 		/* apart from the copy above sp: it may fault where that does not */
 		if (sp >= BPFPROF_RED_ZONE &&

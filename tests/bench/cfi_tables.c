@@ -51,8 +51,8 @@ static void dump(const struct cfi_table *t)
 	for (i = 0; i < t->nr; i++) {
 		const struct cfi_row *r = &t->rows[i];
 
-		printf("  %#010x %-10s cfa %6d rbp %4d\n", r->pc, cfi_kind_name(r->kind),
-		       r->cfa * 8, r->rbp);
+		printf("  %#010x %-10s cfa %6d rbp %4d rbx %2u\n", r->pc,
+		       cfi_kind_name(CFI_ROW_KIND(r)), r->cfa * 8, r->rbp, CFI_ROW_RBX(r));
 	}
 }
 

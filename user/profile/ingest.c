@@ -137,7 +137,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 {
 	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];	/* 32 KiB */
 	size_t max = in->max_stack < BPFPROF_MAX_STACK_DEPTH ? in->max_stack : BPFPROF_MAX_STACK_DEPTH;
-	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp,
+	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp, .bx = d->bx,
 				    .red_zone = d->red_zone_ok ? d->red_zone : NULL };
 	enum unwind_stop why = UNWIND_ERROR;
 	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;

@@ -26,7 +26,9 @@ static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 struct cfi_row cfi_anon_fp_row(void)
 {
-	return (struct cfi_row){ .pc = 0, .kind = CFI_KIND_RBP, .cfa = 2, .rbp = -2 };
+	/* code without CFI may use rbx as it likes: lost */
+	return (struct cfi_row){ .pc = 0, .kind = CFI_ROW_KIND_RBX(CFI_KIND_RBP, CFI_RBX_LOST),
+				 .cfa = 2, .rbp = -2 };
 }
 
 /* Bytes of the trampoline copy at @p (endbr64 included), 0 if none. */
@@ -110,7 +112,7 @@ int cfi_anon_table_mem(const uint8_t *code, uint64_t size, struct cfi_table **ou
 	t->rows = r.v;
 	t->nr = r.nr;
 	for (uint32_t i = 0; i < r.nr; i++)
-		t->stats.kinds[r.v[i].kind]++;
+		t->stats.kinds[CFI_ROW_KIND(&r.v[i])]++;
 	t->stats.rows = r.nr;
 	t->stats.bytes = (uint64_t)r.nr * sizeof(struct cfi_row);
 	*out = t;

@@ -28,7 +28,8 @@
 /* Bytes of a trampoline mapping read at most; larger ones get no table. */
 #define CFI_ANON_MAX_BYTES (16u << 20)
 
-/* The frame-pointer row (pc 0): CFA = rbp + 16, caller's rbp at CFA - 16. */
+/* The frame-pointer row (pc 0): CFA = rbp + 16, caller's rbp at CFA - 16,
+ * caller's rbx lost. */
 struct cfi_row cfi_anon_fp_row(void);
 
 /*

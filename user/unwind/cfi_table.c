@@ -24,6 +24,7 @@
 #include "unwind/cfi_anon.h"
 
 /* DWARF register numbers of x86-64 (System V psABI). */
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16	/* the return address column */
@@ -73,6 +74,7 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_RBP_DEREF] = "rbp-deref",
 	[CFI_KIND_DRAP] = "drap",
 	[CFI_KIND_RSP_FAR] = "rsp-far",
+	[CFI_KIND_RBX] = "rbx",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -271,6 +273,25 @@ static int8_t rbp_field(struct rule r, bool *lost)
 }
 
 /*
+ * The rbx slot of a row (CFI_ROW_RBX(), cfi_row.h) for rbx's rule @r:
+ * same, saved at CFA - 16 .. CFA - 120, or lost.  "Undefined" is same:
+ * rbx is callee-saved, so CFI that does not mention it means "same", but
+ * libdw's x86-64 ABI defaults name register 0 (rax) where they mean rbx
+ * (elfutils backends/x86_64_cfi.c), and it reports an unmentioned rbx as
+ * undefined, which an explicit DW_CFA_undefined is too (never met
+ * outside outermost frames, whose rows are stops).
+ */
+static unsigned int rbx_slot(struct rule r)
+{
+	if (r.kind == RULE_SAME || r.kind == RULE_UNDEFINED)
+		return CFI_RBX_SAME;
+	if (r.kind == RULE_AT_CFA && r.off % 8 == 0 && r.off <= CFI_RBX_SLOT_OFF(1) &&
+	    r.off >= CFI_RBX_SLOT_OFF(CFI_RBX_LOST - 1))
+		return (unsigned int)(-r.off / 8 - 1);
+	return CFI_RBX_LOST;
+}
+
+/*
  * A CFA from rbp's frame (@r: CFI_KIND_RBP_DEREF, its cfa field set):
  * gcc's DRAP functions save the caller's rbp at rbp + 0, an expression
  * rule, which makes the row CFI_KIND_DRAP (the rbp field bp-relative);
@@ -309,8 +330,9 @@ static struct cfi_row signal_row(Dwarf_Frame *fr, int64_t cfa_off)
 	return (struct cfi_row){ .kind = CFI_KIND_SIGNAL, .cfa = UC_RSP / 8, .rbp = UC_RBP / 8 };
 }
 
-/* The row for the frame state @fr (@signal: its CIE has 'S'). */
-static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
+/* The row for the frame state @fr (@signal: its CIE has 'S'), without
+ * its rbx slot. */
+static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost)
 {
 	struct rule ra = reg_rule(fr, REG_RIP);
 	struct cfi_row r = { 0 };
@@ -330,9 +352,14 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		return stop_row(CFI_KIND_STOP_EXPRESSION);
 	}
 	if (n == 1 && op_breg(&ops[0], &reg, &off)) {
-		if (reg != REG_RSP && reg != REG_RBP)
+		if (reg == REG_RSP)
+			r.kind = CFI_KIND_RSP;
+		else if (reg == REG_RBP)
+			r.kind = CFI_KIND_RBP;
+		else if (reg == REG_RBX)
+			r.kind = CFI_KIND_RBX;
+		else
 			return stop_row(CFI_KIND_STOP_REGISTER);
-		r.kind = reg == REG_RSP ? CFI_KIND_RSP : CFI_KIND_RBP;
 	} else if (is_plt_cfa(ops, n, &off, &thr)) {
 		r.kind = CFI_KIND_PLT;
 	} else if (deref_cfa(ops, n, &r)) {
@@ -363,6 +390,20 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 		return r;
 	}
 	r.rbp = rbp_field(reg_rule(fr, REG_RBP), lost);
+	return r;
+}
+
+/* The row for the frame state @fr (@signal: its CIE has 'S'): its rules,
+ * and where the caller's rbx is (a signal frame's: lost). */
+static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
+{
+	struct cfi_row r = row_rules(fr, signal, lost);
+	unsigned int rbx;
+
+	if (r.kind >= CFI_KIND_FIRST_STOP)
+		return r;
+	rbx = r.kind == CFI_KIND_SIGNAL ? CFI_RBX_LOST : rbx_slot(reg_rule(fr, REG_RBX));
+	r.kind = CFI_ROW_KIND_RBX(r.kind, rbx);
 	return r;
 }
 
@@ -549,7 +590,7 @@ static void finish(struct builder *b, struct cfi_table *t)
 	b->rows = NULL;
 	t->nr = (uint32_t)b->nr;
 	for (i = 0; i < b->nr; i++)
-		t->stats.kinds[t->rows[i].kind]++;
+		t->stats.kinds[CFI_ROW_KIND(&t->rows[i])]++;
 	t->stats.rows = t->nr;
 	t->stats.bytes = (uint64_t)t->nr * sizeof(struct cfi_row);
 }

@@ -130,8 +130,9 @@ const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr);
 int cfi_table_load_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
 			uint64_t *bias);
 
-/* Short name of a row kind ("rsp", "rbp", "plt", "signal", "no-row", ...),
- * "?" when out of range. */
+/* Short name of a row kind, an enum cfi_kind (CFI_ROW_KIND() of a row:
+ * "rsp", "rbp", "plt", "signal", "rbx", "no-row", ...), "?" when out of
+ * range. */
 const char *cfi_kind_name(unsigned int kind);
 
 #endif /* BPFPROF_UNWIND_CFI_TABLE_H */

@@ -76,8 +76,8 @@ static const struct cfi_row *find_row(const struct cfi_row *rows, uint32_t nr, u
 
 /* The state of the frame being stepped from. */
 struct frame {
-	uint64_t ip, sp, bp;
-	int bp_known;
+	uint64_t ip, sp, bp, bx;
+	int bp_known, bx_known;
 	int exact;		/* look ip up as is (first frame, after a signal frame) */
 };
 
@@ -89,6 +89,7 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 	const struct cfi_mapping *m = cfi_walk_find_mapping(p, pc);
 	const struct cfi_table *t;
 	const struct cfi_row *row;
+	unsigned int kind;
 
 	if (!m) {
 		res->stop = CFI_WALK_UNMAPPED;
@@ -100,17 +101,18 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 		return NULL;
 	}
 	row = find_row(t->rows, t->nr, pc - m->bias);
-	if (!row || row->kind == CFI_KIND_STOP_NO_ROW) {
+	kind = row ? CFI_ROW_KIND(row) : CFI_KIND_STOP_NO_ROW;
+	if (kind == CFI_KIND_STOP_NO_ROW) {
 		res->stop = CFI_WALK_NO_ROW;
 		return NULL;
 	}
-	if (row->kind == CFI_KIND_STOP_OUTERMOST) {
+	if (kind == CFI_KIND_STOP_OUTERMOST) {
 		res->stop = CFI_WALK_END;
 		return NULL;
 	}
-	if (row->kind >= CFI_KIND_FIRST_STOP) {
+	if (kind >= CFI_KIND_FIRST_STOP) {
 		res->stop = CFI_WALK_UNSUPPORTED;
-		res->kind = row->kind;
+		res->kind = (uint8_t)kind;
 		return NULL;
 	}
 	return row;
@@ -123,20 +125,30 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn read, void *arg,
 		struct cfi_walk_result *res)
 {
-	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp, base = f->sp;
-	int bp_known = f->bp_known;
+	uint64_t cfa, ra_addr, bp_addr = 0, ra, bp = f->bp, bx = f->bx, base = f->sp;
+	unsigned int kind = CFI_ROW_KIND(row), rbx = CFI_ROW_RBX(row);
+	int bp_known = f->bp_known, bx_known = f->bx_known;
 
-	if ((row->kind == CFI_KIND_RBP || row->kind == CFI_KIND_RBP_DEREF ||
-	     row->kind == CFI_KIND_DRAP) && !f->bp_known) {
+	if ((kind == CFI_KIND_RBP || kind == CFI_KIND_RBP_DEREF || kind == CFI_KIND_DRAP) &&
+	    !f->bp_known) {
 		res->stop = CFI_WALK_RBP_UNKNOWN;
 		return -1;
 	}
-	switch (row->kind) {
+	/* the plugin ABI has no stop of its own for rbx (cfi_walk.h) */
+	if (kind == CFI_KIND_RBX && !f->bx_known) {
+		res->stop = CFI_WALK_UNSUPPORTED;
+		res->kind = CFI_KIND_RBX;
+		return -1;
+	}
+	switch (kind) {
 	case CFI_KIND_RSP:
 		cfa = f->sp + (int64_t)row->cfa * 8;
 		break;
 	case CFI_KIND_RSP_FAR:
 		cfa = f->sp + CFI_RSP_FAR_UNITS(row->cfa) * 8;
+		break;
+	case CFI_KIND_RBX:
+		cfa = f->bx + (int64_t)row->cfa * 8;
 		break;
 	case CFI_KIND_RBP:
 		if (f->bp == 0) {	/* the outermost frame's mark */
@@ -152,7 +164,7 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		/* a CFA read from the frame: the *_DEREF kinds, DRAP, and
 		 * CFI_KIND_SIGNAL, whose field reads the same through
 		 * CFI_DEREF_OFF() (add 0), as the BPF walk reads it */
-		if (row->kind == CFI_KIND_RBP_DEREF || row->kind == CFI_KIND_DRAP)
+		if (kind == CFI_KIND_RBP_DEREF || kind == CFI_KIND_DRAP)
 			base = f->bp;
 		if (read(arg, base + (int64_t)CFI_DEREF_OFF(row->cfa) * 8, &cfa)) {
 			res->stop = CFI_WALK_READ_FAULT;
@@ -161,26 +173,31 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		cfa += (uint64_t)CFI_DEREF_ADD(row->cfa) * 8;
 		break;
 	}
-	ra_addr = row->kind == CFI_KIND_SIGNAL ? f->sp + (int64_t)row->cfa * 8 + 8 : cfa - 8;
+	ra_addr = kind == CFI_KIND_SIGNAL ? f->sp + (int64_t)row->cfa * 8 + 8 : cfa - 8;
 	if (read(arg, ra_addr, &ra)) {
 		res->stop = CFI_WALK_READ_FAULT;
 		return -1;
 	}
-	if (row->kind == CFI_KIND_SIGNAL)
+	if (kind == CFI_KIND_SIGNAL)
 		bp_addr = f->sp + (int64_t)row->rbp * 8;
-	else if (row->kind == CFI_KIND_DRAP)
+	else if (kind == CFI_KIND_DRAP)
 		bp_addr = f->bp + (int64_t)row->rbp * 8;
-	else if (row->kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
+	else if (kind != CFI_KIND_PLT && row->rbp != CFI_RBP_SAME && row->rbp != CFI_RBP_LOST)
 		bp_addr = cfa + (int64_t)row->rbp * 8;
 	if (bp_addr)
 		bp_known = read(arg, bp_addr, &bp) == 0;
-	else if (row->kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
+	else if (kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
 		bp_known = 0;
+	/* rbx as rbp: a failed read makes it unknown */
+	if (rbx == CFI_RBX_LOST)
+		bx_known = 0;
+	else if (rbx != CFI_RBX_SAME)
+		bx_known = read(arg, cfa + CFI_RBX_SLOT_OFF(rbx), &bx) == 0;
 	if (ra == 0) {
 		res->stop = CFI_WALK_END;
 		return -1;
 	}
-	if (row->kind != CFI_KIND_SIGNAL && cfa <= f->sp) {
+	if (kind != CFI_KIND_SIGNAL && cfa <= f->sp) {
 		res->stop = CFI_WALK_BAD_STEP;
 		return -1;
 	}
@@ -188,7 +205,9 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	f->sp = cfa;
 	f->bp = bp;
 	f->bp_known = bp_known;
-	f->exact = row->kind == CFI_KIND_SIGNAL;
+	f->bx = bx;
+	f->bx_known = bx_known;
+	f->exact = kind == CFI_KIND_SIGNAL;
 	return 0;
 }
 
@@ -228,7 +247,8 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 {
 	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0, 0 };
 	int guessed = 0;	/* the frame written last is the leaf's caller from [sp] */
-	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0, 1, 1 };
+	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0,
+			   regs ? regs->bx : 0, 1, 1, 1 };
 
 	if (!p || !regs || !read || !ips || !max)
 		return -EINVAL;

@@ -23,13 +23,15 @@
  *     row is found in step 3; else that frame is taken back and the walk
  *     stops, CFI_WALK_NO_ROW;
  *  4. CFA by the row's kind (CFI_KIND_RBP, CFI_KIND_RBP_DEREF or
- *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; the *_DEREF
+ *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; CFI_KIND_RBX
+ *     with rbx unknown: CFI_WALK_UNSUPPORTED, kind CFI_KIND_RBX, as the
+ *     plugin ABI's stops have no rbx of their own; the *_DEREF
  *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with
  *     rbp 0, the ABI's mark of a thread's first frame, where the
  *     frame-pointer rule of JIT code, V8's builtins and Go code ends:
  *     CFI_WALK_END), then the return address; a failed read of either:
- *     CFI_WALK_READ_FAULT; the caller's rbp (a failed read makes it
- *     unknown, it does not stop the walk, as in libdwfl);
+ *     CFI_WALK_READ_FAULT; the caller's rbp and rbx (a failed read makes
+ *     one unknown, it does not stop the walk, as in libdwfl);
  *  5. @max frames written: CFI_WALK_MAX_DEPTH (the last one has passed
  *     steps 1-3, so it is in a mapping);
  *  6. return address 0: CFI_WALK_END; caller sp <= sp (not after a
@@ -56,6 +58,7 @@ struct cfi_walk_regs {
 	uint64_t ip;		/* rip */
 	uint64_t sp;		/* rsp */
 	uint64_t bp;		/* rbp */
+	uint64_t bx;		/* rbx (CFI_KIND_RBX rows' base) */
 };
 
 /*

@@ -25,6 +25,7 @@
 #include "unwind_files.h"
 
 /* DWARF register numbers of x86_64 (System V psABI). */
+#define DWARF_RBX 3
 #define DWARF_RBP 6
 #define DWARF_RSP 7
 
@@ -150,10 +151,10 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	struct proc *p = arg;
 	const struct unwind_regs *r = p->cur->regs;
 	Dwarf_Word regs[2] = { r->bp, r->sp };	/* DWARF 6 (rbp), 7 (rsp) */
+	Dwarf_Word rbx = r->bx, rip = r->ip;
 
-	Dwarf_Word rip = r->ip;
-
-	if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs))
+	if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs) ||
+	    !dwfl_thread_state_registers(thread, DWARF_RBX, 1, &rbx))
 		return false;
 	/*
 	 * DWARF 16 is rip on x86_64: CFI expressions read it (the PLT's

@@ -58,6 +58,8 @@ struct unwind_regs {
 	uint64_t sp;			/* rsp: address of stack[0] */
 	uint64_t bp;			/* rbp (needed by CFI using rbp as CFA, and by
 					 * the frame-pointer fallback) */
+	uint64_t bx;			/* rbx (ld.so's lazy-binding trampolines
+					 * keep their CFA in it) */
 	/* BPFPROF_RED_ZONE (128) bytes copied from sp - 128, or NULL:
 	 * what CFI may read below sp (OpenSSL's CFA = *(rsp - 8) + 8).
 	 * Borrowed for the call. */

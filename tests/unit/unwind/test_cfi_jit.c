@@ -41,20 +41,26 @@ static int run(const char *fmt, ...)
 	return system(cmd);
 }
 
-/* Assert the row of @t at @pc has @kind and @cfa (rbp: unchanged). */
+/* Assert the row of @t at @pc has @kind and @cfa (rsp rows: rbp and rbx
+ * unchanged, the trampoline saves neither; rbp rows, code without CFI:
+ * rbx lost). */
 static void assert_row(const struct cfi_table *t, uint64_t pc, int kind, int cfa)
 {
 	const struct cfi_row *r = cfi_table_find(t, pc);
 
 	assert_non_null(r);
-	if (r->kind != kind || (kind < CFI_KIND_FIRST_STOP && r->cfa != cfa)) {
+	if (CFI_ROW_KIND(r) != (unsigned)kind || (kind < CFI_KIND_FIRST_STOP && r->cfa != cfa)) {
 		fprintf(stderr, "# pc %#llx: kind %s cfa %d, expected %s cfa %d\n",
-			(unsigned long long)pc, cfi_kind_name(r->kind), r->cfa,
+			(unsigned long long)pc, cfi_kind_name(CFI_ROW_KIND(r)), r->cfa,
 			cfi_kind_name((unsigned)kind), cfa);
 		fail();
 	}
-	if (kind == CFI_KIND_RSP)
+	if (kind == CFI_KIND_RSP) {
 		assert_int_equal(r->rbp, CFI_RBP_SAME);
+		assert_int_equal(CFI_ROW_RBX(r), CFI_RBX_SAME);
+	}
+	if (kind == CFI_KIND_RBP)
+		assert_int_equal(CFI_ROW_RBX(r), CFI_RBX_LOST);
 }
 
 /* @n copies of the trampoline (with endbr64 if @cet) back to back, then
@@ -156,9 +162,11 @@ static void test_trampolines_process(void **state)
 	assert_int_equal(munmap(mem, size), 0);
 	assert_int_equal(cfi_anon_read(pid, start, start + size, &code, &h), 0);
 	assert_null(code);
-	/* the frame-pointer row: CFA = rbp + 16, caller's rbp at CFA - 16 */
+	/* the frame-pointer row: CFA = rbp + 16, caller's rbp at CFA - 16,
+	 * rbx lost (code without CFI may use it) */
 	struct cfi_row r = cfi_anon_fp_row();
-	assert_int_equal(r.kind, CFI_KIND_RBP);
+	assert_int_equal(CFI_ROW_KIND(&r), CFI_KIND_RBP);
+	assert_int_equal(CFI_ROW_RBX(&r), CFI_RBX_LOST);
 	assert_int_equal(r.cfa, 2);
 	assert_int_equal(r.rbp, -2);
 }

@@ -61,7 +61,7 @@
  * cfit_nocfi has no FDE: the gap between cfit_push and cfit_plt.
  */
 __asm__(".text\n"
-	".globl cfit_push, cfit_push_1, cfit_push_2, cfit_push_3, cfit_push_end\n"
+	".globl cfit_push, cfit_push_1, cfit_push_2, cfit_push_2b, cfit_push_3, cfit_push_end\n"
 	"cfit_push:\n"
 	"	.cfi_startproc\n"
 	"	push %rbp\n"
@@ -72,7 +72,8 @@ __asm__(".text\n"
 	"cfit_push_2:\n"
 	"	.cfi_def_cfa_register %rbp\n"
 	"	push %rbx\n"
-	"	.cfi_offset %rbx, -24\n"	/* a row equal for us: merged */
+	"cfit_push_2b:\n"
+	"	.cfi_offset %rbx, -24\n"	/* rbx's slot: a row of its own */
 	"	sub $24, %rsp\n"
 	"	add $24, %rsp\n"
 	"	pop %rbx\n"
@@ -264,6 +265,44 @@ __asm__(".text\n"
 	"	.cfi_endproc\n"
 	"cfit_merge_end:\n"
 	"	nop\n"
+	/* glibc's _dl_runtime_resolve_xsavec (lazy binding): entered from a
+	 * PLT entry with two words pushed, it aligns the stack and keeps its
+	 * CFA in rbx; then rbx slots out of a row's reach, and in r12 */
+".globl cfit_rbx, cfit_rbx_1, cfit_rbx_2, cfit_rbx_3, cfit_rbx_4, cfit_rbx_5\n"
+".globl cfit_rbx_6, cfit_rbx_7, cfit_rbx_8, cfit_rbx_end\n"
+	"cfit_rbx:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_adjust_cfa_offset 16\n"
+	"	push %rbx\n"
+	"cfit_rbx_1:\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbx, 0\n"
+	"	mov %rsp, %rbx\n"
+	"cfit_rbx_2:\n"
+	"	.cfi_def_cfa_register %rbx\n"
+	"	and $-64, %rsp\n"
+	"	mov %rbx, %rsp\n"
+	"cfit_rbx_3:\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	mov (%rsp), %rbx\n"
+	"cfit_rbx_4:\n"
+	"	.cfi_restore %rbx\n"
+	"	add $24, %rsp\n"
+	"cfit_rbx_5:\n"
+	"	.cfi_adjust_cfa_offset -24\n"
+	"	nop\n"
+	"cfit_rbx_6:\n"
+	"	.cfi_offset %rbx, -128\n"
+	"	nop\n"
+	"cfit_rbx_7:\n"
+	"	.cfi_offset %rbx, -120\n"
+	"	nop\n"
+	"cfit_rbx_8:\n"
+	"	.cfi_register %rbx, %r12\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"cfit_rbx_end:\n"
+	"	nop\n"
 /* calls into the code without CFI (cfit_nocfi), through a register, and
  * to code with CFI (that a leaf without CFI returns to after a C function
  * entered it by a tail call): the return addresses such a leaf may have */
@@ -284,7 +323,8 @@ __asm__(".text\n"
 	"	.cfi_endproc\n"
 	"	nop\n");
 
-extern char cfit_push[], cfit_push_1[], cfit_push_2[], cfit_push_3[], cfit_push_end[];
+extern char cfit_push[], cfit_push_1[], cfit_push_2[], cfit_push_2b[], cfit_push_3[];
+extern char cfit_push_end[];
 extern char cfit_nocfi[];
 extern char cfit_plt[], cfit_plt_1[], cfit_plt_2[], cfit_plt_end[];
 extern char cfit_outer[], cfit_outer_end[];
@@ -293,6 +333,8 @@ extern char cfit_odd_6[], cfit_odd_7[], cfit_odd_end[];
 extern char cfit_far[], cfit_far_1[], cfit_far_2[], cfit_far_3[], cfit_far_4[], cfit_far_end[];
 extern char cfit_sig[], cfit_sig_1[], cfit_sig_end[];
 extern char cfit_merge[], cfit_merge_1[], cfit_merge_end[];
+extern char cfit_rbx[], cfit_rbx_1[], cfit_rbx_2[], cfit_rbx_3[], cfit_rbx_4[], cfit_rbx_5[];
+extern char cfit_rbx_6[], cfit_rbx_7[], cfit_rbx_8[], cfit_rbx_end[];
 extern char cfit_caller[], cfit_caller_ret[], cfit_caller_ind_ret[], cfit_caller_other_ret[];
 extern char cfit_deref[], cfit_deref_1[], cfit_deref_2[], cfit_deref_3[], cfit_deref_4[];
 extern char cfit_deref_5[], cfit_deref_6[], cfit_deref_7[], cfit_deref_8[], cfit_deref_end[];
@@ -320,8 +362,10 @@ static void check_invariants(const struct cfi_table *t)
 
 	assert_true(t->nr >= 2);
 	for (i = 0; i < t->nr; i++) {
-		assert_true(t->rows[i].kind < CFI_KIND_NR);
-		kinds[t->rows[i].kind]++;
+		assert_true(CFI_ROW_KIND(&t->rows[i]) < CFI_KIND_NR);
+		kinds[CFI_ROW_KIND(&t->rows[i])]++;
+		if (CFI_ROW_KIND(&t->rows[i]) >= CFI_KIND_FIRST_STOP)
+			assert_int_equal(CFI_ROW_RBX(&t->rows[i]), CFI_RBX_SAME);
 		if (i) {
 			assert_true(t->rows[i - 1].pc < t->rows[i].pc);
 			/* merged: no two neighbours with the same rule */
@@ -330,7 +374,7 @@ static void check_invariants(const struct cfi_table *t)
 				     t->rows[i - 1].rbp == t->rows[i].rbp);
 		}
 	}
-	assert_int_equal(t->rows[t->nr - 1].kind, CFI_KIND_STOP_NO_ROW);
+	assert_int_equal(t->rows[t->nr - 1].kind, CFI_KIND_STOP_NO_ROW);	/* rbx slot 0 */
 	assert_memory_equal(kinds, t->stats.kinds, sizeof(kinds));
 	assert_int_equal(t->stats.rows, t->nr);
 	assert_int_equal(t->stats.bytes, (uint64_t)t->nr * sizeof(struct cfi_row));
@@ -385,7 +429,7 @@ static int teardown(void **state)
 
 struct want {
 	const char *at;
-	uint8_t kind;
+	uint8_t kind;	/* the whole field: CFI_ROW_KIND_RBX() where rbx is saved */
 	int cfa;	/* bytes; the field itself for the *_DEREF kinds */
 	int rbp;	/* field value */
 };
@@ -404,13 +448,16 @@ static void expect_rows(const char *name, const char *from, const char *to, cons
 
 	assert_non_null(r);
 	for (i = 0; i < n; i++, r++) {
-		printf("#   %s+%-3td %-10s cfa %5d rbp %4d\n", name,
-		       (ptrdiff_t)(r->pc - vaddr_of(from)), cfi_kind_name(r->kind), r->cfa * 8, r->rbp);
+		unsigned int kind = CFI_ROW_KIND(r);
+
+		printf("#   %s+%-3td %-10s cfa %5d rbp %4d rbx %2u\n", name,
+		       (ptrdiff_t)(r->pc - vaddr_of(from)), cfi_kind_name(kind), r->cfa * 8, r->rbp,
+		       CFI_ROW_RBX(r));
 		assert_int_equal(r->pc, vaddr_of(w[i].at));
 		assert_int_equal(r->kind, w[i].kind);
-		if (w[i].kind < CFI_KIND_FIRST_STOP) {
-			assert_int_equal(is_deref(r->kind) ? r->cfa :
-					 r->kind == CFI_KIND_RSP_FAR ? (int)CFI_RSP_FAR_UNITS(r->cfa) * 8 :
+		if (kind < CFI_KIND_FIRST_STOP) {
+			assert_int_equal(is_deref(kind) ? r->cfa :
+					 kind == CFI_KIND_RSP_FAR ? (int)CFI_RSP_FAR_UNITS(r->cfa) * 8 :
 					 r->cfa * 8, w[i].cfa);
 			assert_int_equal(r->rbp, w[i].rbp);
 		}
@@ -424,7 +471,8 @@ static void test_rows_exact(void **state)
 		{ cfit_push, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 		{ cfit_push_1, CFI_KIND_RSP, 16, -2 },
 		{ cfit_push_2, CFI_KIND_RBP, 16, -2 },
-		{ cfit_push_3, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_push_2b, CFI_ROW_KIND_RBX(CFI_KIND_RBP, 2), 16, -2 },	/* CFA - 24 */
+		{ cfit_push_3, CFI_ROW_KIND_RBX(CFI_KIND_RSP, 2), 8, CFI_RBP_SAME },
 	};
 	static const struct want plt[] = {
 		{ cfit_plt, CFI_KIND_RSP, 16, CFI_RBP_SAME },
@@ -448,7 +496,9 @@ static void test_rows_exact(void **state)
 		{ cfit_far_3, CFI_KIND_RSP_FAR, 786424, -2 },
 		{ cfit_far_4, CFI_KIND_STOP_RANGE, 0, 0 },
 	};
-	static const struct want sig[] = { { cfit_sig, CFI_KIND_SIGNAL, 160, 15 } };
+	static const struct want sig[] = {
+		{ cfit_sig, CFI_ROW_KIND_RBX(CFI_KIND_SIGNAL, CFI_RBX_LOST), 160, 15 },
+	};
 	static const struct want deref[] = {
 		{ cfit_deref, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 		{ cfit_deref_1, CFI_KIND_STOP_REGISTER, 0, 0 },
@@ -469,11 +519,22 @@ static void test_rows_exact(void **state)
 	};
 	static const struct want merge[] = {
 		{ cfit_merge, CFI_KIND_RSP, 8, CFI_RBP_SAME },
-		{ cfit_merge_1, CFI_KIND_RSP, 16, CFI_RBP_SAME },
+		{ cfit_merge_1, CFI_ROW_KIND_RBX(CFI_KIND_RSP, 1), 16, CFI_RBP_SAME },
+	};
+	static const struct want rbx[] = {
+		{ cfit_rbx, CFI_KIND_RSP, 24, CFI_RBP_SAME },
+		{ cfit_rbx_1, CFI_ROW_KIND_RBX(CFI_KIND_RSP, 3), 32, CFI_RBP_SAME },	/* CFA - 32 */
+		{ cfit_rbx_2, CFI_ROW_KIND_RBX(CFI_KIND_RBX, 3), 32, CFI_RBP_SAME },
+		{ cfit_rbx_3, CFI_ROW_KIND_RBX(CFI_KIND_RSP, 3), 32, CFI_RBP_SAME },
+		{ cfit_rbx_4, CFI_KIND_RSP, 32, CFI_RBP_SAME },
+		{ cfit_rbx_5, CFI_KIND_RSP, 8, CFI_RBP_SAME },
+		{ cfit_rbx_6, CFI_ROW_KIND_RBX(CFI_KIND_RSP, CFI_RBX_LOST), 8, CFI_RBP_SAME },
+		{ cfit_rbx_7, CFI_ROW_KIND_RBX(CFI_KIND_RSP, 14), 8, CFI_RBP_SAME },	/* CFA - 120 */
+		{ cfit_rbx_8, CFI_ROW_KIND_RBX(CFI_KIND_RSP, CFI_RBX_LOST), 8, CFI_RBP_SAME },
 	};
 	const struct cfi_row *r;
 
-	expect_rows("push", cfit_push, cfit_push_end, push, 4);
+	expect_rows("push", cfit_push, cfit_push_end, push, 5);
 	/* the function without CFI is a gap */
 	r = cfi_table_find(self_table, vaddr_of(cfit_nocfi));
 	assert_int_equal(r->pc, vaddr_of(cfit_nocfi));
@@ -485,6 +546,7 @@ static void test_rows_exact(void **state)
 	expect_rows("far", cfit_far, cfit_far_end, far, 5);
 	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
 	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
+	expect_rows("rbx", cfit_rbx, cfit_rbx_end, rbx, 9);
 	expect_rows("deref", cfit_deref, cfit_deref_end, deref, 8);
 	expect_rows("drap", cfit_drap, cfit_drap_end, drap, 6);
 	/* the packing of the *_DEREF kinds' field, at its limits */
@@ -558,11 +620,11 @@ static void test_rows_nofp_workload(void **state)
 	r = cfi_table_find(t, addr);
 	assert_non_null(r);
 	assert_int_equal(r->pc, addr);
-	assert_int_equal(r->kind, CFI_KIND_RSP);
+	assert_int_equal(CFI_ROW_KIND(r), CFI_KIND_RSP);
 	assert_int_equal(r->cfa, 1);
 	assert_int_equal(r->rbp, CFI_RBP_SAME);
 	for (; r->pc < addr + size; r++) {
-		assert_int_equal(r->kind, CFI_KIND_RSP);
+		assert_int_equal(CFI_ROW_KIND(r), CFI_KIND_RSP);
 		max_cfa = r->cfa * 8 > max_cfa ? r->cfa * 8 : max_cfa;
 	}
 	printf("# stage_a: largest CFA offset %d bytes\n", max_cfa);
@@ -573,13 +635,33 @@ static void test_rows_nofp_workload(void **state)
 	cfi_table_free(t);
 }
 
+/* The rbx slot libdw's rule at @fr makes (CFI_ROW_RBX(), cfi_row.h). */
+static unsigned int libdw_rbx_slot(Dwarf_Frame *fr)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	if (dwarf_frame_register(fr, 3, mem, &ops, &n) != 0)
+		return CFI_RBX_LOST;
+	if (n == 0)	/* libdw's "undefined" is same (cfi_table.c, rbx_slot()) */
+		return CFI_RBX_SAME;
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		int64_t off = (int64_t)ops[1].number;
+
+		if (off % 8 == 0 && off <= -16 && off >= -120)
+			return (unsigned int)(-off / 8 - 1);
+	}
+	return CFI_RBX_LOST;
+}
+
 /*
  * For random pcs, the row must say what libdw says: no FDE -> a gap
- * marker; an FDE with a plain rsp/rbp CFA -> that kind and offset.
+ * marker; an FDE with a plain rsp/rbp/rbx CFA -> that kind and offset,
+ * and where the caller's rbx is.
  */
 static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 {
-	int fd = open(path, O_RDONLY), checked = 0, gaps = 0, i;
+	int fd = open(path, O_RDONLY), checked = 0, gaps = 0, rbx_saved = 0, i;
 	uint64_t lo = t->rows[0].pc, hi = t->rows[t->nr - 1].pc;
 	unsigned int seed = 42;
 	Dwarf_CFI *cfi;
@@ -602,21 +684,26 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 			gaps++;
 			continue;
 		}
-		assert_int_not_equal(r->kind, CFI_KIND_STOP_NO_ROW);
+		assert_int_not_equal(CFI_ROW_KIND(r), CFI_KIND_STOP_NO_ROW);
 		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
-		    ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
-		    r->kind < CFI_KIND_FIRST_STOP) {
-			bool far = r->kind == CFI_KIND_RSP_FAR;
+		    ops[0].atom == DW_OP_bregx &&
+		    (ops[0].number == 7 || ops[0].number == 6 || ops[0].number == 3) &&
+		    CFI_ROW_KIND(r) < CFI_KIND_FIRST_STOP) {
+			bool far = CFI_ROW_KIND(r) == CFI_KIND_RSP_FAR;
 
-			assert_int_equal(r->kind, ops[0].number == 7 ? far ? CFI_KIND_RSP_FAR :
-					 CFI_KIND_RSP : CFI_KIND_RBP);
+			assert_int_equal(CFI_ROW_KIND(r), ops[0].number == 7 ? far ? CFI_KIND_RSP_FAR :
+					 CFI_KIND_RSP : ops[0].number == 6 ? CFI_KIND_RBP :
+					 CFI_KIND_RBX);
 			assert_int_equal(far ? (int64_t)CFI_RSP_FAR_UNITS(r->cfa) * 8 :
 					 (int64_t)r->cfa * 8, (int64_t)ops[0].number2);
+			assert_int_equal(CFI_ROW_RBX(r), libdw_rbx_slot(fr));
+			rbx_saved += CFI_ROW_RBX(r) != CFI_RBX_SAME && CFI_ROW_RBX(r) != CFI_RBX_LOST;
 			checked++;
 		}
 		free(fr);
 	}
-	printf("# %s: %d random pcs, %d CFA rules checked, %d in gaps\n", path, n, checked, gaps);
+	printf("# %s: %d random pcs, %d CFA rules checked (%d with rbx saved), %d in gaps\n", path, n,
+	       checked, rbx_saved, gaps);
 	assert_true(checked > n / 2);
 	dwarf_cfi_end(cfi);
 	elf_end(elf);
@@ -645,16 +732,16 @@ static int check_deref_rows(const char *path, const struct cfi_table *t)
 		Dwarf_Op *ops;
 		size_t n;
 
-		if (!is_deref(r->kind))
+		if (!is_deref(CFI_ROW_KIND(r)))
 			continue;
 		assert_int_equal(dwarf_cfi_addrframe(cfi, r->pc, &fr), 0);
 		assert_int_equal(dwarf_frame_cfa(fr, &ops, &n), 0);
 		assert_true(n == 2 || n == 3);
-		assert_int_equal(ops[0].atom, r->kind == CFI_KIND_RSP_DEREF ? DW_OP_breg7 : DW_OP_breg6);
+		assert_int_equal(ops[0].atom, CFI_ROW_KIND(r) == CFI_KIND_RSP_DEREF ? DW_OP_breg7 : DW_OP_breg6);
 		assert_int_equal((int64_t)ops[0].number, (int64_t)CFI_DEREF_OFF(r->cfa) * 8);
 		assert_int_equal(ops[1].atom, DW_OP_deref);
 		assert_int_equal(n == 3 ? ops[2].number : 0, (uint64_t)CFI_DEREF_ADD(r->cfa) * 8);
-		if (r->kind == CFI_KIND_DRAP) {
+		if (CFI_ROW_KIND(r) == CFI_KIND_DRAP) {
 			Dwarf_Op mem[3];
 
 			assert_int_equal(dwarf_frame_register(fr, 6, mem, &ops, &n), 0);
@@ -676,7 +763,7 @@ static void test_rows_real_libraries(void **state)
 	static const char *const files[] = {
 		"/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/perl", "/usr/bin/xz",
 		"/usr/bin/python3.11", "/proc/self/exe",
-		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "/lib64/ld-linux-x86-64.so.2",
 	};
 	size_t i;
 
@@ -690,17 +777,22 @@ static void test_rows_real_libraries(void **state)
 		check_invariants(t);
 		st = &t->stats;
 		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
-		       "rsp-deref %u rbp-deref %u drap %u stops: outermost %u expression %u "
+		       "rsp-deref %u rbp-deref %u drap %u rbx %u stops: outermost %u expression %u "
 		       "register %u range %u ra %u\n",
 		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
 		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
 		       st->kinds[CFI_KIND_RSP_DEREF], st->kinds[CFI_KIND_RBP_DEREF],
-		       st->kinds[CFI_KIND_DRAP], st->kinds[CFI_KIND_STOP_OUTERMOST],
+		       st->kinds[CFI_KIND_DRAP], st->kinds[CFI_KIND_RBX],
+		       st->kinds[CFI_KIND_STOP_OUTERMOST],
 		       st->kinds[CFI_KIND_STOP_EXPRESSION], st->kinds[CFI_KIND_STOP_REGISTER],
 		       st->kinds[CFI_KIND_STOP_RANGE],
 		       st->kinds[CFI_KIND_STOP_RA]);
 		if (strstr(files[i], "libc.so"))	/* __restore_rt */
 			assert_int_equal(st->kinds[CFI_KIND_SIGNAL], 1);
+		/* the lazy-binding trampolines: _dl_runtime_resolve_fxsave,
+		 * _xsave, _xsavec (and _dl_runtime_profile's), CFA from rbx */
+		if (strstr(files[i], "ld-linux"))
+			assert_true(st->kinds[CFI_KIND_RBX] >= 3);
 		/* OpenSSL's assembly: CFAs saved in the frame, all but the few
 		 * indexed by a register (r9) now rows the walk follows */
 		if (strstr(files[i], "libcrypto")) {
@@ -841,12 +933,65 @@ static int fake_read(void *arg, uint64_t addr, uint64_t *val)
 static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint64_t *ips,
 		     uint32_t max, struct cfi_walk_result *res)
 {
-	struct cfi_walk_regs regs = { ip, sp, bp };
+	struct cfi_walk_regs regs = { ip, sp, bp, 0 };
 
 	return cfi_walk(&f->proc, &regs, fake_read, f, ips, max, res);
 }
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
+
+/*
+ * CFAs from rbx (CFI_KIND_RBX, cfit_rbx: _dl_runtime_resolve_xsavec's
+ * CFI): from the sample's rbx, from a callee's save slot, and a stop
+ * where a callee's row says rbx is lost.
+ */
+static void test_walk_rbx(void **state)
+{
+	static struct fake f;
+	struct cfi_walk_regs regs = { A(cfit_rbx_2), FAKE_SP, 0, FAKE_SP + 32 };
+	struct cfi_walk_result res;
+	uint64_t ips[4];
+	int n;
+
+	/* the leaf in the trampoline: CFA = rbx + 32 */
+	fake_init(&f);
+	fake_put(&f, FAKE_SP + 56, A(cfit_outer) + 1);
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(ips[1], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+
+	/* a callee that pushed rbx (cfit_rbx_1's row: CFA sp + 32, rbx at
+	 * CFA - 32) returns into the trampoline, whose CFA is the saved
+	 * rbx + 32 */
+	fake_init(&f);
+	fake_put(&f, FAKE_SP, FAKE_SP + 64);			/* the caller's rbx */
+	fake_put(&f, FAKE_SP + 24, A(cfit_rbx_2) + 1);
+	fake_put(&f, FAKE_SP + 64, 0x1234);			/* its caller's rbx */
+	fake_put(&f, FAKE_SP + 88, A(cfit_outer) + 1);
+	regs = (struct cfi_walk_regs){ A(cfit_rbx_1), FAKE_SP, 0, 0x5555 };
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(ips[1], A(cfit_rbx_2) + 1);
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+
+	/* the callee's row says rbx is lost (kept in r12): the trampoline's
+	 * frame cannot be stepped */
+	fake_init(&f);
+	fake_put(&f, FAKE_SP, A(cfit_rbx_2) + 1);
+	regs = (struct cfi_walk_regs){ A(cfit_rbx_8), FAKE_SP, 0, FAKE_SP + 32 };
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+	assert_int_equal(res.kind, CFI_KIND_RBX);
+	/* and out of a row's reach (CFA - 128): lost too */
+	regs.ip = A(cfit_rbx_6);
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+	assert_int_equal(res.kind, CFI_KIND_RBX);
+}
 
 /* A frame over 256 KiB (CFI_KIND_RSP_FAR): the return address and the
  * saved rbp at its CFA, sp + 540,128. */
@@ -1281,7 +1426,7 @@ static void walk_ours(pid_t pid, struct sample *s)
 	const struct cfi_table *tables[256];
 	struct cfi_walk_process p = { maps, 0, tables, 0 };
 	struct ours_mem mem = { s, { s->regs.rsp, s->stack, s->size }, pid };
-	struct cfi_walk_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp };
+	struct cfi_walk_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp, s->regs.rbx };
 	size_t i;
 
 	for (i = 0; i < s->pm.nr && p.nr_maps < 256; i++) {
@@ -1306,7 +1451,8 @@ static void walk_ours(pid_t pid, struct sample *s)
 
 static void walk_theirs(struct unwinder *u, uint32_t pid, struct sample *s)
 {
-	struct unwind_regs regs = { .ip = s->regs.rip, .sp = s->regs.rsp, .bp = s->regs.rbp };
+	struct unwind_regs regs = { .ip = s->regs.rip, .sp = s->regs.rsp, .bp = s->regs.rbp,
+				    .bx = s->regs.rbx };
 	struct unwind_stats a, b;
 
 	unwinder_stats(u, &a);
@@ -1335,7 +1481,7 @@ static int row_kind(const struct sample *s, uint64_t pc)
 	if (!t || cfi_table_load_bias(t, m->start, m->pgoff, &bias) != 0)
 		return -1;
 	r = cfi_table_find(t, pc - bias);
-	return r ? r->kind : -1;
+	return r ? (int)CFI_ROW_KIND(r) : -1;
 }
 
 static void compare(struct cmp *c, struct symbolizer *sym, uint32_t pid, struct sample *s)
@@ -1865,6 +2011,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_walk_rules),
 		cmocka_unit_test(test_walk_far_frame),
+		cmocka_unit_test(test_walk_rbx),
 		cmocka_unit_test(test_stripped_and_no_cfi),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_garbage),
