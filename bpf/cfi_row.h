@@ -46,8 +46,18 @@
  * sp = sp + 8, bp unchanged), but only if the code before it is a call
  * (E8 rel32, or FF /2 through a register or memory, as DSP tables are
  * called) and the row for it - 1 lets the walk go on: a return address
- * into code with CFI.  Otherwise, and for every other frame without a
- * row, the walk stops (CFI_WALK_NO_ROW).
+ * into code with CFI.
+ *
+ * Any other frame without a row: code built with frame pointers and no
+ * CFI (crtstuff's __do_global_dtors_aux, under every library's
+ * destructors at exit) keeps its caller's return address at bp + 8 and
+ * the caller's rbp at bp.  If rbp is known, not below sp and at most
+ * CFI_FP_STEP_RANGE above it, the walk takes those (caller: ip =
+ * *(bp + 8), sp = bp + 16, bp = *bp, rbx lost) under the same two
+ * conditions.  Otherwise the walk stops (CFI_WALK_NO_ROW).  The first
+ * frame is never stepped so: a leaf may not have set up a frame (yet),
+ * and its rbp is then its caller's frame pointer, which would drop that
+ * caller.
  */
 #ifndef BPFPROF_CFI_ROW_H
 #define BPFPROF_CFI_ROW_H
@@ -156,6 +166,23 @@ enum cfi_kind {
 #define CFI_ROW_KIND_RBX(kind, rbx) ((__u8)((kind) | (rbx) << CFI_KIND_BITS))
 /* Where slot @k (1 .. 14) keeps rbx: bytes from the CFA. */
 #define CFI_RBX_SLOT_OFF(k) (-8 * ((int)(k) + 1))
+
+/*
+ * Bytes of the user stack the BPF walk reads at once from sp when it
+ * starts (bpf/cfi_walk.bpf.h): the return addresses and saved registers
+ * that lie there come from this copy instead of a bpf_probe_read_user()
+ * each (~0.1 us apiece on the machine of docs/PERFORMANCE.md, "Issue
+ * 17"); those beyond it are read one by one.  Where the stack ends sooner
+ * (an unreadable page), the copy is the rest of sp's page.
+ */
+#define CFI_STACK_WINDOW 2048
+
+/*
+ * A frame without a row other than the first is stepped by its frame
+ * pointer only if bp lies at most this many bytes above its sp (bytes): a
+ * frame's own, not a value rbp kept from elsewhere (another stack, data).
+ */
+#define CFI_FP_STEP_RANGE (64u * 1024)
 
 /* CFI_KIND_RSP_FAR's CFA offset, in 8-byte units, from its cfa field:
  * the units past CFI_KIND_RSP's largest (32767). */
@@ -287,7 +314,8 @@ enum cfi_walk_stop {
  * bpf_probe_read_user() of 8 bytes each; a fourth their binary searches
  * of the process's mappings (a frame in the mapping of the frame before
  * it needs none); a fifth the callers of leaves without CFI taken from
- * [sp] (CFI_LEAF_CALLER_GUESSES, below).
+ * [sp] (CFI_LEAF_CALLER_GUESSES, below); a sixth the callers of other
+ * frames without CFI taken by their frame pointer (CFI_FP_STEPS).
  */
 #define CFI_ROW_CACHE_SLOTS 1024
 #define CFI_ROW_CACHE_HITS CFI_WALK_STOP_NR
@@ -295,7 +323,8 @@ enum cfi_walk_stop {
 #define CFI_STACK_READS (CFI_WALK_STOP_NR + 2)
 #define CFI_MAP_SEARCHES (CFI_WALK_STOP_NR + 3)
 #define CFI_LEAF_CALLER_GUESSES (CFI_WALK_STOP_NR + 4)
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 5)	/* slots of "walk_stops" */
+#define CFI_FP_STEPS (CFI_WALK_STOP_NR + 5)
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 6)	/* slots of "walk_stops" */
 
 /*
  * Step 3a of the walk (a leaf without CFI, above): whether the last @k

@@ -22,15 +22,6 @@
 
 #include "cfi_row.h"
 
-/*
- * Bytes of the user stack read at once from sp when a walk starts: the
- * return addresses and saved rbp values that lie there come from this
- * copy instead of a bpf_probe_read_user() each (~0.1 us apiece on the
- * machine of docs/PERFORMANCE.md, "Issue 17"); those beyond it are read
- * one by one as before.
- */
-#define CFI_STACK_WINDOW 2048
-
 /* Ask again for a process's mappings at most this often (ns). */
 #define CFI_REQUEST_INTERVAL_NS 20000000ull
 
@@ -122,13 +113,15 @@ struct cfi_walk_vars {
 	__u32 lo, hi;		/* the answer is in [lo, hi) */
 	__u32 failed;		/* a lookup failed */
 	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
-	__u32 guessed;		/* the frame written last is a leaf's caller from
-				 * [sp], its row not checked yet (cfi_row.h) */
+	__u32 guessed;		/* the frame written last is a guessed caller of
+				 * a frame without a row, its own row not
+				 * checked yet (cfi_row.h): CFI_GUESS_* */
 	__u32 pad;
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 	__u64 reads;		/* 8-byte reads of user memory outside win */
 	__u64 map_searches;	/* binary searches of the mappings */
 	__u64 guesses;		/* leaves' callers from [sp] the walk went on from */
+	__u64 fp_steps;		/* other frames' callers from [bp + 8] */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
 	/* the window, not cleared between walks: only win_len bytes count */
@@ -524,25 +517,38 @@ __noinline int cfi_call_before(__u64 code)
 	return c.indirect;
 }
 
-/*
- * The first frame had no row (assembly without CFI): take its caller from
- * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h), if the code
- * before it is a call.  The next frame's row decides: none, and the guess
- * is taken back.
- */
-static __always_inline bool cfi_guess_leaf_caller(struct cfi_walk_vars *v)
-{
-	__u64 ra, code;
+/* struct cfi_walk_vars.guessed: how the frame written last was found. */
+#define CFI_GUESS_NONE 0
+#define CFI_GUESS_LEAF 1	/* a leaf's caller from [sp] */
+#define CFI_GUESS_FP 2		/* a caller from [bp + 8], bp from [bp] */
 
-	if (cfi_read(v, v->sp, &ra) || ra < 4096 ||
+/*
+ * The frame had no row (code without CFI): take its caller from the stack,
+ * if the code before that return address is a call (bpf/cfi_row.h).  The
+ * first frame, a leaf that saved nothing, has it at [sp]; any other frame
+ * by its frame pointer, at [bp + 8] with the caller's rbp at [bp], as code
+ * built with frame pointers and no CFI keeps it (crtstuff's
+ * __do_global_dtors_aux, which runs each library's destructors at exit);
+ * rbx is then lost.  The next frame's row decides: none, and the guess is
+ * taken back.
+ */
+static __always_inline bool cfi_guess_caller(struct cfi_walk_vars *v, bool leaf)
+{
+	__u64 ra, code, at = leaf ? v->sp : v->bp + 8, bp = v->bp;
+
+	if (!leaf && (!v->bp_known || v->bp < v->sp || v->bp - v->sp > CFI_FP_STEP_RANGE))
+		return false;
+	if (cfi_read(v, at, &ra) || ra < 4096 || (!leaf && cfi_read(v, v->bp, &bp)) ||
 	    bpf_probe_read_user(&code, sizeof(code), (const void *)(ra - 8)) ||
 	    !cfi_call_before(code))
 		return false;
 	v->ip = ra;
-	v->sp += 8;
+	v->sp = at + 8;
+	v->bp = bp;
+	v->bx_known = leaf && v->bx_known;
 	v->exact = 0;
 	v->stop = CFI_WALK_END;
-	v->guessed = 1;
+	v->guessed = leaf ? CFI_GUESS_LEAF : CFI_GUESS_FP;
 	return true;
 }
 
@@ -567,10 +573,10 @@ static long cfi_walk_frame(__u32 i, void *data)
 			v->stop = CFI_WALK_NO_ROW;
 			return 1;
 		}
-		if (v->stop == CFI_WALK_NO_ROW && n == 1 && max_depth > 1 &&
-		    cfi_guess_leaf_caller(v)) {
-			w->st->ips[1] = v->ip;
-			v->n = 2;
+		if (v->stop == CFI_WALK_NO_ROW && n < max_depth && n < BPFPROF_MAX_STACK_DEPTH &&
+		    cfi_guess_caller(v, n == 1)) {
+			w->st->ips[n] = v->ip;
+			v->n = n + 1;
 			return 0;
 		}
 		/* a return address in no mapping is not a frame */
@@ -578,10 +584,11 @@ static long cfi_walk_frame(__u32 i, void *data)
 			v->n = n - 1;
 		return 1;
 	}
-	if (v->guessed) {
-		v->guessed = 0;
+	if (v->guessed == CFI_GUESS_LEAF)
 		v->guesses++;
-	}
+	else if (v->guessed == CFI_GUESS_FP)
+		v->fp_steps++;
+	v->guessed = CFI_GUESS_NONE;
 	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH) {
 		v->stop = CFI_WALK_MAX_DEPTH;
 		return 1;
@@ -670,6 +677,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	cfi_count(CFI_MAP_SEARCHES, v->map_searches);
 	if (v->guesses)
 		cfi_count(CFI_LEAF_CALLER_GUESSES, v->guesses);
+	if (v->fp_steps)
+		cfi_count(CFI_FP_STEPS, v->fp_steps);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

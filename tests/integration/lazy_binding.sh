@@ -19,8 +19,9 @@
 # on 1,277 of 1,512 walks).  The same for --call-graph dwarf, whose
 # copies libdwfl unwinds, now given rbx (a 1 s run: 840 of 843; 188 of 874
 # before).  Names of ld.so's local functions come from libc6-dbg.  perf
-# record --call-graph dwarf on the same work is printed beside (0 of 1,057
-# here: its unwinds stop at the trampoline).
+# record --call-graph dwarf on the same work is printed beside: its
+# unwinds stopped at the trampoline in most runs here (0 of ~1,000 such
+# samples), not in some (1,281 of 1,284).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 [ -x "$WL/nofp_lazy" ] || fail "no $WL/nofp_lazy (make B=$BPFPROF_BUILD)"

@@ -52,6 +52,8 @@ struct sampler_stats {
 	uint64_t map_searches;		/* the walks' binary searches of mappings */
 	uint64_t leaf_guesses;		/* leaves without CFI whose caller came from
 					 * [sp] (bpf/cfi_row.h) */
+	uint64_t fp_steps;		/* other frames without CFI whose caller
+					 * came from [bp + 8] (bpf/cfi_row.h) */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */

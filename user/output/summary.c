@@ -345,6 +345,9 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 	if (stats->leaf_guesses)	/* assembly without CFI, bpf/cfi_row.h */
 		fprintf(out, "; leaves without CFI continued from [sp] %llu",
 			(unsigned long long)stats->leaf_guesses);
+	if (stats->fp_steps)		/* code with frame pointers, without CFI */
+		fprintf(out, "; frames without CFI continued by rbp %llu",
+			(unsigned long long)stats->fp_steps);
 	fputc('\n', out);
 	if (!verbose)
 		return;

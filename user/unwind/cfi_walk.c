@@ -222,21 +222,28 @@ int cfi_walk_call_before(uint64_t code)
 }
 
 /*
- * The first frame had no row (assembly without CFI): take its caller from
- * [sp], as a leaf that saved nothing has it (bpf/cfi_row.h), if the code
- * before it is a call (read through @read too).  The caller's row decides:
- * none, and the guess is taken back.
+ * Frame @f had no row (code without CFI): take its caller from the stack
+ * (bpf/cfi_row.h), if the code before that return address is a call (read
+ * through @read too).  The first frame (@leaf), a leaf that saved
+ * nothing, has it at [sp]; any other frame by its frame pointer, at
+ * [bp + 8] with the caller's rbp at [bp], rbx then lost, if bp is at
+ * most CFI_FP_STEP_RANGE above sp.  The caller's row decides: none, and
+ * the guess is taken back.
  * 0, or -1 if there is no such caller.
  */
-static int guess_leaf_caller(struct frame *f, cfi_walk_read_fn read, void *arg)
+static int guess_caller(struct frame *f, int leaf, cfi_walk_read_fn read, void *arg)
 {
-	uint64_t ra, code;
+	uint64_t ra, code, at = leaf ? f->sp : f->bp + 8, bp = f->bp;
 
-	if (read(arg, f->sp, &ra) || ra < 4096 || read(arg, ra - 8, &code) ||
-	    !cfi_walk_call_before(code))
+	if (!leaf && (!f->bp_known || f->bp < f->sp || f->bp - f->sp > CFI_FP_STEP_RANGE))
+		return -1;
+	if (read(arg, at, &ra) || ra < 4096 || (!leaf && read(arg, f->bp, &bp)) ||
+	    read(arg, ra - 8, &code) || !cfi_walk_call_before(code))
 		return -1;
 	f->ip = ra;
-	f->sp += 8;
+	f->sp = at + 8;
+	f->bp = bp;
+	f->bx_known = leaf && f->bx_known;
 	f->exact = 0;
 	return 0;
 }
@@ -245,8 +252,9 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	     cfi_walk_read_fn read, void *arg, uint64_t *ips, uint32_t max,
 	     struct cfi_walk_result *res)
 {
-	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0, 0 };
-	int guessed = 0;	/* the frame written last is the leaf's caller from [sp] */
+	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0, 0, 0 };
+	int guessed = 0;	/* the frame written last is a guessed caller:
+				 * 1 the leaf's from [sp], 2 one from [bp + 8] */
 	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0,
 			   regs ? regs->bx : 0, 1, 1, 1 };
 
@@ -259,14 +267,14 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 		const struct cfi_row *row = frame_row(p, &f, &r);
 
 		if (!row) {
-			if (guessed) {		/* [sp] held no return address into CFI */
+			if (guessed) {		/* no return address into CFI */
 				r.frames--;
 				r.stop = CFI_WALK_NO_ROW;
 				break;
 			}
-			if (r.stop == CFI_WALK_NO_ROW && r.frames == 1 && max > 1 &&
-			    !guess_leaf_caller(&f, read, arg)) {
-				guessed = 1;
+			if (r.stop == CFI_WALK_NO_ROW && r.frames < max &&
+			    !guess_caller(&f, r.frames == 1, read, arg)) {
+				guessed = r.frames == 1 ? 1 : 2;
 				ips[r.frames++] = f.ip;
 				continue;
 			}
@@ -274,10 +282,11 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 				r.frames--;
 			break;
 		}
-		if (guessed) {
-			guessed = 0;
+		if (guessed == 1)
 			r.leaf_guessed = 1;
-		}
+		else if (guessed == 2)
+			r.fp_steps++;
+		guessed = 0;
 		if (r.frames >= max) {
 			r.stop = CFI_WALK_MAX_DEPTH;
 			break;

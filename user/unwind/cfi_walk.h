@@ -19,9 +19,15 @@
  *  3a. the first frame without a row (assembly without CFI): if *sp
  *     follows a call instruction (the 8 bytes before it, read through
  *     @read too: a call rel32, or one through a register or memory of
- *     the exact length), it is written as its caller (sp + 8, rbp unchanged) and the walk goes on if the caller's
- *     row is found in step 3; else that frame is taken back and the walk
- *     stops, CFI_WALK_NO_ROW;
+ *     the exact length), it is written as its caller (sp + 8, rbp
+ *     unchanged) and the walk goes on if the caller's row is found in
+ *     step 3; else that frame is taken back and the walk stops,
+ *     CFI_WALK_NO_ROW;
+ *  3b. any other frame without a row (code built with frame pointers and
+ *     no CFI: crtstuff's __do_global_dtors_aux): with rbp known and not
+ *     below sp and at most CFI_FP_STEP_RANGE above it, its caller is
+ *     *(bp + 8) (sp = bp + 16, rbp = *bp, rbx lost) under the same two
+ *     conditions as 3a;
  *  4. CFA by the row's kind (CFI_KIND_RBP, CFI_KIND_RBP_DEREF or
  *     CFI_KIND_DRAP with rbp unknown: CFI_WALK_RBP_UNKNOWN; CFI_KIND_RBX
  *     with rbx unknown: CFI_WALK_UNSUPPORTED, kind CFI_KIND_RBX, as the
@@ -84,6 +90,8 @@ struct cfi_walk_result {
 	uint8_t kind;		/* CFI_WALK_UNSUPPORTED: the stop row's kind */
 	uint8_t leaf_guessed;	/* 1: the first frame had no row, and its
 				 * caller came from [sp] (step 3a) */
+	uint32_t fp_steps;	/* other frames without a row whose caller
+				 * came from [bp + 8] (step 3b) */
 };
 
 /*

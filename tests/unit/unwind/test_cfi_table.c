@@ -58,7 +58,8 @@
 
 /* ---- hand-written functions with known CFI --------------------------------
  * Never called: only their FDEs matter.  Labels mark where rows start.
- * cfit_nocfi has no FDE: the gap between cfit_push and cfit_plt.
+ * cfit_nocfi and cfit_nocfi_fp have no FDE: the gap between cfit_push and
+ * cfit_plt.
  */
 __asm__(".text\n"
 	".globl cfit_push, cfit_push_1, cfit_push_2, cfit_push_2b, cfit_push_3, cfit_push_end\n"
@@ -87,6 +88,16 @@ __asm__(".text\n"
 	".globl cfit_nocfi\n"
 	"cfit_nocfi:\n"
 	"	nop\n"
+	"	ret\n"
+	/* without CFI too, with a frame pointer, as crtstuff's
+	 * __do_global_dtors_aux: its caller is found through rbp */
+	".globl cfit_nocfi_fp, cfit_nocfi_fp_ret\n"
+	"cfit_nocfi_fp:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	call cfit_push\n"
+	"cfit_nocfi_fp_ret:\n"
+	"	pop %rbp\n"
 	"	ret\n"
 	/* the linker's PLT0 CFI, then the expression of the entries */
 	".globl cfit_plt, cfit_plt_1, cfit_plt_2, cfit_plt_end\n"
@@ -325,7 +336,7 @@ __asm__(".text\n"
 
 extern char cfit_push[], cfit_push_1[], cfit_push_2[], cfit_push_2b[], cfit_push_3[];
 extern char cfit_push_end[];
-extern char cfit_nocfi[];
+extern char cfit_nocfi[], cfit_nocfi_fp[], cfit_nocfi_fp_ret[];
 extern char cfit_plt[], cfit_plt_1[], cfit_plt_2[], cfit_plt_end[];
 extern char cfit_outer[], cfit_outer_end[];
 extern char cfit_odd[], cfit_odd_1[], cfit_odd_2[], cfit_odd_3[], cfit_odd_4[], cfit_odd_5[];
@@ -1167,13 +1178,45 @@ static void test_walk_rules(void **state)
 	n = fake_walk(&f, A(cfit_nocfi), FAKE_SP + sizeof(f.mem) - 4, bp, ips, 16, &res);
 	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
-	/* the first frame only: a caller without CFI ends the walk */
+	/* not the first frame: [sp] is not tried; [bp + 8] is 0 here */
 	fake_put(&f, sp, A(cfit_nocfi) + 1);		/* cfit_push: CFA = sp + 8 */
 	fake_put(&f, sp + 8, A(cfit_push_1) + 1);
 	n = fake_walk(&f, A(cfit_push), sp, bp, ips, 16, &res);
 	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
 	assert_int_equal(res.leaf_guessed, 0);
+	assert_int_equal(res.fp_steps, 0);
+
+	/* a caller without CFI that keeps a frame pointer (cfit_nocfi_fp):
+	 * its caller from [bp + 8] (after a call, into code with CFI), the
+	 * next rbp from [bp]; cfit_caller's CFA is then bp + 16 + 16 */
+	fake_init(&f);
+	fake_put(&f, sp, A(cfit_nocfi_fp_ret));		/* cfit_push: CFA = sp + 8 */
+	fake_put(&f, sp + 16, 0x4444);			/* bp = sp + 16 */
+	fake_put(&f, sp + 24, A(cfit_caller_other_ret));
+	fake_put(&f, sp + 40, A(cfit_outer) + 1);
+	n = fake_walk(&f, A(cfit_push), sp, sp + 16, ips, 16, &res);
+	assert_int_equal(n, 4);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	assert_int_equal(res.fp_steps, 1);
+	assert_int_equal(res.leaf_guessed, 0);
+	assert_int_equal(ips[1], A(cfit_nocfi_fp_ret));
+	assert_int_equal(ips[2], A(cfit_caller_other_ret));
+	assert_int_equal(ips[3], A(cfit_outer) + 1);
+	/* rbp below sp, or [bp + 8] after no call, or into code without a
+	 * row: the walk stops at the frame without CFI, as before */
+	n = fake_walk(&f, A(cfit_push), sp, sp - 16, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
+	fake_put(&f, sp + 24, A(cfit_push_1) + 1);
+	n = fake_walk(&f, A(cfit_push), sp, sp + 16, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
+	fake_put(&f, sp + 24, A(cfit_nocfi_fp_ret));
+	n = fake_walk(&f, A(cfit_push), sp, sp + 16, ips, 16, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
+	assert_int_equal(res.fp_steps, 0);
 
 	/* stops */
 	fake_init(&f);
