@@ -552,9 +552,38 @@ static long py_splice_step(__u32 i, void *data)
 }
 
 /*
+ * A Python frame left once the native stack ended: its evaluator frame was
+ * not on that stack (a frame-pointer walk through an interpreter built
+ * without them, -g; a CFI walk that stopped early).  Written at the root
+ * end of the stack, so that the Python stack stays whole above the native
+ * frames that were found; entry frames and activation ends change nothing
+ * here.
+ */
+static long py_leftover_step(__u32 i, void *data)
+{
+	struct py_splice *s = data;
+
+	if (!s->v->frame || s->v->truncated)
+		return 1;
+	s->v->written = 1;	/* py_end_activation() writes no evaluator frame */
+	return py_frame_step(s);
+}
+
+/*
+ * Whether the native stack was cut before its root: with -g always
+ * possible (rbp need not be a frame pointer), with --call-graph auto when
+ * the walk (@cs, its state) did not reach the outermost frame.
+ */
+static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
+{
+	return !cs || cs->stop != CFI_WALK_END;
+}
+
+/*
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
- * first, of thread @tid of process @tgid) by the Python frames they run.
- * Nothing changes for a process without an interpreter the collector
+ * first, of thread @tid of process @tgid) by the Python frames they run;
+ * the Python frames of evaluator frames a cut native stack did not reach
+ * go to its root end (py_leftover_step()).  Nothing changes for a process without an interpreter the collector
  * found, a thread without a thread state or a current frame.  Returns
  * whether Python frames were written.
  */
@@ -596,6 +625,10 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	s.p = p;
 	s.v = v;
 	bpf_loop(2 * max_depth + 2, py_splice_step, &s, 0);
+	if (v->frame && !v->truncated && py_native_cut(s.cstack)) {
+		py_count(PY_STAT_AT_ROOT, 1);
+		bpf_loop(max_depth, py_leftover_step, &s, 0);
+	}
 	st->nr = v->k;
 	if (v->frames) {
 		py_count(PY_STAT_SPLICED, 1);

@@ -133,9 +133,11 @@ enum py_stat {
 	PY_STAT_READ_FAULT,	/* a frame could not be read: rest of the chain lost */
 	PY_STAT_NOT_CODE,	/* a frame not running a code object, skipped */
 	PY_STAT_EVAL_UNMATCHED,	/* an evaluator frame with no Python frames left */
-	PY_STAT_FRAMES_LEFT,	/* the native stack ended before the Python frames */
+	PY_STAT_FRAMES_LEFT,	/* the native stack ended before the Python frames,
+				 * though whole: those left out */
 	PY_STAT_TRUNCATED,	/* no room left in the stack (--max-stack) */
 	PY_STAT_READS,		/* reads of user memory for Python frames */
+	PY_STAT_AT_ROOT,	/* ... ended so, cut: those frames put at its root */
 	PY_STAT_NR,
 };
 

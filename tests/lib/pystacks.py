@@ -4,7 +4,7 @@
 on what the test plugin tests/fixtures/plugins/dump.c wrote (profdump.py
 reads it).  Standard library only.
 
-  pystacks.py shares DUMP TRUTH POINTS [--calls-through-c]
+  pystacks.py shares DUMP TRUTH POINTS [--calls-through-c | --cut-native]
       tests/workloads/pyburn.py: every pyburn_* function's self and total
       share of the samples under pyburn_run, against the truth file the
       workload wrote (its own CPU time per function), within POINTS; the
@@ -14,7 +14,13 @@ reads it).  Standard library only.
       pyburn_math.  --calls-through-c: CPython 3.8-3.10, where each Python
       call is a C call into the evaluator, so a few of the interpreter's C
       frames (_PyEval_Vector, function_code_fastcall, ...) lie between a
-      Python function and the one it calls.
+      Python function and the one it calls.  --cut-native: a -g profile
+      of an interpreter built without frame pointers, whose native stacks
+      end early: the outer Python frames are at the root of the stack
+      (bpf/python.bpf.h, py_leftover_step()), so the stacks are not whole
+      and json's C encoder frames are missing; instead every sample under
+      the <module> frame, and the callback's Python frames in their order
+      (outer_b, then hook, then inner_b the next Python frame).
   pystacks.py lines PPROF PYBURN
       tests/workloads/pyburn.py profiled into pprof's format: the line of
       each Python frame, from the frame's instruction through the code
@@ -105,6 +111,24 @@ def check_callback(sel, through_c=False):
           "inner_b" % (good, n))
 
 
+def check_cut_callback(sel, all_samples):
+    """-g: the Python frames whole without the native ones between."""
+    n = sum(c.samples for c in sel)
+    check(n >= 0.97 * all_samples, "%d of %d samples of the workload under pyburn_run"
+          % (n, all_samples))
+    n = good = 0
+    for c in sel:
+        if "pyburn_hook" not in c.user:
+            continue
+        n += c.samples
+        py = [f for f in c.user[::-1] if f.startswith("pyburn_")]    # root first
+        if "pyburn_outer_b" in py and py[py.index("pyburn_hook") + 1:][:1] == ["pyburn_inner_b"] \
+                and py.index("pyburn_outer_b") < py.index("pyburn_hook"):
+            good += c.samples
+    check(n > 0 and good >= 0.99 * n,
+          "%d of %d callback samples read outer_b ... hook -> inner_b" % (good, n))
+
+
 def check_math(sel):
     """Some samples of pyburn_math end in C code (math.sqrt, the interpreter)."""
     n = sum(c.samples for c in sel if c.user and "pyburn_math" in c.user)
@@ -121,7 +145,7 @@ def self_of(c):
     return None
 
 
-def shares(dump, truth_path, points, through_c=False):
+def shares(dump, truth_path, points, through_c=False, cut_native=False):
     d = profdump.load(dump)
     truth = read_truth(truth_path)
     sel = under(d, "pyburn_run")
@@ -140,8 +164,15 @@ def shares(dump, truth_path, points, through_c=False):
               "%s self %.2f%% (truth %.2f%%)" % (name, 100.0 * s / n, ts))
         check(abs(100.0 * t / n - tt) <= points,
               "%s total %.2f%% (truth %.2f%%)" % (name, 100.0 * t / n, tt))
-    check_whole(sel, n)
-    check_callback(sel, through_c)
+    if cut_native:
+        left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
+        check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame" % (left, n))
+        check_cut_callback(sel, sum(c.samples for c in d.counts if c.user and
+                                    any(f.startswith("pyburn_") or f == "<module>" or
+                                        f.startswith(EVAL) for f in c.user)))
+    else:
+        check_whole(sel, n)
+        check_callback(sel, through_c)
     check_math(sel)
 
 
@@ -249,9 +280,11 @@ def threads(dump, truth_path, points):
 
 def main():
     if len(sys.argv) in (5, 6) and sys.argv[1] == "shares":
-        if len(sys.argv) == 6 and sys.argv[5] != "--calls-through-c":
+        opt = sys.argv[5] if len(sys.argv) == 6 else None
+        if opt not in (None, "--calls-through-c", "--cut-native"):
             sys.exit(__doc__)
-        shares(sys.argv[2], sys.argv[3], float(sys.argv[4]), len(sys.argv) == 6)
+        shares(sys.argv[2], sys.argv[3], float(sys.argv[4]), opt == "--calls-through-c",
+               opt == "--cut-native")
     elif len(sys.argv) == 4 and sys.argv[1] == "reads":
         reads(sys.argv[2], float(sys.argv[3]))
     elif len(sys.argv) == 4 and sys.argv[1] == "lines":

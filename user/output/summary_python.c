@@ -53,6 +53,10 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		any = true;
 	}
 	fputs(any ? "\n" : " none\n", out);
+	if (py[PY_STAT_AT_ROOT])	/* bpf/python.bpf.h, py_leftover_step() */
+		fprintf(out, "bpfprof: Python: %llu samples' native stacks ended before their "
+			"outer Python frames, which were put at the root\n",
+			(unsigned long long)py[PY_STAT_AT_ROOT]);
 	if (is.unsupported)
 		fprintf(out, "bpfprof: Python: %llu interpreters of a version without a known layout "
 			"(3.11 to 3.13 are known): native frames only\n",
