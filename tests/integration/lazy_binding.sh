@@ -26,38 +26,51 @@
 need_root
 [ -x "$WL/nofp_lazy" ] || fail "no $WL/nofp_lazy (make B=$BPFPROF_BUILD)"
 
-"$BPFPROF" -F 999 --format folded -o "$TMP/lazy.folded" -- \
-	env LD_BIND_NOT=1 "$WL/nofp_lazy" -s 1.5 2> "$TMP/lazy.err" ||
-	{ cat "$TMP/lazy.err"; fail "bpfprof -- nofp_lazy failed"; }
-line=$(grep 'user stack walks:' "$TMP/lazy.err") || fail "no walk summary: $(cat "$TMP/lazy.err")"
-echo "$line"
-read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count --comm nofp_lazy \
-	--among '(^|;)_dl_runtime_resolve' "$TMP/lazy.folded" \
-	'(^|;)__libc_start_call_main;main;(lazy_stage;)?_dl_runtime_resolve_[a-z]*(;|$)')
-[ "$all" -ge 500 ] ||
-	fail "only $all samples in the lazy-binding resolver (expected >= 500; libc6-dbg names it)"
-[ $((full * 100)) -ge $((all * 95)) ] ||
-	fail "$full of $all samples in the resolver reach main below it, under 95%"
+fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
+
+# resolver_paths FOLDED ROOT: "HIT ALL": the samples with a frame of the
+# resolver, and of those the ones whose stack has ROOT right below it
+# (lazy_stage's calls, or main's own: clock_gettime).
+resolver_paths() {
+	fs count --comm nofp_lazy --among '(^|;)_dl_runtime_resolve' "$1" \
+		"(^|;)$2;(lazy_stage;)?_dl_runtime_resolve_[a-z]*(;|\$)"
+}
+
+# profile NAME SECONDS [OPTION...]: bpfprof -F 999 OPTION... on nofp_lazy
+# under LD_BIND_NOT=1 into $TMP/NAME.folded (the summary in NAME.err).
+profile() {
+	local name=$1 sec=$2
+	shift 2
+	"$BPFPROF" -F 999 "$@" --format folded -o "$TMP/$name.folded" -- \
+		env LD_BIND_NOT=1 "$WL/nofp_lazy" -s "$sec" 2> "$TMP/$name.err" ||
+		{ cat "$TMP/$name.err"; fail "bpfprof $* -- nofp_lazy failed"; }
+}
+
+# expect NAME FULL ALL MIN: at least MIN samples in the resolver, >= 95%
+# of them reaching main.
+expect() {
+	[ "$3" -ge "$4" ] ||
+		fail "$1: only $3 samples in the lazy-binding resolver (expected >= $4; libc6-dbg names it)"
+	[ $(($2 * 100)) -ge $(($3 * 95)) ] ||
+		fail "$1: $2 of $3 samples in the resolver reach main below it, under 95%"
+}
+
+profile auto 1.5
+grep 'user stack walks:' "$TMP/auto.err" || fail "no walk summary: $(cat "$TMP/auto.err")"
+read -r full all < <(resolver_paths "$TMP/auto.folded" '__libc_start_call_main;main')
+expect "default" "$full" "$all" 500
 
 # --call-graph dwarf (and young processes' copies): libdwfl, given rbx
-"$BPFPROF" -F 999 --call-graph dwarf --format folded -o "$TMP/dwarf.folded" -- \
-	env LD_BIND_NOT=1 "$WL/nofp_lazy" -s 1 2> "$TMP/dwarf.err" ||
-	{ cat "$TMP/dwarf.err"; fail "bpfprof --call-graph dwarf -- nofp_lazy failed"; }
-read -r dfull dall < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count --comm nofp_lazy \
-	--among '(^|;)_dl_runtime_resolve' "$TMP/dwarf.folded" \
-	'(^|;)__libc_start_call_main;main;(lazy_stage;)?_dl_runtime_resolve_[a-z]*(;|$)')
-[ "$dall" -ge 300 ] || fail "--call-graph dwarf: only $dall samples in the resolver (expected >= 300)"
-[ $((dfull * 100)) -ge $((dall * 95)) ] ||
-	fail "--call-graph dwarf: $dfull of $dall samples in the resolver reach main, under 95%"
+profile dwarf 1 --call-graph dwarf
+read -r dfull dall < <(resolver_paths "$TMP/dwarf.folded" '__libc_start_call_main;main')
+expect "--call-graph dwarf" "$dfull" "$dall" 300
 
 perf_line="perf: not run"
 if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
 	env LD_BIND_NOT=1 "$WL/nofp_lazy" -s 1.5 > /dev/null 2>&1; then
 	perf script --no-inline -i "$TMP/perf.data" -F comm,ip,sym,dso 2> /dev/null |
-		python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" from-perf-script > "$TMP/perf.folded"
-	read -r pfull pall < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
-		--among '(^|;)_dl_runtime_resolve' "$TMP/perf.folded" \
-		'(^|;)main;(lazy_stage;)?_dl_runtime_resolve_[a-z]*(;|$)')
+		fs from-perf-script > "$TMP/perf.folded"
+	read -r pfull pall < <(resolver_paths "$TMP/perf.folded" main)
 	perf_line="perf --call-graph dwarf: $pfull of $pall such samples reach main"
 fi
 ok "$full of $all samples in the lazy-binding resolver reach main ($dfull of $dall with --call-graph dwarf); $perf_line"
