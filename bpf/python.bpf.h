@@ -335,6 +335,8 @@ struct py_splice_vars {
 	__u32 truncated;
 	__u32 unmatched;	/* evaluator frames left as they were */
 	__u32 read_faults, not_code;
+	__u32 cut;		/* the native stack may end before its root */
+	__u32 at_root;		/* Python frames went to its root end */
 	__u32 reads;		/* of user memory, for frames */
 	__u64 win_lo;		/* user address of win[0] */
 	__u32 win_len;		/* bytes of win read, 0: none */
@@ -535,8 +537,22 @@ static long py_splice_step(__u32 i, void *data)
 	if (s->v->in_python)
 		return py_frame_step(s);
 	barrier_var(j);
-	if (j >= s->v->end || j >= max_depth || j >= BPFPROF_MAX_STACK_DEPTH)
-		return 1;
+	if (j >= s->v->end || j >= max_depth || j >= BPFPROF_MAX_STACK_DEPTH) {
+		/*
+		 * The native stack ended with Python frames left: their
+		 * evaluator frames were not on it (-g through an interpreter
+		 * built without frame pointers, a CFI walk that stopped
+		 * early).  If it was cut, they go to its root end, so that
+		 * the Python stack stays whole above the native frames
+		 * found; activation ends write no evaluator frame there.
+		 */
+		if (!s->v->frame || !s->v->cut || s->v->truncated)
+			return 1;
+		s->v->at_root = 1;
+		s->v->in_python = 1;
+		s->v->written = 1;
+		return 0;
+	}
 	ip = s->st->ips[j];
 	s->v->r = j + 1;
 	if (py_in_eval(s->p, j == s->v->leaf ? ip : ip - 1)) {
@@ -549,24 +565,6 @@ static long py_splice_step(__u32 i, void *data)
 		s->v->unmatched++;
 	}
 	return py_put(s, ip) ? 1 : 0;
-}
-
-/*
- * A Python frame left once the native stack ended: its evaluator frame was
- * not on that stack (a frame-pointer walk through an interpreter built
- * without them, -g; a CFI walk that stopped early).  Written at the root
- * end of the stack, so that the Python stack stays whole above the native
- * frames that were found; entry frames and activation ends change nothing
- * here.
- */
-static long py_leftover_step(__u32 i, void *data)
-{
-	struct py_splice *s = data;
-
-	if (!s->v->frame || s->v->truncated)
-		return 1;
-	s->v->written = 1;	/* py_end_activation() writes no evaluator frame */
-	return py_frame_step(s);
 }
 
 /*
@@ -583,7 +581,7 @@ static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
  * first, of thread @tid of process @tgid) by the Python frames they run;
  * the Python frames of evaluator frames a cut native stack did not reach
- * go to its root end (py_leftover_step()).  Nothing changes for a process without an interpreter the collector
+ * go to its root end (py_splice_step()).  Nothing changes for a process without an interpreter the collector
  * found, a thread without a thread state or a current frame.  Returns
  * whether Python frames were written.
  */
@@ -621,14 +619,14 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	v->r = sh.d;
 	v->leaf = sh.d;
 	v->end = max_depth;
+	v->cut = py_native_cut(s.cstack);
 	s.st = st;
 	s.p = p;
 	s.v = v;
-	bpf_loop(2 * max_depth + 2, py_splice_step, &s, 0);
-	if (v->frame && !v->truncated && py_native_cut(s.cstack)) {
+	/* a step per native frame, per Python frame, per activation left */
+	bpf_loop(3 * max_depth + 2, py_splice_step, &s, 0);
+	if (v->at_root)
 		py_count(PY_STAT_AT_ROOT, 1);
-		bpf_loop(max_depth, py_leftover_step, &s, 0);
-	}
 	st->nr = v->k;
 	if (v->frames) {
 		py_count(PY_STAT_SPLICED, 1);

@@ -43,7 +43,7 @@ done
 # -g: Debian's python3.11 has no frame pointers, so the native stack ends
 # a frame or two above the leaf and the outer evaluator frames are not on
 # it; their Python frames go to the stack's root (bpf/python.bpf.h,
-# py_leftover_step()), and the shares stay right.  Before, 2,539 of 3,016
+# py_splice_step()), and the shares stay right.  Before, 2,539 of 3,016
 # samples lost their Python frames ("frames-left").
 "$BPFPROF" -g --plugin "$TMP/dump.so" -F 999 -o "$TMP/fp.dump" -- \
 	/usr/bin/python3.11 "$PYBURN" 3 "$TMP/fp.truth" 2> "$TMP/fp.err" ||

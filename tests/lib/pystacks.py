@@ -17,7 +17,7 @@ reads it).  Standard library only.
       Python function and the one it calls.  --cut-native: a -g profile
       of an interpreter built without frame pointers, whose native stacks
       end early: the outer Python frames are at the root of the stack
-      (bpf/python.bpf.h, py_leftover_step()), so the stacks are not whole
+      (bpf/python.bpf.h, py_splice_step()), so the stacks are not whole
       and json's C encoder frames are missing; instead every sample under
       the <module> frame, and the callback's Python frames in their order
       (outer_b, then hook, then inner_b the next Python frame).

@@ -53,7 +53,7 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		any = true;
 	}
 	fputs(any ? "\n" : " none\n", out);
-	if (py[PY_STAT_AT_ROOT])	/* bpf/python.bpf.h, py_leftover_step() */
+	if (py[PY_STAT_AT_ROOT])	/* bpf/python.bpf.h, py_splice_step() */
 		fprintf(out, "bpfprof: Python: %llu samples' native stacks ended before their "
 			"outer Python frames, which were put at the root\n",
 			(unsigned long long)py[PY_STAT_AT_ROOT]);
