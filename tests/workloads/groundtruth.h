@@ -189,6 +189,25 @@ usage:
 	exit(2);
 }
 
+/*
+ * The start of a single-threaded workload whose only options are -s and
+ * --wait (nofp_fp_bridge, nofp_lazy): parse_seconds_wait(), then with
+ * --wait "ready PID" and SIGUSR1 (wait_for_release()); a failed sigwait()
+ * exits 1 with a message naming @name.
+ */
+static inline void start_seconds_wait(int argc, char **argv, const char *name, double *seconds)
+{
+	sigset_t set;
+	int wait = 0;
+
+	parse_seconds_wait(argc, argv, name, seconds, &wait);
+	block_release_signal(&set);
+	if (wait && wait_for_release(&set)) {
+		fprintf(stderr, "%s: sigwait failed\n", name);
+		exit(1);
+	}
+}
+
 /* Lets worker threads start their timed work together, after the release. */
 struct start_gate {
 	pthread_mutex_t lock;

@@ -92,16 +92,9 @@ NOIPA uint64_t bridge_round(uint64_t round, uint64_t *rnd, uint64_t x)
 
 int main(int argc, char **argv)
 {
-	int wait = 0;
 	double seconds = 2.0;
-	sigset_t set;
 
-	parse_seconds_wait(argc, argv, "nofp_fp_bridge", &seconds, &wait);
-	block_release_signal(&set);
-	if (wait && wait_for_release(&set)) {
-		perror("nofp_fp_bridge: sigwait");
-		return 1;
-	}
+	start_seconds_wait(argc, argv, "nofp_fp_bridge", &seconds);
 
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID), end = t0 + seconds;
 	uint64_t rnd = RANDOM_SEED(0), x = 1, rounds = 0;

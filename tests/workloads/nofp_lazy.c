@@ -49,13 +49,8 @@ int main(int argc, char **argv)
 {
 	double seconds = 2.0, x = 1.0, t0;
 	uint64_t calls = 0;
-	int wait = 0;
-	sigset_t set;
 
-	parse_seconds_wait(argc, argv, "nofp_lazy", &seconds, &wait);
-	block_release_signal(&set);
-	if (wait && wait_for_release(&set))
-		return 1;
+	start_seconds_wait(argc, argv, "nofp_lazy", &seconds);
 	t0 = now(CLOCK_THREAD_CPUTIME_ID);
 	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < seconds) {
 		x = lazy_stage(x, CALLS_PER_CHUNK);
