@@ -25,12 +25,6 @@ for w in late_dlopen nofp_late_lib.so nofp_qsort; do
 	[ -e "$WL/$w" ] || fail "no $WL/$w (make B=$BPFPROF_BUILD)"
 done
 
-# fs count --comm COMM --among SELECT FOLDED FULL: "FULL_SAMPLES
-# SELECTED_SAMPLES": among the stacks of processes named COMM whose user
-# frames match the regex SELECT, those that also match FULL (comm and
-# kernel frames removed; tests/lib/folded_stacks.py).
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
-
 # check_share WHAT FULL SELECTED MIN_SELECTED PERCENT: FULL/SELECTED >= PERCENT
 check_share() {
 	local what=$1 full=$2 sel=$3 min=$4 pct=$5

@@ -39,8 +39,7 @@ unsup=$(echo "$line" | sed -n 's/.* unsupported \([0-9]*\).*/\1/p')
 perf_line="perf: not run"
 if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
 	"$WL/nofp_deep" -b -n 8 -s 1.5 > /dev/null 2>&1; then
-	perf script --no-inline -i "$TMP/perf.data" -F comm,ip,sym,dso 2> /dev/null |
-		python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" from-perf-script > "$TMP/perf.folded"
+	perf_folded "$TMP/perf.data" > "$TMP/perf.folded"
 	read -r pfull pall < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
 		--among 'deep_leaf$' "$TMP/perf.folded" '(^|;)main;big_frame;(deep_down;){8}deep_leaf$')
 	perf_line="perf --call-graph dwarf: $pfull of $pall deep_leaf samples reach main"

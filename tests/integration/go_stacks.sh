@@ -24,7 +24,6 @@
 need_root
 command -v go >/dev/null || fail "go not installed (golang-go)"
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
 export GOCACHE=$TMP/gocache GOPATH=$TMP/gopath GOPROXY=off GOFLAGS=-mod=mod HOME=${HOME:-/root}
 bin=$TMP/goburn
 go build -ldflags="-s -w" -o "$bin" "$BPFPROF_SRC/tests/workloads/goburn.go" ||

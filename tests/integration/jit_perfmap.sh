@@ -73,7 +73,6 @@ trap cleanup_maps EXIT
 A='[:*~^]burnA( |;|$)'
 B='[:*~^]burnB( |;|$)'
 ROOT='__libc_start_call_main;.*[:*~^]burn[AB]( |;|$)'
-fs() { python3 "$lib/folded_stacks.py" "$@"; }
 
 # truth FIELD: a number of the workload's "truth" line in $TMP/$1.out
 truth() { awk -v f="$2" '$1 == "truth" { for (i = 2; i < NF; i++) if ($i == f) print $(i + 1) }' "$TMP/$1.out"; }

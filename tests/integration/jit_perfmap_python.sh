@@ -55,7 +55,6 @@ echo "python: $PY $("$PY" --version)"
 MAPS=()
 cleanup_maps() { rm -f "${MAPS[@]}"; cleanup_test; }
 trap cleanup_maps EXIT
-fs() { python3 "$lib/folded_stacks.py" "$@"; }
 
 # check FOLDED WHAT RUN [ROOT_PCT]: the checks of the header on one
 # profile; with ROOT_PCT, that share of the py::burn_* samples reach the root

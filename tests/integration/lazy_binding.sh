@@ -26,8 +26,6 @@
 need_root
 [ -x "$WL/nofp_lazy" ] || fail "no $WL/nofp_lazy (make B=$BPFPROF_BUILD)"
 
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
-
 # resolver_paths FOLDED ROOT: "HIT ALL": the samples with a frame of the
 # resolver, and of those the ones whose stack has ROOT right below it
 # (lazy_stage's calls, or main's own: clock_gettime).
@@ -68,8 +66,7 @@ expect "--call-graph dwarf" "$dfull" "$dall" 300
 perf_line="perf: not run"
 if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
 	env LD_BIND_NOT=1 "$WL/nofp_lazy" -s 1.5 > /dev/null 2>&1; then
-	perf script --no-inline -i "$TMP/perf.data" -F comm,ip,sym,dso 2> /dev/null |
-		fs from-perf-script > "$TMP/perf.folded"
+	perf_folded "$TMP/perf.data" > "$TMP/perf.folded"
 	read -r pfull pall < <(resolver_paths "$TMP/perf.folded" main)
 	perf_line="perf --call-graph dwarf: $pfull of $pall such samples reach main"
 fi

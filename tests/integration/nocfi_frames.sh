@@ -28,7 +28,6 @@
 need_root
 [ -x "$WL/nofp_fp_bridge" ] || fail "no $WL/nofp_fp_bridge (make B=$BPFPROF_BUILD)"
 
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
 TRUE='^_start;__libc_start_main;__libc_start_call_main;main;bridge_round;'
 
 # shares FOLDED: "FP_WHOLE FP_ALL BARE_BELOW BARE_TRUE" for nofp_fp_bridge.
@@ -61,8 +60,7 @@ read -r dwhole dall _ < <("$BPFPROF" -F 999 --call-graph dwarf --format folded \
 perf_line="perf: not run"
 if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
 	"$WL/nofp_fp_bridge" -s 1 > /dev/null 2>&1; then
-	perf script --no-inline -i "$TMP/perf.data" -F comm,ip,sym,dso 2> /dev/null |
-		fs from-perf-script > "$TMP/perf.folded"
+	perf_folded "$TMP/perf.data" > "$TMP/perf.folded"
 	read -r pwhole pall < <(fs count --among '(^|;)fp_bridge;bridged_work$' "$TMP/perf.folded" \
 		'(^|;)main;bridge_round;fp_bridge;bridged_work$')
 	perf_line="perf --call-graph dwarf: $pwhole of $pall reach main"

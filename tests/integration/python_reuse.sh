@@ -39,7 +39,6 @@
 #     ~100% of the samples of the two are named pyswap_other.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
 FIRST_ONLY=1 find_pythons 3.13 3.12
 
 # ---- 1. addresses reused under other names -----------------------------------

@@ -42,17 +42,6 @@ command -v openssl >/dev/null || fail "openssl not installed (.ci/install-deps i
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
 ROOT=';__libc_start_call_main;'
 
-# fs count [--comm COMM] [--among SELECT] FOLDED REGEX...: one line "HIT
-# SELECTED" per REGEX: the samples of processes named COMM whose user stack
-# ("root;...;leaf", comm and kernel frames removed) matches SELECT, and of
-# those, the ones matching REGEX (tests/lib/folded_stacks.py).
-fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
-
-# perf_folded DATA: perf script's stacks as folded lines (root first).
-perf_folded() {
-	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null | fs from-perf-script
-}
-
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
 
 # (a)

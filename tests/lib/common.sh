@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/lib/common.sh - shared helpers of the integration tests (sourced).
 # Provides: $BPFPROF (the binary), $WL (workloads dir), a per-test $TMP that is
-# removed on exit, fail/skip/need_root, and start_workload/release_workload.
+# removed on exit, fail/skip/need_root, start_workload/release_workload, and
+# fs and perf_folded (tests/lib/folded_stacks.py).
 set -u
 BPFPROF_BUILD=${BPFPROF_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}
 BPFPROF_SRC=${BPFPROF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -47,6 +48,19 @@ run_traced() {
 
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 = $3"; }
+
+# fs ARGS...: tests/lib/folded_stacks.py, e.g. fs count [--comm COMM]
+# [--among SELECT] FOLDED REGEX...: one line "HIT SELECTED" per REGEX: the
+# samples of processes named COMM whose user stack ("root;...;leaf", comm
+# and kernel frames removed) matches SELECT, and of those, the ones
+# matching REGEX.
+fs() { python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" "$@"; }
+
+# perf_folded DATA: perf script's stacks of perf.data DATA as folded lines
+# (root first, inlined frames not expanded).
+perf_folded() {
+	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null | fs from-perf-script
+}
 
 # find_pythons VERSION...: set the array pythons to Debian's python3.11 and
 # the first pyenv build found of each VERSION (3.12, 3.13); skips the test

@@ -4,7 +4,6 @@
 # common.sh, with $lib set to tests/lib and exported: leaf shares of folded
 # profiles, their allowed distance from a workload's truth, and bpfprof and
 # `perf record -g` attached to one process at once.
-fs() { python3 "$lib/folded_stacks.py" "$@"; }
 
 # leaf_share FOLDED NAME: percent of FOLDED's samples whose innermost user
 # frame is NAME exactly.
