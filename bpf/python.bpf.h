@@ -581,9 +581,9 @@ static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
  * first, of thread @tid of process @tgid) by the Python frames they run;
  * the Python frames of evaluator frames a cut native stack did not reach
- * go to its root end (py_splice_step()).  Nothing changes for a process without an interpreter the collector
- * found, a thread without a thread state or a current frame.  Returns
- * whether Python frames were written.
+ * go to its root end (py_splice_step()).  Nothing changes for a process
+ * without an interpreter the collector found, a thread without a thread
+ * state or a current frame.  Returns whether Python frames were written.
  */
 static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
 {
