@@ -348,7 +348,9 @@ static int drain(struct collector *c)
 	c->ingest.counts_time_ns = c->info.run.end_ns;
 	if (!c->session.stream && (n = sampler_drain_counts(c->sampler, true, on_count, c)))
 		return n;
-	return 0;
+	/* No walk needs the current images alone any more: samples taken
+	 * before an exec get the image they ran in. */
+	return profile_restore_past_maps(c->profile);
 }
 
 static void finish_run_stats(struct collector *c)

@@ -14,12 +14,16 @@
  *   -m fork   the child calls child_work() right after fork()
  *   -m exec   the child execs this same binary as "forker --child ITERS"
  *             (a new image, mapped elsewhere by ASLR), which calls
- *             child_work(ITERS) from main and exits
+ *             child_work(ITERS) from main and exits; with -e, the child
+ *             first spends its own MS milliseconds of CPU in
+ *             pre_exec_work(), still running its parent's image
  *
- * Usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-p MS] [--wait]
+ * Usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-e MS] [-p MS] [--wait]
  *               [--exit CODE | --signal SIGNO]
  *   -n CHILDREN  how many children (default 100)
  *   -c MS        CPU milliseconds per child (default 20)
+ *   -e MS        -m exec: CPU milliseconds per child before its exec, in
+ *                pre_exec_work() (default 0)
  *   -p MS        CPU milliseconds the parent spends in parent_work() after
  *                the children (default 0)
  *   --wait       after calibration print "ready PID" and block until SIGUSR1
@@ -64,6 +68,7 @@ NOIPA uint64_t child_work(uint64_t seed, uint64_t n)
 }
 
 LCG_LEAF(parent_work)
+LCG_LEAF(pre_exec_work)
 LCG_LEAF(calibrate_loop)
 
 static double tv_seconds(struct timeval tv)
@@ -73,13 +78,14 @@ static double tv_seconds(struct timeval tv)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-p MS] [--wait] "
-		"[--exit CODE | --signal SIGNO]\n");
+	fprintf(stderr, "usage: forker [-n CHILDREN] [-m fork|exec] [-c MS] [-e MS] [-p MS] "
+		"[--wait] [--exit CODE | --signal SIGNO]\n");
 	exit(2);
 }
 
-/* Start child @i; returns its pid or -1. */
-static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters)
+/* Start child @i, which spends @pre iterations before an exec; returns its
+ * pid or -1. */
+static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters, uint64_t pre)
 {
 	pid_t pid = fork();
 
@@ -89,6 +95,8 @@ static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters)
 		char arg[32];
 		char *argv[] = { "forker", "--child", arg, NULL };
 
+		if (pre)
+			result_sink = pre_exec_work(i + 1, pre);
 		snprintf(arg, sizeof(arg), "%llu", (unsigned long long)iters);
 		execv(self, argv);
 		perror("forker: execv");
@@ -101,7 +109,7 @@ static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters)
 __attribute__((section(".text"))) int main(int argc, char **argv)
 {
 	int children = 100, exec_mode = 0, wait = 0, exit_code = 0, signo = 0, failed = 0;
-	double child_ms = 20, parent_ms = 0;
+	double child_ms = 20, parent_ms = 0, pre_exec_ms = 0;
 	static pid_t pids[MAX_CHILDREN];
 	char self[4096];
 
@@ -125,6 +133,8 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 			exec_mode = !strcmp(v, "exec");
 		else if (!strcmp(a, "-c"))
 			child_ms = atof(v);
+		else if (!strcmp(a, "-e"))
+			pre_exec_ms = atof(v);
 		else if (!strcmp(a, "-p"))
 			parent_ms = atof(v);
 		else if (!strcmp(a, "--exit"))
@@ -134,7 +144,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (children < 0 || children > MAX_CHILDREN || child_ms < 0 || parent_ms < 0)
+	if (children < 0 || children > MAX_CHILDREN || child_ms < 0 || parent_ms < 0 || pre_exec_ms < 0)
 		usage();
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len < 0) {
@@ -148,6 +158,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	double ns = ns_per_iteration(calibrate_loop, 1u << 20);
 	uint64_t child_iters = (uint64_t)(child_ms * 1e6 / ns);
 	uint64_t parent_iters = (uint64_t)(parent_ms * 1e6 / ns);
+	uint64_t pre_iters = (uint64_t)(pre_exec_ms * 1e6 / ns);
 
 	if (wait)
 		wait_for_release(&set);
@@ -155,7 +166,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	for (int i = 0; i < children; i++) {
 		int status;
 
-		pids[i] = spawn(i, exec_mode, self, child_iters);
+		pids[i] = spawn(i, exec_mode, self, child_iters, pre_iters);
 		if (pids[i] < 0) {
 			perror("forker: fork");
 			failed++;

@@ -150,6 +150,7 @@ void profile_free(struct profile *p)
 		free(pe->proc.exe);
 		free(pe->proc.cmdline);
 		mappings_free(pe->proc.maps, pe->proc.nr_maps);
+		mappings_free(pe->proc.past_maps, pe->proc.nr_past_maps);
 		perfmap_free(pe->proc.perfmap);
 		free(pe);
 	}
@@ -247,35 +248,49 @@ static bool overlaps_any(const struct bpfprof_mapping *m, const struct bpfprof_m
 	return false;
 }
 
-int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_t nr)
+/*
+ * Merge @nr mappings (copied) into the list *@list of *@n: they replace the
+ * ones they overlap, the others are kept.  The list stays sorted by start.
+ * 0, or -ENOMEM with the list unchanged.
+ */
+static int maps_merge(struct bpfprof_mapping **list, size_t *n,
+		      const struct bpfprof_mapping *maps, size_t nr)
 {
-	struct bpfprof_mapping *merged = calloc(proc->nr_maps + nr + 1, sizeof(*merged));
-	size_t n = 0;
+	struct bpfprof_mapping *merged = calloc(*n + nr + 1, sizeof(*merged));
+	size_t k = 0;
 
 	if (!merged)
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
-		if (copy_mapping(&merged[n], &maps[i])) {
-			mappings_free(merged, n);
+		if (copy_mapping(&merged[k], &maps[i])) {
+			mappings_free(merged, k);
 			return -ENOMEM;
 		}
-		n++;
+		k++;
 	}
 	/* Old mappings survive unless a new one covers part of them. */
-	for (size_t i = 0; i < proc->nr_maps; i++) {
-		if (overlaps_any(&proc->maps[i], maps, nr)) {
-			free((char *)proc->maps[i].path);
-			free((uint8_t *)proc->maps[i].build_id);
+	for (size_t i = 0; i < *n; i++) {
+		if (overlaps_any(&(*list)[i], maps, nr)) {
+			free((char *)(*list)[i].path);
+			free((uint8_t *)(*list)[i].build_id);
 		} else {
-			merged[n++] = proc->maps[i];
+			merged[k++] = (*list)[i];
 		}
 	}
-	free(proc->maps);
-	qsort(merged, n, sizeof(*merged), cmp_mapping);
-	proc->maps = merged;
-	proc->nr_maps = n;
-	proc->maps_read = true;
+	free(*list);
+	qsort(merged, k, sizeof(*merged), cmp_mapping);
+	*list = merged;
+	*n = k;
 	return 0;
+}
+
+int proc_merge_maps(struct proc *proc, const struct bpfprof_mapping *maps, size_t nr)
+{
+	int err = maps_merge(&proc->maps, &proc->nr_maps, maps, nr);
+
+	if (!err)
+		proc->maps_read = true;
+	return err;
 }
 
 void proc_clear_maps(struct proc *proc)
@@ -284,6 +299,65 @@ void proc_clear_maps(struct proc *proc)
 	proc->maps = NULL;
 	proc->nr_maps = 0;
 	perfmap_reset(proc->perfmap);
+}
+
+/* A mapping of an ELF file's code, which names the addresses in it after
+ * the image that mapped it is gone (not anonymous code, [vdso], ...). */
+static bool file_code(const struct bpfprof_mapping *m)
+{
+	return (m->prot & BPFPROF_PROT_EXEC) && m->path && m->path[0] == '/';
+}
+
+int proc_retire_maps(struct proc *proc)
+{
+	struct bpfprof_mapping *code = calloc(proc->nr_maps + 1, sizeof(*code));
+	size_t nr = 0;
+	int err = -ENOMEM;
+
+	if (code) {
+		for (size_t i = 0; i < proc->nr_maps; i++)
+			if (file_code(&proc->maps[i]))
+				code[nr++] = proc->maps[i];	/* maps_merge() copies */
+		err = maps_merge(&proc->past_maps, &proc->nr_past_maps, code, nr);
+		free(code);
+	}
+	proc_clear_maps(proc);
+	return err;
+}
+
+int proc_restore_past_maps(struct proc *proc)
+{
+	struct bpfprof_mapping *past = proc->past_maps;
+	size_t nr_past = proc->nr_past_maps;
+	int err;
+
+	if (!nr_past)
+		return 0;
+	/* The current image's mappings go over the past ones they overlap. */
+	err = maps_merge(&past, &nr_past, proc->maps, proc->nr_maps);
+	if (err)
+		return err;
+	mappings_free(proc->maps, proc->nr_maps);
+	proc->maps = past;
+	proc->nr_maps = nr_past;
+	proc->past_maps = NULL;
+	proc->nr_past_maps = 0;
+	return 0;
+}
+
+static void restore_past_maps(void *ctx, struct proc *proc)
+{
+	int *err = ctx;
+
+	*err = *err ?: proc_restore_past_maps(proc);
+}
+
+int profile_restore_past_maps(struct profile *p)
+{
+	int err = 0;
+
+	profile_for_each_proc(p, restore_past_maps, &err);
+	return err;
 }
 
 const struct perfmap_entry *proc_jit_symbol(struct proc *proc, uint64_t ip)

@@ -42,6 +42,12 @@ struct proc {
 	struct perfmap *perfmap;	/* names of its JIT code (symbols/perfmap.h),
 					 * NULL until a frame in anonymous code
 					 * needed it; reset at exec */
+	struct bpfprof_mapping *past_maps; /* file-backed code mappings of the images
+					 * it executed away from (exec), sorted by start,
+					 * non-overlapping: they name the user stacks of
+					 * samples taken before the exec, once sampling
+					 * is over (proc_restore_past_maps()) */
+	size_t nr_past_maps;
 };
 
 struct profile *profile_new(void);
@@ -66,6 +72,27 @@ void mappings_free(struct bpfprof_mapping *maps, size_t nr);
 
 /* Forget all mappings (after an exec), and what its perf map said. */
 void proc_clear_maps(struct proc *proc);
+
+/*
+ * The process executed a new image: its file-backed code mappings move to
+ * past_maps (over the older images' they overlap), then proc_clear_maps().
+ * Samples taken before the exec (a forked child still running its
+ * parent's code, the execve() itself) hold addresses of that image, and
+ * address space randomization puts the new image elsewhere.  The mappings
+ * are cleared also on error: 0, or -ENOMEM if the old ones were lost.
+ */
+int proc_retire_maps(struct proc *proc);
+
+/*
+ * Once sampling is over: add to the mappings the past ones that no current
+ * mapping overlaps, so that samples taken before an exec are named after
+ * the image that ran them (the current image wins where both have an
+ * address).  Not while sampling: the mappings feed the stack walks of the
+ * current image.  0 or -ENOMEM (nothing changed).
+ */
+int proc_restore_past_maps(struct proc *proc);
+/* proc_restore_past_maps() for every process; 0 or the first error. */
+int profile_restore_past_maps(struct profile *p);
 
 /*
  * The perf map entry naming @ip of @proc (symbols/perfmap.h), the map

@@ -234,11 +234,12 @@ static void on_exec(struct tracker *t, const struct task_event *e)
 	proc->rank = procfs_rank(e->tgid);	/* the new image's environment */
 	profile_thread(t->profile, e->tgid, e->tid, e->comm);
 	record_comm(t, BPFPROF_EVENT_EXEC, e->tgid, e->tid, e->comm, e->time_ns, e->cpu);
-	/* The old image is gone: its mappings must not shadow the new ones.
-	 * The kernel's records (tracker_exec_start()) may have dropped them
+	/* The old image is gone: its mappings must not shadow the new ones
+	 * (they are kept apart for the samples taken before the exec).  The
+	 * kernel's records (tracker_exec_start()) may have retired them
 	 * already and told the new image's first mappings: keep those. */
 	if (!proc->exec_started)
-		proc_clear_maps(proc);
+		proc_retire_maps(proc);
 	proc->maps_read = true;
 	read_maps(t, proc, e->time_ns, proc->exec_started);
 	proc->exec_started = false;
@@ -337,7 +338,7 @@ void tracker_exec_start(struct tracker *t, uint32_t pid, uint64_t time_ns)
 
 	if (!proc || !proc->maps_read)
 		return;
-	proc_clear_maps(proc);
+	proc_retire_maps(proc);
 	proc->exec_started = true;
 	maps_changed(t, proc);
 }

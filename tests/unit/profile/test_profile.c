@@ -8,8 +8,9 @@
  * a run without samples; stack ids that share a slot of the id cache; and
  * per-thread and per-process totals kept with the counts (repeated adds,
  * a thread id reused by another process, many more keys than the count
- * cache has slots); and each thread's identity (host, rank, logical
- * thread index).
+ * cache has slots); each thread's identity (host, rank, logical
+ * thread index); and the code mappings of images a process executed away
+ * from (proc_retire_maps, proc_restore_past_maps).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -377,6 +378,72 @@ static void test_host_ids_unique(void **unused)
 	profile_free(p);
 }
 
+static struct bpfprof_mapping mapping(uint64_t start, uint64_t end, uint32_t prot, const char *path)
+{
+	return (struct bpfprof_mapping){ .start = start, .end = end, .prot = prot, .path = path };
+}
+
+static void assert_mapping(const struct proc *pr, size_t i, uint64_t start, const char *path)
+{
+	assert_true(i < pr->nr_maps);
+	assert_int_equal(pr->maps[i].start, start);
+	assert_string_equal(pr->maps[i].path, path);
+}
+
+/*
+ * Two execs: the first image's code survives where no later image mapped
+ * anything, the second's goes over the first's it overlaps, the current
+ * image's over both; data, anonymous code and [vdso] are not kept; while
+ * sampling the mappings are the current image's alone.
+ */
+static void test_past_images(void **unused)
+{
+	const uint32_t x = BPFPROF_PROT_EXEC | BPFPROF_PROT_READ, r = BPFPROF_PROT_READ;
+	const struct bpfprof_mapping first[] = {
+		mapping(0x1000, 0x2000, x, "/bin/sh"),
+		mapping(0x2000, 0x3000, r, "/bin/sh"),		/* data: dropped */
+		mapping(0x5000, 0x6000, x, "/lib/libc.so"),	/* under the second's */
+		mapping(0x7000, 0x8000, x, ""),			/* JIT code: dropped */
+		mapping(0x9000, 0xa000, x, "[vdso]"),		/* dropped */
+	}, second[] = {
+		mapping(0x5800, 0x6800, x, "/bin/env"),
+		mapping(0xc000, 0xd000, x, "/lib/libc.so"),	/* under the current one */
+	}, current[] = {
+		mapping(0xc800, 0xe000, x, "/bin/prog"),
+		mapping(0xf000, 0x10000, x, "/lib/libc.so"),
+	};
+	struct profile *p = profile_new();
+	struct proc *pr;
+
+	assert_non_null(p);
+	pr = profile_proc(p, 42);
+	assert_non_null(pr);
+	assert_int_equal(proc_merge_maps(pr, first, 5), 0);
+	assert_int_equal(proc_retire_maps(pr), 0);
+	assert_int_equal(pr->nr_maps, 0);
+	assert_int_equal(proc_merge_maps(pr, second, 2), 0);
+	assert_int_equal(proc_retire_maps(pr), 0);
+	assert_int_equal(proc_merge_maps(pr, current, 2), 0);
+	/* while sampling: the current image only */
+	assert_int_equal(pr->nr_maps, 2);
+	assert_null(proc_find_map(pr, 0x1800));
+
+	assert_int_equal(profile_restore_past_maps(p), 0);
+	assert_int_equal(pr->nr_maps, 4);
+	assert_mapping(pr, 0, 0x1000, "/bin/sh");
+	assert_mapping(pr, 1, 0x5800, "/bin/env");
+	assert_mapping(pr, 2, 0xc800, "/bin/prog");
+	assert_mapping(pr, 3, 0xf000, "/lib/libc.so");
+	assert_null(pr->past_maps);
+	assert_string_equal(proc_find_map(pr, 0x5900)->path, "/bin/env");
+	assert_null(proc_find_map(pr, 0x5400));		/* the first libc, overlapped */
+	assert_null(proc_find_map(pr, 0x9800));
+	/* nothing left to restore */
+	assert_int_equal(proc_restore_past_maps(pr), 0);
+	assert_int_equal(pr->nr_maps, 4);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_thread_identities),
 		cmocka_unit_test(test_host_ids_unique),
 		cmocka_unit_test(test_merged_hosts),
+		cmocka_unit_test(test_past_images),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
