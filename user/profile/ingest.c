@@ -12,6 +12,7 @@
 #include "kernel/clock.h"
 #include "kernel/sampler.h"
 #include "symbols/perfmap.h"
+#include "targets/procmaps.h"
 
 void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
 		 struct tracker *tracker, const struct record_sink *sink,
@@ -131,6 +132,23 @@ static void count_unwind(struct ingest *in, enum unwind_stop why, uint64_t time_
 		in->unwind.lag_max_ns = lag;
 }
 
+/*
+ * The mappings a copied stack is unwound with: the process's, or those of
+ * an image it executed away from when only that one mapped the pc (a copy
+ * taken before the exec, read after it; address space randomization keeps
+ * the two images apart).  True for the current image's.
+ */
+static bool stack_image(const struct proc *proc, uint64_t ip, const struct bpfprof_mapping **maps,
+			size_t *nr)
+{
+	bool past = !procmaps_find(proc->maps, proc->nr_maps, ip) &&
+		    procmaps_find(proc->past_maps, proc->nr_past_maps, ip);
+
+	*maps = past ? proc->past_maps : proc->maps;
+	*nr = past ? proc->nr_past_maps : proc->nr_maps;
+	return !past;
+}
+
 /* --call-graph dwarf: unwind the copied user stack into an interned stack. */
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
 			 uint32_t *user)
@@ -148,10 +166,14 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 	if (!d->has_regs || !proc)
 		return 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		n = unwinder_unwind(in->unwinder, proc->pid, proc->maps, proc->nr_maps, &regs,
-				    d->stack, len, ips, max, &why);
+		const struct bpfprof_mapping *maps;
+		size_t nr_maps;
+		bool current = stack_image(proc, d->ip, &maps, &nr_maps);
+
+		n = unwinder_unwind(in->unwinder, proc->pid, maps, nr_maps, &regs, d->stack, len,
+				    ips, max, &why);
 		/* A pc outside the known mappings: a library appeared since we looked. */
-		if (attempt || why != UNWIND_UNMAPPED ||
+		if (attempt || !current || why != UNWIND_UNMAPPED ||
 		    !tracker_refresh_maps(in->tracker, proc, d->sample.time_ns, true))
 			break;
 	}
