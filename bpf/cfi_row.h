@@ -129,25 +129,38 @@ enum cfi_kind {
 	 * The rbp field as for CFI_KIND_RSP.
 	 */
 	CFI_KIND_RBX = 8,
+	/*
+	 * CFA = R + 8 * cfa, R another general register (DWARF number 0 to
+	 * 15: rax, rdx, rcx, rsi, rdi, r8 to r15), its number in the row's
+	 * high four bits (CFI_ROW_REG()), where the other kinds keep rbx's
+	 * slot: the caller's rbx is lost.  Only the first frame of a walk
+	 * has such a register, the sample's own; in any other frame the walk
+	 * stops (CFI_WALK_UNSUPPORTED).  OpenSSL's assembly keeps its
+	 * caller's sp in a register for a whole leaf function (ChaCha20's
+	 * "mov %rsp,%r9", CFA = r9 + 8; AES-GCM's and the prologues of
+	 * others' in rax, r11), as gcc's DRAP prologues do in r10.  The rbp
+	 * field as for CFI_KIND_RSP.
+	 */
+	CFI_KIND_REG = 9,
 
 	/* Stop rows: the walk ends here, for the reason in the name. */
-	CFI_KIND_STOP_NO_ROW = 9,	/* no FDE covers this pc (gap, end) */
-	CFI_KIND_STOP_OUTERMOST = 10,	/* return address undefined: _start,
+	CFI_KIND_STOP_NO_ROW = 10,	/* no FDE covers this pc (gap, end) */
+	CFI_KIND_STOP_OUTERMOST = 11,	/* return address undefined: _start,
 					 * clone()'s child, thread start */
-	CFI_KIND_STOP_EXPRESSION = 11,	/* a DWARF expression not recognised */
-	CFI_KIND_STOP_REGISTER = 12,	/* CFA from a register other than
-					 * rsp/rbp/rbx (e.g. gcc's DRAP r10 in
-					 * a prologue) */
-	CFI_KIND_STOP_RANGE = 13,	/* an offset that is not a multiple
+	CFI_KIND_STOP_EXPRESSION = 12,	/* a DWARF expression not recognised */
+	CFI_KIND_STOP_REGISTER = 13,	/* CFA from a register that is no
+					 * general register */
+	CFI_KIND_STOP_RANGE = 14,	/* an offset that is not a multiple
 					 * of 8 or does not fit its field */
-	CFI_KIND_STOP_RA = 14,		/* return address not at CFA - 8 */
-	CFI_KIND_NR = 15,
+	CFI_KIND_STOP_RA = 15,		/* return address not at CFA - 8 */
+	CFI_KIND_NR = 16,
 };
 
 /*
  * struct cfi_row.kind holds two fields: the enum cfi_kind in its low four
  * bits (CFI_ROW_KIND()), and in its high four where the caller's rbx is
- * (CFI_ROW_RBX()), which CFI_KIND_RBX rows need:
+ * (CFI_ROW_RBX()), which CFI_KIND_RBX rows need (CFI_KIND_REG rows keep
+ * their register there instead, CFI_ROW_REG()):
  *   CFI_RBX_SAME (0)   rbx keeps its value in the caller
  *   1 .. 14 (k)        saved at CFA - 8 * (k + 1), i.e. CFA - 16 down to
  *                      CFA - 120 (compilers push it within the first
@@ -166,6 +179,10 @@ enum cfi_kind {
 #define CFI_ROW_KIND_RBX(kind, rbx) ((__u8)((kind) | (rbx) << CFI_KIND_BITS))
 /* Where slot @k (1 .. 14) keeps rbx: bytes from the CFA. */
 #define CFI_RBX_SLOT_OFF(k) (-8 * ((int)(k) + 1))
+/* CFI_KIND_REG rows: the DWARF number of the CFA's register, in the
+ * high four bits (rbx is then lost). */
+#define CFI_ROW_REG(r) CFI_ROW_RBX(r)
+#define CFI_ROW_KIND_REG(reg) CFI_ROW_KIND_RBX(CFI_KIND_REG, reg)
 
 /*
  * Bytes of the user stack the BPF walk reads at once from sp when it

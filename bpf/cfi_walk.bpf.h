@@ -101,6 +101,8 @@ struct {
  */
 struct cfi_walk_vars {
 	__u64 ip, sp, bp, bx;
+	__u64 regs;		/* the sample's user registers (struct pt_regs *):
+				 * a first frame's CFI_KIND_REG row reads them */
 	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
 	__u32 bp_known;
 	__u32 bx_known;
@@ -371,6 +373,28 @@ static __always_inline void cfi_read_window(struct cfi_walk_vars *v)
 	}
 }
 
+/* struct pt_regs offsets of x86-64's general registers, by DWARF number. */
+const volatile __u16 cfi_dwarf_regs[16] = {
+	offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
+	offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
+	offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
+	offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+};
+
+/* The sample's general register @reg (DWARF number): a CFI_KIND_REG row's
+ * base, which only the first frame has (cfi_row.h).  0 or -1. */
+static __always_inline int cfi_sample_reg(struct cfi_walk_vars *v, __u32 reg, __u64 *val)
+{
+	if (v->n != 1)
+		return -1;
+	return bpf_probe_read_kernel(val, sizeof(*val),
+				     (const void *)(v->regs + cfi_dwarf_regs[reg & 15])) ? -1 : 0;
+}
+
 /* The CFA of the current frame by @row, whose kind is @kind; -1 with
  * v->stop set. */
 static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row *row,
@@ -398,6 +422,13 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 			return -1;
 		}
 		*cfa = v->bx + off;
+		return 0;
+	case CFI_KIND_REG:
+		if (cfi_sample_reg(v, CFI_ROW_REG(row), &base)) {
+			v->stop = CFI_WALK_UNSUPPORTED;
+			return -1;
+		}
+		*cfa = base + off;
 		return 0;
 	case CFI_KIND_RBP:
 		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
@@ -456,6 +487,8 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 		bp_known = cfi_read(v, bp_addr, &bp) == 0;
 	else if (kind != CFI_KIND_PLT && row->rbp == CFI_RBP_LOST)
 		bp_known = 0;
+	if (kind == CFI_KIND_REG)	/* the field holds the register */
+		rbx = CFI_RBX_LOST;
 	if (rbx != CFI_RBX_SAME)	/* one branch for "lost" and a slot */
 		bx_known = rbx != CFI_RBX_LOST && cfi_read(v, cfa + CFI_RBX_SLOT_OFF(rbx), &bx) == 0;
 	if (ra == 0) {
@@ -650,6 +683,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, win));
+	v->regs = (__u64)regs;
 	v->ip = BPF_CORE_READ(regs, ip);
 	v->sp = BPF_CORE_READ(regs, sp);
 	v->bp = BPF_CORE_READ(regs, bp);

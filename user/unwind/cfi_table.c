@@ -28,6 +28,7 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16	/* the return address column */
+#define REG_GENERAL_NR 16	/* rax .. r15 are DWARF registers 0 to 15 */
 
 /*
  * libdw keeps every FDE a Dwarf_CFI has looked up in a search tree until
@@ -75,6 +76,7 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_DRAP] = "drap",
 	[CFI_KIND_RSP_FAR] = "rsp-far",
 	[CFI_KIND_RBX] = "rbx",
+	[CFI_KIND_REG] = "register-leaf",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -331,8 +333,8 @@ static struct cfi_row signal_row(Dwarf_Frame *fr, int64_t cfa_off)
 }
 
 /* The row for the frame state @fr (@signal: its CIE has 'S'), without
- * its rbx slot. */
-static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost)
+ * its rbx slot; a CFI_KIND_REG row's register in *@cfa_reg. */
+static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost, int *cfa_reg)
 {
 	struct rule ra = reg_rule(fr, REG_RIP);
 	struct cfi_row r = { 0 };
@@ -358,8 +360,11 @@ static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost)
 			r.kind = CFI_KIND_RBP;
 		else if (reg == REG_RBX)
 			r.kind = CFI_KIND_RBX;
+		else if (reg >= 0 && reg < REG_GENERAL_NR)	/* the leaf's (cfi_row.h) */
+			r.kind = CFI_KIND_REG;
 		else
 			return stop_row(CFI_KIND_STOP_REGISTER);
+		*cfa_reg = reg;
 	} else if (is_plt_cfa(ops, n, &off, &thr)) {
 		r.kind = CFI_KIND_PLT;
 	} else if (deref_cfa(ops, n, &r)) {
@@ -397,11 +402,16 @@ static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost)
  * and where the caller's rbx is (a signal frame's: lost). */
 static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 {
-	struct cfi_row r = row_rules(fr, signal, lost);
+	int cfa_reg = 0;
+	struct cfi_row r = row_rules(fr, signal, lost, &cfa_reg);
 	unsigned int rbx;
 
 	if (r.kind >= CFI_KIND_FIRST_STOP)
 		return r;
+	if (r.kind == CFI_KIND_REG) {	/* its register where rbx's slot goes */
+		r.kind = CFI_ROW_KIND_REG((unsigned int)cfa_reg);
+		return r;
+	}
 	rbx = r.kind == CFI_KIND_SIGNAL ? CFI_RBX_LOST : rbx_slot(reg_rule(fr, REG_RBX));
 	r.kind = CFI_ROW_KIND_RBX(r.kind, rbx);
 	return r;

@@ -79,6 +79,7 @@ struct frame {
 	uint64_t ip, sp, bp, bx;
 	int bp_known, bx_known;
 	int exact;		/* look ip up as is (first frame, after a signal frame) */
+	const uint64_t *gprs;	/* the sample's registers: first frame only */
 };
 
 /* The row for frame @f, or NULL with *@why set. */
@@ -135,11 +136,13 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		return -1;
 	}
 	/* the plugin ABI has no stop of its own for rbx (cfi_walk.h) */
-	if (kind == CFI_KIND_RBX && !f->bx_known) {
+	if ((kind == CFI_KIND_RBX && !f->bx_known) || (kind == CFI_KIND_REG && !f->gprs)) {
 		res->stop = CFI_WALK_UNSUPPORTED;
-		res->kind = CFI_KIND_RBX;
+		res->kind = (uint8_t)kind;
 		return -1;
 	}
+	if (kind == CFI_KIND_REG)
+		rbx = CFI_RBX_LOST;	/* the field holds the register */
 	switch (kind) {
 	case CFI_KIND_RSP:
 		cfa = f->sp + (int64_t)row->cfa * 8;
@@ -149,6 +152,9 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		break;
 	case CFI_KIND_RBX:
 		cfa = f->bx + (int64_t)row->cfa * 8;
+		break;
+	case CFI_KIND_REG:
+		cfa = f->gprs[CFI_ROW_REG(row)] + (int64_t)row->cfa * 8;
 		break;
 	case CFI_KIND_RBP:
 		if (f->bp == 0) {	/* the outermost frame's mark */
@@ -208,6 +214,7 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	f->bx = bx;
 	f->bx_known = bx_known;
 	f->exact = kind == CFI_KIND_SIGNAL;
+	f->gprs = NULL;
 	return 0;
 }
 
@@ -245,6 +252,7 @@ static int guess_caller(struct frame *f, int leaf, cfi_walk_read_fn read, void *
 	f->bp = bp;
 	f->bx_known = leaf && f->bx_known;
 	f->exact = 0;
+	f->gprs = NULL;
 	return 0;
 }
 
@@ -256,7 +264,7 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	int guessed = 0;	/* the frame written last is a guessed caller:
 				 * 1 the leaf's from [sp], 2 one from [bp + 8] */
 	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0,
-			   regs ? regs->bx : 0, 1, 1, 1 };
+			   regs ? regs->bx : 0, 1, 1, 1, regs ? regs->gprs : NULL };
 
 	if (!p || !regs || !read || !ips || !max)
 		return -EINVAL;

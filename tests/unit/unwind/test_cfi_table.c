@@ -201,7 +201,7 @@ __asm__(".text\n"
 	"cfit_deref_1:\n"
 	"	.cfi_def_cfa_register %rax\n"
 	"	push %rbp\n"
-	"cfit_deref_2:\n"	/* a new rbp rule, the same stop: merged */
+	"cfit_deref_2:\n"
 	"	.cfi_offset %rbp, -16\n"
 	"	nop\n"
 	"cfit_deref_3:\n"
@@ -239,7 +239,7 @@ __asm__(".text\n"
 	"	push -8(%r10)\n"
 	"	push %rbp\n"
 	"	mov %rsp, %rbp\n"
-	"cfit_drap_2:\n"	/* the rbp rule, the same stop: merged */
+	"cfit_drap_2:\n"
 	"	.cfi_escape 0x10, 0x06, 0x02, 0x76, 0x00\n"		/* rbp at rbp + 0 */
 	"	push %r10\n"
 	"cfit_drap_3:\n"
@@ -493,7 +493,7 @@ static void test_rows_exact(void **state)
 	static const struct want outer[] = { { cfit_outer, CFI_KIND_STOP_OUTERMOST, 0, 0 } };
 	static const struct want odd[] = {
 		{ cfit_odd, CFI_KIND_RSP, 8, CFI_RBP_SAME },
-		{ cfit_odd_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_odd_1, CFI_ROW_KIND_REG(12), 8, CFI_RBP_SAME },	/* r12 + 8 */
 		{ cfit_odd_2, CFI_KIND_STOP_EXPRESSION, 0, 0 },
 		{ cfit_odd_3, CFI_KIND_STOP_RA, 0, 0 },
 		{ cfit_odd_4, CFI_KIND_STOP_RANGE, 0, 0 },	/* and cfit_odd_5 */
@@ -512,7 +512,8 @@ static void test_rows_exact(void **state)
 	};
 	static const struct want deref[] = {
 		{ cfit_deref, CFI_KIND_RSP, 8, CFI_RBP_SAME },
-		{ cfit_deref_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_deref_1, CFI_ROW_KIND_REG(0), 8, CFI_RBP_SAME },	/* rax + 8 */
+		{ cfit_deref_2, CFI_ROW_KIND_REG(0), 8, -2 },
 		{ cfit_deref_3, CFI_KIND_RSP_DEREF, CFI_DEREF_CFA(5, 1), -2 },
 		{ cfit_deref_4, CFI_KIND_RBP_DEREF, CFI_DEREF_CFA(-5, 0), -2 },
 		{ cfit_deref_5, CFI_KIND_RBP_DEREF, CFI_DEREF_CFA(-1, 31), -2 },
@@ -522,10 +523,11 @@ static void test_rows_exact(void **state)
 	};
 	static const struct want drap[] = {
 		{ cfit_drap, CFI_KIND_RSP, 8, CFI_RBP_SAME },
-		{ cfit_drap_1, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_drap_1, CFI_ROW_KIND_REG(10), 0, CFI_RBP_SAME },	/* r10 */
+		{ cfit_drap_2, CFI_ROW_KIND_REG(10), 0, CFI_RBP_LOST },	/* an expression */
 		{ cfit_drap_3, CFI_KIND_DRAP, CFI_DEREF_CFA(-1, 0), 0 },
 		{ cfit_drap_4, CFI_KIND_DRAP, CFI_DEREF_CFA(-1, 0), 1 },
-		{ cfit_drap_5, CFI_KIND_STOP_REGISTER, 0, 0 },
+		{ cfit_drap_5, CFI_ROW_KIND_REG(10), 0, CFI_RBP_LOST },
 		{ cfit_drap_6, CFI_KIND_RSP, 8, CFI_RBP_SAME },
 	};
 	static const struct want merge[] = {
@@ -545,21 +547,21 @@ static void test_rows_exact(void **state)
 	};
 	const struct cfi_row *r;
 
-	expect_rows("push", cfit_push, cfit_push_end, push, 5);
+	expect_rows("push", cfit_push, cfit_push_end, push, sizeof(push) / sizeof(push[0]));
 	/* the function without CFI is a gap */
 	r = cfi_table_find(self_table, vaddr_of(cfit_nocfi));
 	assert_int_equal(r->pc, vaddr_of(cfit_nocfi));
 	assert_int_equal(r->kind, CFI_KIND_STOP_NO_ROW);
 	assert_ptr_equal(cfi_table_find(self_table, vaddr_of(cfit_nocfi) + 1), r);
-	expect_rows("plt", cfit_plt, cfit_plt_end, plt, 3);
-	expect_rows("outer", cfit_outer, cfit_outer_end, outer, 1);
-	expect_rows("odd", cfit_odd, cfit_odd_end, odd, 7);
-	expect_rows("far", cfit_far, cfit_far_end, far, 5);
-	expect_rows("sig", cfit_sig, cfit_sig_end, sig, 1);
-	expect_rows("merge", cfit_merge, cfit_merge_end, merge, 2);
-	expect_rows("rbx", cfit_rbx, cfit_rbx_end, rbx, 9);
-	expect_rows("deref", cfit_deref, cfit_deref_end, deref, 8);
-	expect_rows("drap", cfit_drap, cfit_drap_end, drap, 6);
+	expect_rows("plt", cfit_plt, cfit_plt_end, plt, sizeof(plt) / sizeof(plt[0]));
+	expect_rows("outer", cfit_outer, cfit_outer_end, outer, sizeof(outer) / sizeof(outer[0]));
+	expect_rows("odd", cfit_odd, cfit_odd_end, odd, sizeof(odd) / sizeof(odd[0]));
+	expect_rows("far", cfit_far, cfit_far_end, far, sizeof(far) / sizeof(far[0]));
+	expect_rows("sig", cfit_sig, cfit_sig_end, sig, sizeof(sig) / sizeof(sig[0]));
+	expect_rows("merge", cfit_merge, cfit_merge_end, merge, sizeof(merge) / sizeof(merge[0]));
+	expect_rows("rbx", cfit_rbx, cfit_rbx_end, rbx, sizeof(rbx) / sizeof(rbx[0]));
+	expect_rows("deref", cfit_deref, cfit_deref_end, deref, sizeof(deref) / sizeof(deref[0]));
+	expect_rows("drap", cfit_drap, cfit_drap_end, drap, sizeof(drap) / sizeof(drap[0]));
 	/* the packing of the *_DEREF kinds' field, at its limits */
 	assert_int_equal(CFI_DEREF_OFF(CFI_DEREF_CFA(-1024, 31)), -1024);
 	assert_int_equal(CFI_DEREF_ADD(CFI_DEREF_CFA(-1024, 31)), 31);
@@ -672,7 +674,7 @@ static unsigned int libdw_rbx_slot(Dwarf_Frame *fr)
  */
 static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 {
-	int fd = open(path, O_RDONLY), checked = 0, gaps = 0, rbx_saved = 0, i;
+	int fd = open(path, O_RDONLY), checked = 0, gaps = 0, rbx_saved = 0, other_reg = 0, i;
 	uint64_t lo = t->rows[0].pc, hi = t->rows[t->nr - 1].pc;
 	unsigned int seed = 42;
 	Dwarf_CFI *cfi;
@@ -697,6 +699,15 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 		}
 		assert_int_not_equal(CFI_ROW_KIND(r), CFI_KIND_STOP_NO_ROW);
 		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
+		    ops[0].atom == DW_OP_bregx && ops[0].number < 16 &&
+		    ops[0].number != 7 && ops[0].number != 6 && ops[0].number != 3 &&
+		    CFI_ROW_KIND(r) < CFI_KIND_FIRST_STOP) {
+			/* another general register: the leaf's (CFI_KIND_REG) */
+			assert_int_equal(r->kind, CFI_ROW_KIND_REG(ops[0].number));
+			assert_int_equal((int64_t)r->cfa * 8, (int64_t)ops[0].number2);
+			checked++;
+			other_reg++;
+		} else if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
 		    ops[0].atom == DW_OP_bregx &&
 		    (ops[0].number == 7 || ops[0].number == 6 || ops[0].number == 3) &&
 		    CFI_ROW_KIND(r) < CFI_KIND_FIRST_STOP) {
@@ -713,8 +724,8 @@ static void cross_check_libdw(const char *path, struct cfi_table *t, int n)
 		}
 		free(fr);
 	}
-	printf("# %s: %d random pcs, %d CFA rules checked (%d with rbx saved), %d in gaps\n", path, n,
-	       checked, rbx_saved, gaps);
+	printf("# %s: %d random pcs, %d CFA rules checked (%d with rbx saved, %d from another "
+	       "register), %d in gaps\n", path, n, checked, rbx_saved, other_reg, gaps);
 	assert_true(checked > n / 2);
 	dwarf_cfi_end(cfi);
 	elf_end(elf);
@@ -788,12 +799,12 @@ static void test_rows_real_libraries(void **state)
 		check_invariants(t);
 		st = &t->stats;
 		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
-		       "rsp-deref %u rbp-deref %u drap %u rbx %u stops: outermost %u expression %u "
-		       "register %u range %u ra %u\n",
+		       "rsp-deref %u rbp-deref %u drap %u rbx %u register-leaf %u stops: outermost %u "
+		       "expression %u register %u range %u ra %u\n",
 		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
 		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
 		       st->kinds[CFI_KIND_RSP_DEREF], st->kinds[CFI_KIND_RBP_DEREF],
-		       st->kinds[CFI_KIND_DRAP], st->kinds[CFI_KIND_RBX],
+		       st->kinds[CFI_KIND_DRAP], st->kinds[CFI_KIND_RBX], st->kinds[CFI_KIND_REG],
 		       st->kinds[CFI_KIND_STOP_OUTERMOST],
 		       st->kinds[CFI_KIND_STOP_EXPRESSION], st->kinds[CFI_KIND_STOP_REGISTER],
 		       st->kinds[CFI_KIND_STOP_RANGE],
@@ -944,12 +955,55 @@ static int fake_read(void *arg, uint64_t addr, uint64_t *val)
 static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint64_t *ips,
 		     uint32_t max, struct cfi_walk_result *res)
 {
-	struct cfi_walk_regs regs = { ip, sp, bp, 0 };
+	struct cfi_walk_regs regs = { ip, sp, bp, 0, NULL };
 
 	return cfi_walk(&f->proc, &regs, fake_read, f, ips, max, res);
 }
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
+
+/*
+ * CFAs from another register (CFI_KIND_REG: OpenSSL's ChaCha20 keeps its
+ * caller's sp in r9): from the sample's register in the first frame; a
+ * stop without the sample's registers, and in any frame but the first,
+ * where the register's value is not known.
+ */
+static void test_walk_reg(void **state)
+{
+	static struct fake f;
+	uint64_t gprs[16] = { 0 }, ips[4];
+	struct cfi_walk_regs regs = { A(cfit_odd_1), FAKE_SP, 0x4444, 0, gprs };
+	struct cfi_walk_result res;
+	int n;
+
+	fake_init(&f);
+	gprs[12] = FAKE_SP + 40;			/* CFA = r12 + 8 */
+	fake_put(&f, FAKE_SP + 40, A(cfit_outer) + 1);
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(ips[1], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	/* a CFA at or below sp is no step */
+	gprs[12] = FAKE_SP - 8;
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(res.stop, CFI_WALK_READ_FAULT);
+	/* no registers */
+	regs.gprs = NULL;
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 1);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+	assert_int_equal(res.kind, CFI_KIND_REG);
+	/* the caller's row is from a register: not the sample's any more */
+	fake_init(&f);
+	gprs[0] = FAKE_SP + 100;
+	regs = (struct cfi_walk_regs){ A(cfit_push), FAKE_SP, 0x4444, 0, gprs };
+	fake_put(&f, FAKE_SP, A(cfit_deref_1) + 1);
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
+	assert_int_equal(ips[1], A(cfit_deref_1) + 1);
+	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
+	assert_int_equal(res.kind, CFI_KIND_REG);
+}
 
 /*
  * CFAs from rbx (CFI_KIND_RBX, cfit_rbx: _dl_runtime_resolve_xsavec's
@@ -959,7 +1013,7 @@ static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint
 static void test_walk_rbx(void **state)
 {
 	static struct fake f;
-	struct cfi_walk_regs regs = { A(cfit_rbx_2), FAKE_SP, 0, FAKE_SP + 32 };
+	struct cfi_walk_regs regs = { A(cfit_rbx_2), FAKE_SP, 0, FAKE_SP + 32, NULL };
 	struct cfi_walk_result res;
 	uint64_t ips[4];
 	int n;
@@ -980,7 +1034,7 @@ static void test_walk_rbx(void **state)
 	fake_put(&f, FAKE_SP + 24, A(cfit_rbx_2) + 1);
 	fake_put(&f, FAKE_SP + 64, 0x1234);			/* its caller's rbx */
 	fake_put(&f, FAKE_SP + 88, A(cfit_outer) + 1);
-	regs = (struct cfi_walk_regs){ A(cfit_rbx_1), FAKE_SP, 0, 0x5555 };
+	regs = (struct cfi_walk_regs){ A(cfit_rbx_1), FAKE_SP, 0, 0x5555, NULL };
 	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
 	assert_int_equal(n, 3);
 	assert_int_equal(ips[1], A(cfit_rbx_2) + 1);
@@ -991,7 +1045,7 @@ static void test_walk_rbx(void **state)
 	 * frame cannot be stepped */
 	fake_init(&f);
 	fake_put(&f, FAKE_SP, A(cfit_rbx_2) + 1);
-	regs = (struct cfi_walk_regs){ A(cfit_rbx_8), FAKE_SP, 0, FAKE_SP + 32 };
+	regs = (struct cfi_walk_regs){ A(cfit_rbx_8), FAKE_SP, 0, FAKE_SP + 32, NULL };
 	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
 	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
@@ -1220,10 +1274,10 @@ static void test_walk_rules(void **state)
 
 	/* stops */
 	fake_init(&f);
-	n = fake_walk(&f, A(cfit_odd_1), sp, bp, ips, 16, &res);
+	n = fake_walk(&f, A(cfit_odd_2), sp, bp, ips, 16, &res);
 	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
-	assert_int_equal(res.kind, CFI_KIND_STOP_REGISTER);
+	assert_int_equal(res.kind, CFI_KIND_STOP_EXPRESSION);
 	n = fake_walk(&f, A(cfit_nocfi), sp, bp, ips, 16, &res);
 	assert_int_equal(res.stop, CFI_WALK_NO_ROW);
 	n = fake_walk(&f, A(cfit_outer), sp, bp, ips, 16, &res);
@@ -1469,7 +1523,10 @@ static void walk_ours(pid_t pid, struct sample *s)
 	const struct cfi_table *tables[256];
 	struct cfi_walk_process p = { maps, 0, tables, 0 };
 	struct ours_mem mem = { s, { s->regs.rsp, s->stack, s->size }, pid };
-	struct cfi_walk_regs regs = { s->regs.rip, s->regs.rsp, s->regs.rbp, s->regs.rbx };
+	const struct user_regs_struct *r = &s->regs;
+	const uint64_t gprs[16] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+				    r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
+	struct cfi_walk_regs regs = { r->rip, r->rsp, r->rbp, r->rbx, gprs };
 	size_t i;
 
 	for (i = 0; i < s->pm.nr && p.nr_maps < 256; i++) {
@@ -2055,6 +2112,7 @@ int main(void)
 		cmocka_unit_test(test_walk_rules),
 		cmocka_unit_test(test_walk_far_frame),
 		cmocka_unit_test(test_walk_rbx),
+		cmocka_unit_test(test_walk_reg),
 		cmocka_unit_test(test_stripped_and_no_cfi),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_garbage),
