@@ -133,13 +133,18 @@ enum cfi_kind {
 	 * CFA = R + 8 * cfa, R another general register (DWARF number 0 to
 	 * 15: rax, rdx, rcx, rsi, rdi, r8 to r15), its number in the row's
 	 * high four bits (CFI_ROW_REG()), where the other kinds keep rbx's
-	 * slot: the caller's rbx is lost.  Only the first frame of a walk
-	 * has such a register, the sample's own; in any other frame the walk
-	 * stops (CFI_WALK_UNSUPPORTED).  OpenSSL's assembly keeps its
-	 * caller's sp in a register for a whole leaf function (ChaCha20's
-	 * "mov %rsp,%r9", CFA = r9 + 8; AES-GCM's and the prologues of
-	 * others' in rax, r11), as gcc's DRAP prologues do in r10.  The rbp
-	 * field as for CFI_KIND_RSP.
+	 * slot: the caller's rbx is lost.  R's value is the sample's: in
+	 * the first frame any R; in a later one (not past a signal frame)
+	 * a caller-saved R only (CFI_CALLER_SAVED), which CFI never says a
+	 * callee saved, so that unwinders following libgcc's take it as
+	 * unchanged, and only for a CFA at most CFI_FP_STEP_RANGE above
+	 * sp; else the walk stops (CFI_WALK_UNSUPPORTED, and
+	 * CFI_WALK_BAD_STEP out of range).  OpenSSL's assembly keeps its
+	 * caller's sp in a register for a whole function: ChaCha20's
+	 * "mov %rsp,%r9", CFA = r9 + 8, a leaf; AES-GCM's aesni_gcm_encrypt
+	 * in rax across its calls to _aesni_ctr32_ghash_6x, which leaves
+	 * rax alone.  gcc's DRAP prologues keep it in r10.  The rbp field
+	 * as for CFI_KIND_RSP.
 	 */
 	CFI_KIND_REG = 9,
 
@@ -200,6 +205,10 @@ enum cfi_kind {
  * frame's own, not a value rbp kept from elsewhere (another stack, data).
  */
 #define CFI_FP_STEP_RANGE (64u * 1024)
+
+/* The caller-saved general registers by DWARF number, a bit each: rax,
+ * rdx, rcx, rsi, rdi, r8 to r11 (CFI_KIND_REG beyond the first frame). */
+#define CFI_CALLER_SAVED 0x0f37u
 
 /* CFI_KIND_RSP_FAR's CFA offset, in 8-byte units, from its cfa field:
  * the units past CFI_KIND_RSP's largest (32767). */

@@ -102,7 +102,8 @@ struct {
 struct cfi_walk_vars {
 	__u64 ip, sp, bp, bx;
 	__u64 regs;		/* the sample's user registers (struct pt_regs *):
-				 * a first frame's CFI_KIND_REG row reads them */
+				 * CFI_KIND_REG rows read them; 0 past a
+				 * signal frame */
 	__u64 miss_pc;		/* the pc that met nothing loaded (for the request) */
 	__u32 bp_known;
 	__u32 bx_known;
@@ -385,14 +386,16 @@ const volatile __u16 cfi_dwarf_regs[16] = {
 	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
 };
 
-/* The sample's general register @reg (DWARF number): a CFI_KIND_REG row's
- * base, which only the first frame has (cfi_row.h).  0 or -1. */
+/* The sample's general register @reg (DWARF number) as a CFI_KIND_REG
+ * row's base: in the first frame any, in a later one a caller-saved one
+ * (cfi_row.h).  0 or -1. */
 static __always_inline int cfi_sample_reg(struct cfi_walk_vars *v, __u32 reg, __u64 *val)
 {
-	if (v->n != 1)
+	reg &= 15;
+	if (!v->regs || (v->n != 1 && !(CFI_CALLER_SAVED >> reg & 1)))
 		return -1;
 	return bpf_probe_read_kernel(val, sizeof(*val),
-				     (const void *)(v->regs + cfi_dwarf_regs[reg & 15])) ? -1 : 0;
+				     (const void *)(v->regs + cfi_dwarf_regs[reg])) ? -1 : 0;
 }
 
 /* The CFA of the current frame by @row, whose kind is @kind; -1 with
@@ -429,6 +432,10 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 			return -1;
 		}
 		*cfa = base + off;
+		if (v->n != 1 && *cfa - v->sp > CFI_FP_STEP_RANGE) {
+			v->stop = CFI_WALK_BAD_STEP;	/* not this frame's */
+			return -1;
+		}
 		return 0;
 	case CFI_KIND_RBP:
 		if (v->bp == 0) {	/* the outermost frame's mark (cfi_walk.h) */
@@ -506,6 +513,8 @@ static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_ro
 	v->bx = bx;
 	v->bx_known = bx_known;
 	v->exact = signal;
+	if (signal)		/* the registers are the interrupted frame's now */
+		v->regs = 0;
 	return 0;
 }
 

@@ -84,6 +84,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	}
 	sample_header(&e->sample, ctx, key);	/* user_stack 0: the collector unwinds */
 	e->ip = e->sp = e->bp = e->bx = 0;
+	__builtin_memset(e->pt_regs, 0, sizeof(e->pt_regs));
 	e->stack_size = 0;
 	e->has_regs = 0;
 	e->red_zone_ok = 0;
@@ -95,6 +96,9 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		e->bp = BPF_CORE_READ(regs, bp);
 		e->bx = BPF_CORE_READ(regs, bx);
 		e->has_regs = 1;
+		_Static_assert(sizeof(e->pt_regs) == sizeof(struct pt_regs), "pt_regs' words");
+		if (bpf_probe_read_kernel(e->pt_regs, sizeof(e->pt_regs), regs))
+			__builtin_memset(e->pt_regs, 0, sizeof(e->pt_regs));
 		/* apart from the copy above sp: it may fault where that does not */
 		if (sp >= BPFPROF_RED_ZONE &&
 		    !bpf_probe_read_user(e->red_zone, sizeof(e->red_zone),

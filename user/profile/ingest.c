@@ -149,13 +149,26 @@ static bool stack_image(const struct proc *proc, uint64_t ip, const struct bpfpr
 	return !past;
 }
 
+/* The general registers of a copy's struct pt_regs words (bpf/bpfprof.h)
+ * by DWARF number (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8 .. r15). */
+static const uint64_t *dwarf_gprs(const __u64 *pt, uint64_t gprs[16])
+{
+	static const uint8_t word[16] = { 10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0 };
+
+	for (int i = 0; i < 16; i++)
+		gprs[i] = pt[word[i]];
+	return gprs;
+}
+
 /* --call-graph dwarf: unwind the copied user stack into an interned stack. */
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
 			 uint32_t *user)
 {
 	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];	/* 32 KiB */
 	size_t max = in->max_stack < BPFPROF_MAX_STACK_DEPTH ? in->max_stack : BPFPROF_MAX_STACK_DEPTH;
+	uint64_t gprs[16];
 	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp, .bx = d->bx,
+				    .gprs = dwarf_gprs(d->pt_regs, gprs),
 				    .red_zone = d->red_zone_ok ? d->red_zone : NULL };
 	enum unwind_stop why = UNWIND_ERROR;
 	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;

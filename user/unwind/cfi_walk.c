@@ -79,7 +79,8 @@ struct frame {
 	uint64_t ip, sp, bp, bx;
 	int bp_known, bx_known;
 	int exact;		/* look ip up as is (first frame, after a signal frame) */
-	const uint64_t *gprs;	/* the sample's registers: first frame only */
+	const uint64_t *gprs;	/* the sample's registers; NULL past a signal frame */
+	int first;		/* the first frame */
 };
 
 /* The row for frame @f, or NULL with *@why set. */
@@ -136,7 +137,9 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		return -1;
 	}
 	/* the plugin ABI has no stop of its own for rbx (cfi_walk.h) */
-	if ((kind == CFI_KIND_RBX && !f->bx_known) || (kind == CFI_KIND_REG && !f->gprs)) {
+	if ((kind == CFI_KIND_RBX && !f->bx_known) ||
+	    (kind == CFI_KIND_REG && (!f->gprs ||
+	     (!f->first && !(CFI_CALLER_SAVED >> CFI_ROW_REG(row) & 1))))) {
 		res->stop = CFI_WALK_UNSUPPORTED;
 		res->kind = (uint8_t)kind;
 		return -1;
@@ -155,6 +158,10 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 		break;
 	case CFI_KIND_REG:
 		cfa = f->gprs[CFI_ROW_REG(row)] + (int64_t)row->cfa * 8;
+		if (!f->first && cfa - f->sp > CFI_FP_STEP_RANGE) {
+			res->stop = CFI_WALK_BAD_STEP;	/* not this frame's */
+			return -1;
+		}
 		break;
 	case CFI_KIND_RBP:
 		if (f->bp == 0) {	/* the outermost frame's mark */
@@ -214,7 +221,9 @@ static int step(const struct cfi_row *row, struct frame *f, cfi_walk_read_fn rea
 	f->bx = bx;
 	f->bx_known = bx_known;
 	f->exact = kind == CFI_KIND_SIGNAL;
-	f->gprs = NULL;
+	f->first = 0;
+	if (kind == CFI_KIND_SIGNAL)	/* the interrupted frame's registers now */
+		f->gprs = NULL;
 	return 0;
 }
 
@@ -252,7 +261,7 @@ static int guess_caller(struct frame *f, int leaf, cfi_walk_read_fn read, void *
 	f->bp = bp;
 	f->bx_known = leaf && f->bx_known;
 	f->exact = 0;
-	f->gprs = NULL;
+	f->first = 0;
 	return 0;
 }
 
@@ -264,7 +273,7 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	int guessed = 0;	/* the frame written last is a guessed caller:
 				 * 1 the leaf's from [sp], 2 one from [bp + 8] */
 	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0,
-			   regs ? regs->bx : 0, 1, 1, 1, regs ? regs->gprs : NULL };
+			   regs ? regs->bx : 0, 1, 1, 1, regs ? regs->gprs : NULL, 1 };
 
 	if (!p || !regs || !read || !ips || !max)
 		return -EINVAL;

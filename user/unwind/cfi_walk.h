@@ -35,9 +35,11 @@
  *     kinds and CFI_KIND_DRAP read it from the frame; CFI_KIND_RBP with
  *     rbp 0, the ABI's mark of a thread's first frame, where the
  *     frame-pointer rule of JIT code, V8's builtins and Go code ends:
- *     CFI_WALK_END; CFI_KIND_REG in any frame but the first, or without
- *     regs->gprs: CFI_WALK_UNSUPPORTED, kind CFI_KIND_REG), then the
- *     return address; a failed read of either:
+ *     CFI_WALK_END; CFI_KIND_REG without regs->gprs, past a signal frame,
+ *     or from a callee-saved register in any frame but the first:
+ *     CFI_WALK_UNSUPPORTED, kind CFI_KIND_REG; from a caller-saved one
+ *     there more than CFI_FP_STEP_RANGE above sp: CFI_WALK_BAD_STEP),
+ *     then the return address; a failed read of either:
  *     CFI_WALK_READ_FAULT; the caller's rbp and rbx (a failed read makes
  *     one unknown, it does not stop the walk, as in libdwfl);
  *  5. @max frames written: CFI_WALK_MAX_DEPTH (the last one has passed
@@ -69,9 +71,9 @@ struct cfi_walk_regs {
 	uint64_t bx;		/* rbx (CFI_KIND_RBX rows' base) */
 	const uint64_t *gprs;	/* the 16 general registers by DWARF number
 				 * (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp,
-				 * r8 .. r15), for a first frame's
-				 * CFI_KIND_REG row; NULL: not known, such a
-				 * row stops the walk.  Borrowed for the call. */
+				 * r8 .. r15), for CFI_KIND_REG rows; NULL:
+				 * not known, such a row stops the walk.
+				 * Borrowed for the call. */
 };
 
 /*

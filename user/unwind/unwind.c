@@ -151,11 +151,17 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	struct proc *p = arg;
 	const struct unwind_regs *r = p->cur->regs;
 	Dwarf_Word regs[2] = { r->bp, r->sp };	/* DWARF 6 (rbp), 7 (rsp) */
-	Dwarf_Word rbx = r->bx, rip = r->ip;
+	Dwarf_Word rbx = r->bx, rip = r->ip, all[16];
 
-	if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs) ||
-	    !dwfl_thread_state_registers(thread, DWARF_RBX, 1, &rbx))
+	if (r->gprs) {		/* every general register, rsp the sample's sp */
+		memcpy(all, r->gprs, sizeof(all));
+		all[DWARF_RBP + 1] = r->sp;
+		if (!dwfl_thread_state_registers(thread, 0, 16, all))
+			return false;
+	} else if (!dwfl_thread_state_registers(thread, DWARF_RBP, 2, regs) ||
+		   !dwfl_thread_state_registers(thread, DWARF_RBX, 1, &rbx)) {
 		return false;
+	}
 	/*
 	 * DWARF 16 is rip on x86_64: CFI expressions read it (the PLT's
 	 * CFA is rsp + 8 + ((rip & 15) >= 11) * 8), and

@@ -60,6 +60,11 @@ struct unwind_regs {
 					 * the frame-pointer fallback) */
 	uint64_t bx;			/* rbx (ld.so's lazy-binding trampolines
 					 * keep their CFA in it) */
+	/* The 16 general registers by DWARF number (rax, rdx, rcx, rbx, rsi,
+	 * rdi, rbp, rsp, r8 .. r15), or NULL: CFAs from other registers
+	 * (OpenSSL's assembly).  With them, ip and sp still count, and bp
+	 * and bx are taken from here.  Borrowed for the call. */
+	const uint64_t *gprs;
 	/* BPFPROF_RED_ZONE (128) bytes copied from sp - 128, or NULL:
 	 * what CFI may read below sp (OpenSSL's CFA = *(rsp - 8) + 8).
 	 * Borrowed for the call. */

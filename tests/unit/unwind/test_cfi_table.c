@@ -964,9 +964,9 @@ static int fake_walk(struct fake *f, uint64_t ip, uint64_t sp, uint64_t bp, uint
 
 /*
  * CFAs from another register (CFI_KIND_REG: OpenSSL's ChaCha20 keeps its
- * caller's sp in r9): from the sample's register in the first frame; a
- * stop without the sample's registers, and in any frame but the first,
- * where the register's value is not known.
+ * caller's sp in r9): from the sample's register in the first frame, and
+ * from a caller-saved one in a later frame; a stop without the sample's
+ * registers, for a callee-saved one in a later frame, and out of range.
  */
 static void test_walk_reg(void **state)
 {
@@ -993,14 +993,28 @@ static void test_walk_reg(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
 	assert_int_equal(res.kind, CFI_KIND_REG);
-	/* the caller's row is from a register: not the sample's any more */
+	/* the caller's CFA is rax + 8 (aesni_gcm_encrypt's across its call):
+	 * a caller-saved register, the sample's value taken as unchanged */
 	fake_init(&f);
-	gprs[0] = FAKE_SP + 100;
+	gprs[0] = FAKE_SP + 32;
 	regs = (struct cfi_walk_regs){ A(cfit_push), FAKE_SP, 0x4444, 0, gprs };
 	fake_put(&f, FAKE_SP, A(cfit_deref_1) + 1);
+	fake_put(&f, FAKE_SP + 32, A(cfit_outer) + 1);
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(ips[1], A(cfit_deref_1) + 1);
+	assert_int_equal(ips[2], A(cfit_outer) + 1);
+	assert_int_equal(res.stop, CFI_WALK_END);
+	/* ... but not more than CFI_FP_STEP_RANGE above sp */
+	gprs[0] = FAKE_SP + 8 + CFI_FP_STEP_RANGE;
 	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
 	assert_int_equal(n, 2);
-	assert_int_equal(ips[1], A(cfit_deref_1) + 1);
+	assert_int_equal(res.stop, CFI_WALK_BAD_STEP);
+	/* a callee-saved one (r12) may have been saved by the callee */
+	fake_put(&f, FAKE_SP, A(cfit_odd_1) + 1);
+	gprs[12] = FAKE_SP + 32;
+	n = cfi_walk(&f.proc, &regs, fake_read, &f, ips, 4, &res);
+	assert_int_equal(n, 2);
 	assert_int_equal(res.stop, CFI_WALK_UNSUPPORTED);
 	assert_int_equal(res.kind, CFI_KIND_REG);
 }
@@ -1515,6 +1529,16 @@ static int ours_read(void *arg, uint64_t addr, uint64_t *val)
 												  : -EFAULT;
 }
 
+/* The general registers of @r by DWARF number, in @gprs (returned). */
+static const uint64_t *sample_gprs(const struct user_regs_struct *r, uint64_t gprs[16])
+{
+	const uint64_t v[16] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+				 r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
+
+	memcpy(gprs, v, sizeof(v));
+	return gprs;
+}
+
 /* Walk @s, a sample of @pid, with cfi_walk() over tables of its
  * executable mappings. */
 static void walk_ours(pid_t pid, struct sample *s)
@@ -1524,9 +1548,8 @@ static void walk_ours(pid_t pid, struct sample *s)
 	struct cfi_walk_process p = { maps, 0, tables, 0 };
 	struct ours_mem mem = { s, { s->regs.rsp, s->stack, s->size }, pid };
 	const struct user_regs_struct *r = &s->regs;
-	const uint64_t gprs[16] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
-				    r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
-	struct cfi_walk_regs regs = { r->rip, r->rsp, r->rbp, r->rbx, gprs };
+	uint64_t gprs[16];
+	struct cfi_walk_regs regs = { r->rip, r->rsp, r->rbp, r->rbx, sample_gprs(r, gprs) };
 	size_t i;
 
 	for (i = 0; i < s->pm.nr && p.nr_maps < 256; i++) {
@@ -1551,8 +1574,9 @@ static void walk_ours(pid_t pid, struct sample *s)
 
 static void walk_theirs(struct unwinder *u, uint32_t pid, struct sample *s)
 {
+	uint64_t gprs[16];
 	struct unwind_regs regs = { .ip = s->regs.rip, .sp = s->regs.rsp, .bp = s->regs.rbp,
-				    .bx = s->regs.rbx };
+				    .bx = s->regs.rbx, .gprs = sample_gprs(&s->regs, gprs) };
 	struct unwind_stats a, b;
 
 	unwinder_stats(u, &a);
@@ -1838,7 +1862,12 @@ static void test_against_libdwfl_debian(void **state)
 	 * take from [sp] */
 	char *aom_argv[] = { "/usr/bin/aomenc", "--quiet", "--cpu-used=9", "--ivf", "-o", ivf,
 			     clip, NULL };
+	/* OpenSSL's AES-GCM: aesni_gcm_encrypt's CFA is rax + 8 across its
+	 * calls to _aesni_ctr32_ghash_6x (CFI_KIND_REG in the second frame) */
+	char *gcm_argv[] = { "/usr/bin/openssl", "speed", "-seconds", "4", "-bytes", "16384",
+			     "-evp", "aes-256-gcm", NULL };
 	struct cmp cx = { .name = "xz" }, cperl = { .name = "perl" }, caom = { .name = "aomenc" };
+	struct cmp cgcm = { .name = "openssl-gcm" };
 	int ran = 0;
 
 	snprintf(input, sizeof(input), "%s/input.txt", tmp_dir);
@@ -1868,6 +1897,13 @@ static void test_against_libdwfl_debian(void **state)
 		ran++;
 	} else {
 		printf("# /usr/bin/aomenc not installed (apt-get install aom-tools)\n");
+	}
+	if (access(gcm_argv[0], X_OK) == 0) {
+		sample_program(&cgcm, gcm_argv, NULL, 150);
+		assert_true(cgcm.complete >= cgcm.samples * 9 / 10);
+		ran++;
+	} else {
+		printf("# /usr/bin/openssl not installed (apt-get install openssl)\n");
 	}
 	if (!ran) {
 		debian_absent = 1;
