@@ -9,7 +9,9 @@
  *   - the walk on hand-made stacks (each rule, each stop reason);
  *   - issue 15 item 5: real processes stopped with ptrace at random
  *     moments (nofp_qsort, nofp_paths, xz, perl, aomenc with leaves in
- *     assembly without CFI, a child of this test that takes signals), registers and 64 KiB of stack copied, walked
+ *     assembly without CFI, openssl's AES-GCM with a CFA in rax, a child
+ *     of this test that takes signals), registers and 64 KiB of stack
+ *     copied, walked
  *     by cfi_walk() and by libdwfl (user/unwind/unwind.c): every frame
  *     must agree;
  *   - stripped files, .debug_frame only, separate debug files, no CFI,
