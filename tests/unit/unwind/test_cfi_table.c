@@ -1846,6 +1846,19 @@ static void make_y4m(const char *path, int frames)
 	fclose(f);
 }
 
+/* Sample the program of @argv, if installed (else say which @package has
+ * it), and check that 90% of its walks are complete.  1 if it ran. */
+static int sample_installed(struct cmp *c, char *const argv[], const char *package)
+{
+	if (access(argv[0], X_OK) != 0) {
+		printf("# %s not installed (%s)\n", argv[0], package);
+		return 0;
+	}
+	sample_program(c, argv, NULL, 150);
+	assert_true(c->complete >= c->samples * 9 / 10);
+	return 1;
+}
+
 static void test_against_libdwfl_debian(void **state)
 {
 	static const char perl_script[] =
@@ -1873,21 +1886,9 @@ static void test_against_libdwfl_debian(void **state)
 	int ran = 0;
 
 	snprintf(input, sizeof(input), "%s/input.txt", tmp_dir);
-	if (access(xz_argv[0], X_OK) == 0) {
-		make_text(input, 24);
-		sample_program(&cx, xz_argv, NULL, 150);
-		assert_true(cx.complete >= cx.samples * 9 / 10);
-		ran++;
-	} else {
-		printf("# /usr/bin/xz not installed (apt-get install xz-utils)\n");
-	}
-	if (access(perl_argv[0], X_OK) == 0) {
-		sample_program(&cperl, perl_argv, NULL, 150);
-		assert_true(cperl.complete >= cperl.samples * 9 / 10);
-		ran++;
-	} else {
-		printf("# /usr/bin/perl not installed (perl-base)\n");
-	}
+	make_text(input, 24);
+	ran += sample_installed(&cx, xz_argv, "apt-get install xz-utils");
+	ran += sample_installed(&cperl, perl_argv, "perl-base");
 	if (access(aom_argv[0], X_OK) == 0) {
 		snprintf(clip, sizeof(clip), "%s/clip.y4m", tmp_dir);
 		snprintf(ivf, sizeof(ivf), "%s/clip.ivf", tmp_dir);
@@ -1900,13 +1901,7 @@ static void test_against_libdwfl_debian(void **state)
 	} else {
 		printf("# /usr/bin/aomenc not installed (apt-get install aom-tools)\n");
 	}
-	if (access(gcm_argv[0], X_OK) == 0) {
-		sample_program(&cgcm, gcm_argv, NULL, 150);
-		assert_true(cgcm.complete >= cgcm.samples * 9 / 10);
-		ran++;
-	} else {
-		printf("# /usr/bin/openssl not installed (apt-get install openssl)\n");
-	}
+	ran += sample_installed(&cgcm, gcm_argv, "apt-get install openssl");
 	if (!ran) {
 		debian_absent = 1;
 		skip();
