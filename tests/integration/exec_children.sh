@@ -15,7 +15,10 @@
 # outermost frame: forker's _start (child_work <- main <- libc <- _start),
 # or ld.so's entry for samples taken before main.  Samples in the kernel
 # while execve() replaces the image have the old image's registers over
-# the new one's memory: their kernel leaf is what they show.
+# the new one's memory: their kernel leaf is what they show (their user
+# leaf is named after the old image, pre_exec.sh; nothing above it can
+# be unwound), so a sample with a kernel frame named *execve* counts
+# like one in fp mode.
 #
 # In auto mode the walk happens when the sample is taken, with the tables
 # the collector has loaded by then: a child's first millisecond or two
@@ -92,12 +95,16 @@ def outermost(frame):
     return frame == "_start" or "ld-linux" in frame or frame.startswith("_dl_start")
 
 
+def in_execve(c):
+    return any("execve" in k for k in c.kernel)
+
+
 def captured(c):
     leaf = c.leaf()
     if leaf.startswith("?") or leaf == "[no stack]":
         return "leaf unnamed"
     if mode == "dwarf" and c.user and not c.user[0].startswith("?") and \
-            not outermost(c.user[-1]):
+            not outermost(c.user[-1]) and not in_execve(c):
         return "user stack stops at " + c.user[-1]
     return None
 

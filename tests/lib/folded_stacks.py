@@ -14,12 +14,14 @@ Only user frames are matched: the comm (first field) and the kernel frames
 left is matched as the string "root;...;leaf" (empty for a sample without
 user frames).  Only count's --comm looks at the comm.
 
-  folded_stacks.py count [--comm COMM] [--among SELECT] FILE REGEX [REGEX...]
+  folded_stacks.py count [--comm COMM] [--among SELECT] [--not-kernel KREGEX]
+                         FILE REGEX [REGEX...]
       one line "MATCHED SELECTED" per REGEX.  SELECTED is the samples in
       FILE of processes named exactly COMM (any comm without --comm) whose
       user stack string re.search()-matches the regex SELECT (any stack
-      without --among; "." is any with a user frame); MATCHED is those of
-      them whose user stack also matches REGEX.  Without either option
+      without --among; "." is any with a user frame) and none of whose
+      kernel frames matches KREGEX; MATCHED is those of
+      them whose user stack also matches REGEX.  Without an option
       SELECTED is all samples in FILE.  E.g. the samples of openssl
       processes with a libcrypto frame, and how many reach main's caller:
       count --comm openssl --among libcrypto FILE ';__libc_start_call_main;'
@@ -74,8 +76,9 @@ import re
 import sys
 
 
-def read_folded_comm(path):
-    """[(comm, user_frames_root_first, count)], count > 0."""
+def read_folded_kernel(path):
+    """[(comm, user_frames_root_first, kernel_frames, count)], count > 0
+    (kernel frames without their _[k])."""
     out = []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -87,8 +90,14 @@ def read_folded_comm(path):
                 raise ValueError("%s:%d: not 'stack COUNT': %r" % (path, lineno, line))
             comm, *frames = stack.split(";")
             user = [fr for fr in frames if not fr.endswith("_[k]")]
-            out.append((comm, user, int(count)))
+            kernel = [fr[:-4] for fr in frames if fr.endswith("_[k]")]
+            out.append((comm, user, kernel, int(count)))
     return out
+
+
+def read_folded_comm(path):
+    """[(comm, user_frames_root_first, count)], count > 0."""
+    return [(c, user, n) for c, user, _, n in read_folded_kernel(path)]
 
 
 def read_folded(path):
@@ -96,12 +105,15 @@ def read_folded(path):
     return [(user, n) for _, user, n in read_folded_comm(path)]
 
 
-def cmd_count(path, regexes, comm=None, among=None):
+def cmd_count(path, regexes, comm=None, among=None, not_kernel=None):
     sel = re.compile(among) if among is not None else None
+    skip = re.compile(not_kernel) if not_kernel is not None else None
     rxs = [re.compile(rx) for rx in regexes]
     stacks = []                                 # (user stack string, count)
-    for c, user, n in read_folded_comm(path):
+    for c, user, kernel, n in read_folded_kernel(path):
         s = ";".join(user)
+        if skip and any(skip.search(k) for k in kernel):
+            continue
         if (comm is None or c == comm) and (sel is None or sel.search(s)):
             stacks.append((s, n))
     selected = sum(n for _, n in stacks)
@@ -112,18 +124,18 @@ def cmd_count(path, regexes, comm=None, among=None):
 
 def parse_count(args):
     """count's arguments (after "count") as cmd_count()'s (path, regexes,
-    comm, among), or None if they are not [--comm COMM] [--among SELECT]
-    FILE REGEX [REGEX...]."""
+    comm, among, not_kernel), or None if they are not [--comm COMM]
+    [--among SELECT] [--not-kernel KREGEX] FILE REGEX [REGEX...]."""
     opts = {}
-    while len(args) >= 2 and args[0] in ("--comm", "--among"):
-        name = args[0][2:]
+    while len(args) >= 2 and args[0] in ("--comm", "--among", "--not-kernel"):
+        name = args[0][2:].replace("-", "_")
         if name in opts:
             return None
         opts[name] = args[1]
         args = args[2:]
     if len(args) < 2:
         return None
-    return args[0], args[1:], opts.get("comm"), opts.get("among")
+    return args[0], args[1:], opts.get("comm"), opts.get("among"), opts.get("not_kernel")
 
 
 def has_between(user, outer, inner, names):
