@@ -82,7 +82,6 @@ python3 "$lib/folded_stacks.py" top "$TMP/out.folded" 6
 F=$TMP/out.folded
 [ -s "$F" ] || fail "no folded output"
 
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
 at_least() { awk -v g="$1" -v m="$2" 'BEGIN { exit !(g >= m) }'; }
 
 kept=$(sed -n 's/^bpfprof: \([0-9]*\) samples (.*/\1/p' "$TMP/bpfprof.err")

@@ -61,7 +61,6 @@ profile() {
 	[ -s "$TMP/$name.folded" ] || fail "$name: no folded output"
 }
 kept_of() { sed -n 's/^bpfprof: \([0-9]*\) samples (.*/\1/p' "$1"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
 # at_least GOT MIN / below GOT MAX / within GOT TRUTH_PERCENT
 at_least() { awk -v g="$1" -v m="$2" 'BEGIN { exit !(g >= m) }'; }
 within() { awk -v g="$1" -v t="$2" -v tol="$TOL" 'BEGIN { d = g - t; exit !(d <= tol && d >= -tol) }'; }

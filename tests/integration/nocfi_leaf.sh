@@ -44,8 +44,6 @@ need_root
 command -v aomenc >/dev/null || fail "aomenc not installed (.ci/install-deps installs aom-tools)"
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
 
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
-
 # walk_stops ERR: sets walks and norow from the summary line "bpfprof: user
 # stack walks: N; complete N no-row N ..." (a reason with no walk is left out).
 walk_stops() {

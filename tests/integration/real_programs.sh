@@ -180,7 +180,6 @@ table.sort(keys, function(a, b) return t[a] < t[b] or (t[a] == t[b] and a < b) e
 print(#keys, s)
 EOF
 
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
 at_least() { awk -v g="$1" -v m="$2" 'BEGIN { exit !(g >= m) }'; }
 
 # folded DATA FOLDED: perf script of a perf.data file (bpfprof's or

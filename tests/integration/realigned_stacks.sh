@@ -57,8 +57,6 @@ command -v openssl >/dev/null || fail "openssl not installed (.ci/install-deps i
 command -v perf >/dev/null || fail "perf not installed (Debian package linux-perf)"
 ROOT=';__libc_start_call_main;'
 
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
-
 # (a)
 "$BPFPROF" -F 999 --format folded -o "$TMP/realign.folded" -- "$WL/nofp_realign" -s 2 \
 	2> "$TMP/realign.err" || { cat "$TMP/realign.err"; fail "bpfprof -- nofp_realign failed"; }

@@ -49,6 +49,9 @@ run_traced() {
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 = $3"; }
 
+# pct A B: 100 * A / B with two decimals (0 when B is 0).
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? 100 * a / b : 0 }'; }
+
 # fs ARGS...: tests/lib/folded_stacks.py, e.g. fs count [--comm COMM]
 # [--among SELECT] FOLDED REGEX...: one line "HIT SELECTED" per REGEX: the
 # samples of processes named COMM whose user stack ("root;...;leaf", comm
