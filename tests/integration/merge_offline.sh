@@ -75,8 +75,11 @@ cp "$TMP/dbg/.build-id/${bid:0:2}/${bid:2}" "$TMP/flat/shares_moved"
 merge_to basename --debug-dir "$TMP/flat"
 same_as_reference basename
 cp "$TMP/flat/shares_moved" "$TMP/sysroot$BIN"
-# A sysroot holds every file of the recording machine: its libraries too.
-for lib in $(ldd "$WL/shares" | awk '$(NF-1) ~ /^\// { print $(NF-1) } $1 ~ /^\// { print $1 }'); do
+# A sysroot holds every file of the recording machine: its libraries too,
+# and bpfprof's own, which the command's child runs until its exec (a
+# sample taken then is named after that image, pre_exec.sh).
+for lib in "$BPFPROF" $(ldd "$WL/shares" "$BPFPROF" |
+	awk 'NF > 1 && $(NF-1) ~ /^\// { print $(NF-1) } $1 ~ /^\/.*[^:]$/ { print $1 }'); do
 	real=$(readlink -f "$lib")
 	mkdir -p "$TMP/sysroot$(dirname "$real")"
 	cp "$real" "$TMP/sysroot$real"
