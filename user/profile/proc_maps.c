@@ -13,6 +13,7 @@
 
 #include "profile.h"
 #include "symbols/perfmap.h"
+#include "targets/procmaps.h"
 
 void mappings_free(struct bpfprof_mapping *maps, size_t nr)
 {
@@ -186,18 +187,5 @@ const struct perfmap_entry *proc_jit_symbol(struct proc *proc, uint64_t ip)
 
 const struct bpfprof_mapping *proc_find_map(const struct proc *proc, uint64_t addr)
 {
-	size_t lo = 0, hi = proc->nr_maps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct bpfprof_mapping *m = &proc->maps[mid];
-
-		if (addr < m->start)
-			hi = mid;
-		else if (addr >= m->end)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	return procmaps_find(proc->maps, proc->nr_maps, addr);
 }
