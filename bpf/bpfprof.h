@@ -127,19 +127,23 @@ struct sample_event {
  * ring buffer record is sized for the configured copy size; stack_size
  * says how much of it is valid.
  */
-/* 8-byte words of x86-64's struct pt_regs (struct dwarf_sample_event). */
+/* 8-byte words of x86-64's struct pt_regs (struct dwarf_sample_event),
+ * and where rbp, rbx, rip and rsp are among them. */
 #define BPFPROF_PT_REGS_WORDS 21
+#define BPFPROF_PT_REGS_BP 4
+#define BPFPROF_PT_REGS_BX 5
+#define BPFPROF_PT_REGS_IP 16
+#define BPFPROF_PT_REGS_SP 19
 
 struct dwarf_sample_event {
 	struct sample_event sample;	/* user_stack is 0: the collector unwinds */
-	__u64 ip, sp, bp, bx;		/* user registers at the sample */
-	__u64 pt_regs[BPFPROF_PT_REGS_WORDS]; /* all its registers, as x86-64's
-					 * struct pt_regs lays them out (r15, r14,
-					 * r13, r12, rbp, rbx, r11, r10, r9, r8, rax,
-					 * rcx, rdx, rsi, rdi, orig_rax, rip, cs,
-					 * eflags, rsp, ss: the first members of
-					 * <sys/user.h>'s user_regs_struct): CFAs
-					 * from other registers (OpenSSL's assembly) */
+	__u64 pt_regs[BPFPROF_PT_REGS_WORDS]; /* the user registers at the
+					 * sample, as x86-64's struct pt_regs lays
+					 * them out (r15, r14, r13, r12, rbp, rbx,
+					 * r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi,
+					 * orig_rax, rip, cs, eflags, rsp, ss: the
+					 * first members of <sys/user.h>'s
+					 * user_regs_struct); all zero without */
 	__u32 stack_size;		/* valid bytes in stack[] */
 	__u32 has_regs;			/* 0: no user context (kernel thread) */
 	__u32 red_zone_ok;		/* red_zone[] holds [sp - 128, sp) */

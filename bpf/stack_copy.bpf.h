@@ -71,7 +71,6 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 {
 	struct dwarf_sample_event *e;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
 	__u64 sp, env_end = 0;
 	__u32 n = user_stack_size;
 
@@ -83,22 +82,18 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		return -1;
 	}
 	sample_header(&e->sample, ctx, key);	/* user_stack 0: the collector unwinds */
-	e->ip = e->sp = e->bp = e->bx = 0;
 	__builtin_memset(e->pt_regs, 0, sizeof(e->pt_regs));
 	e->stack_size = 0;
 	e->has_regs = 0;
 	e->red_zone_ok = 0;
 	e->pad = 0;
-	if (BPF_CORE_READ(task, mm)) {	/* no dereference: see cfi_walk_user_stack() */
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		e->ip = BPF_CORE_READ(regs, ip);
-		e->sp = sp = BPF_CORE_READ(regs, sp);
-		e->bp = BPF_CORE_READ(regs, bp);
-		e->bx = BPF_CORE_READ(regs, bx);
+	_Static_assert(sizeof(e->pt_regs) == sizeof(struct pt_regs), "pt_regs' words");
+	/* no dereference of mm: see cfi_walk_user_stack(); a failed read
+	 * zeroes the registers */
+	if (BPF_CORE_READ(task, mm) &&
+	    !bpf_probe_read_kernel(e->pt_regs, sizeof(e->pt_regs), (void *)bpf_task_pt_regs(task))) {
+		sp = e->pt_regs[BPFPROF_PT_REGS_SP];
 		e->has_regs = 1;
-		_Static_assert(sizeof(e->pt_regs) == sizeof(struct pt_regs), "pt_regs' words");
-		if (bpf_probe_read_kernel(e->pt_regs, sizeof(e->pt_regs), regs))
-			__builtin_memset(e->pt_regs, 0, sizeof(e->pt_regs));
 		/* apart from the copy above sp: it may fault where that does not */
 		if (sp >= BPFPROF_RED_ZONE &&
 		    !bpf_probe_read_user(e->red_zone, sizeof(e->red_zone),

@@ -149,17 +149,6 @@ static bool stack_image(const struct proc *proc, uint64_t ip, const struct bpfpr
 	return !past;
 }
 
-/* The general registers of a copy's struct pt_regs words (bpf/bpfprof.h)
- * by DWARF number (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8 .. r15). */
-static const uint64_t *dwarf_gprs(const __u64 *pt, uint64_t gprs[16])
-{
-	static const uint8_t word[16] = { 10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0 };
-
-	for (int i = 0; i < 16; i++)
-		gprs[i] = pt[word[i]];
-	return gprs;
-}
-
 /* --call-graph dwarf: unwind the copied user stack into an interned stack. */
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
 			 uint32_t *user)
@@ -167,9 +156,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];	/* 32 KiB */
 	size_t max = in->max_stack < BPFPROF_MAX_STACK_DEPTH ? in->max_stack : BPFPROF_MAX_STACK_DEPTH;
 	uint64_t gprs[16];
-	struct unwind_regs regs = { .ip = d->ip, .sp = d->sp, .bp = d->bp, .bx = d->bx,
-				    .gprs = dwarf_gprs(d->pt_regs, gprs),
-				    .red_zone = d->red_zone_ok ? d->red_zone : NULL };
+	struct unwind_regs regs;
 	enum unwind_stop why = UNWIND_ERROR;
 	size_t avail = size - sizeof(*d), len = d->stack_size < avail ? d->stack_size : avail;
 	struct proc *proc = profile_find_proc(in->profile, d->sample.tgid);
@@ -178,10 +165,12 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 	*user = 0;
 	if (!d->has_regs || !proc)
 		return 0;
+	unwind_regs_from_pt_regs(&regs, (const uint64_t *)d->pt_regs, gprs);
+	regs.red_zone = d->red_zone_ok ? d->red_zone : NULL;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		const struct bpfprof_mapping *maps;
 		size_t nr_maps;
-		bool current = stack_image(proc, d->ip, &maps, &nr_maps);
+		bool current = stack_image(proc, regs.ip, &maps, &nr_maps);
 
 		n = unwinder_unwind(in->unwinder, proc->pid, maps, nr_maps, &regs, d->stack, len,
 				    ips, max, &why);
@@ -191,7 +180,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 			break;
 	}
 	if (n <= 0) {
-		ips[0] = d->ip;
+		ips[0] = regs.ip;
 		n = 1;
 		why = UNWIND_ERROR;
 	}

@@ -146,6 +146,20 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	return false;
 }
 
+void unwind_regs_from_pt_regs(struct unwind_regs *r, const uint64_t *pt, uint64_t gprs[16])
+{
+	/* struct pt_regs words of rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8 .. r15 */
+	static const uint8_t word[16] = { 10, 12, 11, BPFPROF_PT_REGS_BX, 13, 14,
+					  BPFPROF_PT_REGS_BP, BPFPROF_PT_REGS_SP,
+					  9, 8, 7, 6, 3, 2, 1, 0 };
+
+	for (int i = 0; i < 16; i++)
+		gprs[i] = pt[word[i]];
+	*r = (struct unwind_regs){ .ip = pt[BPFPROF_PT_REGS_IP], .sp = pt[BPFPROF_PT_REGS_SP],
+				   .bp = pt[BPFPROF_PT_REGS_BP], .bx = pt[BPFPROF_PT_REGS_BX],
+				   .gprs = gprs };
+}
+
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct proc *p = arg;

@@ -71,6 +71,15 @@ struct unwind_regs {
 	const uint8_t *red_zone;
 };
 
+/*
+ * Fill @r from @pt, x86-64's struct pt_regs as BPFPROF_PT_REGS_WORDS
+ * 8-byte words (struct dwarf_sample_event.pt_regs of bpf/bpfprof.h; the
+ * first members of <sys/user.h>'s struct user_regs_struct too): ip, sp,
+ * bp, bx, and gprs pointing at @gprs, which gets the 16 general registers
+ * in DWARF order.  red_zone is left NULL.
+ */
+void unwind_regs_from_pt_regs(struct unwind_regs *r, const uint64_t *pt, uint64_t gprs[16]);
+
 /* Why an unwind stopped. */
 enum unwind_stop {
 	UNWIND_END = 0,		/* reached the outermost frame (CFI marks the

@@ -50,6 +50,7 @@
 
 #include "symbols/symbolize.h"
 #include "targets/procmaps.h"
+#include "bpfprof.h"		/* BPFPROF_PT_REGS_WORDS */
 #include "unwind/cfi_table.h"
 #include "unwind/cfi_walk.h"
 #include "unwind/unwind.h"
@@ -1531,14 +1532,16 @@ static int ours_read(void *arg, uint64_t addr, uint64_t *val)
 												  : -EFAULT;
 }
 
-/* The general registers of @r by DWARF number, in @gprs (returned). */
-static const uint64_t *sample_gprs(const struct user_regs_struct *r, uint64_t gprs[16])
+/* @r (ptrace's registers, laid out as struct pt_regs) as the unwinders
+ * take them; its general registers in @gprs. */
+static struct unwind_regs sample_regs(const struct user_regs_struct *r, uint64_t gprs[16])
 {
-	const uint64_t v[16] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
-				 r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15 };
+	struct unwind_regs u;
 
-	memcpy(gprs, v, sizeof(v));
-	return gprs;
+	_Static_assert(offsetof(struct user_regs_struct, ss) == 8 * (BPFPROF_PT_REGS_WORDS - 1),
+		       "user_regs_struct begins as struct pt_regs");
+	unwind_regs_from_pt_regs(&u, (const uint64_t *)r, gprs);
+	return u;
 }
 
 /* Walk @s, a sample of @pid, with cfi_walk() over tables of its
@@ -1549,9 +1552,9 @@ static void walk_ours(pid_t pid, struct sample *s)
 	const struct cfi_table *tables[256];
 	struct cfi_walk_process p = { maps, 0, tables, 0 };
 	struct ours_mem mem = { s, { s->regs.rsp, s->stack, s->size }, pid };
-	const struct user_regs_struct *r = &s->regs;
 	uint64_t gprs[16];
-	struct cfi_walk_regs regs = { r->rip, r->rsp, r->rbp, r->rbx, sample_gprs(r, gprs) };
+	struct unwind_regs u = sample_regs(&s->regs, gprs);
+	struct cfi_walk_regs regs = { u.ip, u.sp, u.bp, u.bx, u.gprs };
 	size_t i;
 
 	for (i = 0; i < s->pm.nr && p.nr_maps < 256; i++) {
@@ -1577,8 +1580,7 @@ static void walk_ours(pid_t pid, struct sample *s)
 static void walk_theirs(struct unwinder *u, uint32_t pid, struct sample *s)
 {
 	uint64_t gprs[16];
-	struct unwind_regs regs = { .ip = s->regs.rip, .sp = s->regs.rsp, .bp = s->regs.rbp,
-				    .bx = s->regs.rbx, .gprs = sample_gprs(&s->regs, gprs) };
+	struct unwind_regs regs = sample_regs(&s->regs, gprs);
 	struct unwind_stats a, b;
 
 	unwinder_stats(u, &a);
