@@ -76,7 +76,7 @@ static const char *const kind_names[CFI_KIND_NR] = {
 	[CFI_KIND_DRAP] = "drap",
 	[CFI_KIND_RSP_FAR] = "rsp-far",
 	[CFI_KIND_RBX] = "rbx",
-	[CFI_KIND_REG] = "register-leaf",
+	[CFI_KIND_REG] = "other-register",
 	[CFI_KIND_STOP_NO_ROW] = "no-row",
 	[CFI_KIND_STOP_OUTERMOST] = "outermost",
 	[CFI_KIND_STOP_EXPRESSION] = "expression",
@@ -360,7 +360,7 @@ static struct cfi_row row_rules(Dwarf_Frame *fr, bool signal, bool *lost, int *c
 			r.kind = CFI_KIND_RBP;
 		else if (reg == REG_RBX)
 			r.kind = CFI_KIND_RBX;
-		else if (reg >= 0 && reg < REG_GENERAL_NR)	/* the leaf's (cfi_row.h) */
+		else if (reg >= 0 && reg < REG_GENERAL_NR)	/* the sample's (cfi_row.h) */
 			r.kind = CFI_KIND_REG;
 		else
 			return stop_row(CFI_KIND_STOP_REGISTER);

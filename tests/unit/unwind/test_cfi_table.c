@@ -802,7 +802,7 @@ static void test_rows_real_libraries(void **state)
 		check_invariants(t);
 		st = &t->stats;
 		printf("# %s: %u FDEs, %u rows, %" PRIu64 " bytes, %.2f ms, plt %u signal %u "
-		       "rsp-deref %u rbp-deref %u drap %u rbx %u register-leaf %u stops: outermost %u "
+		       "rsp-deref %u rbp-deref %u drap %u rbx %u other-register %u stops: outermost %u "
 		       "expression %u register %u range %u ra %u\n",
 		       files[i], st->fdes, st->rows, st->bytes, st->build_ns / 1e6,
 		       st->kinds[CFI_KIND_PLT], st->kinds[CFI_KIND_SIGNAL],
