@@ -20,7 +20,7 @@
 #include <bpf/bpf_core_read.h>
 #include "bpfprof.h"
 
-/* dwarf mode reads x86-64 registers (pt_regs ip, sp, bp), in_user_mode()
+/* dwarf mode copies x86-64 registers (struct pt_regs), in_user_mode()
  * the x86 cs; the Makefile refuses other machines with the same reason. */
 #ifndef __TARGET_ARCH_x86
 #error "profile.bpf.c supports x86_64 only for now: it reads x86-64 registers"
