@@ -174,6 +174,8 @@ enum task_event_type {
 					 * new name; exec's own renaming is EXEC's */
 	TASK_EVENT_MAPS_NEEDED = 7,	/* --call-graph auto met a pc (stack_id) of tgid
 					 * outside what the collector loaded */
+	TASK_EVENT_PY_CODE = 8,		/* a struct py_code_event: a Python code object
+					 * of tgid the program saw first, copied */
 };
 
 /* A process lifecycle event. */
@@ -193,7 +195,7 @@ struct task_event {
  * A new user stack of at most this many frames is announced with them
  * (struct new_stack_event), so the collector has it without copying it
  * from the "stacks" map, a bpf() system call per stack; a deeper one with
- * its id only (a plain struct task_event), and the collector copies it.
+ * its id and flags only (nr 0), and the collector copies it.
  * Python stacks, new all the time (their frames carry instruction
  * offsets), are mostly well below this (pyburn's: ~98% of its new user
  * stacks), and the record stays small (below).  Never with frames when
@@ -205,15 +207,17 @@ struct task_event {
 /*
  * struct new_stack_event.flags: the program saw each Python code object of
  * the stack before, at the same address and with the same names (the
- * pointers at py_offsets.code_names; "py_codes_seen", new_stack.bpf.h):
- * the collector may name those it has read already without reading them
+ * pointers at py_offsets.code_names; "py_codes_seen", new_stack.bpf.h), or
+ * sent a copy of it just before (TASK_EVENT_PY_CODE): the collector may
+ * name those it has read or been sent already without reading them
  * again.  Without it (and for a plain record) it reads them.
  */
 #define BPFPROF_NEW_STACK_CODES_KNOWN 1u
 
 /*
- * TASK_EVENT_NEW_STACK with the stack's frames: sizeof() = 584 bytes (a
- * plain struct task_event is 64), 592 in the ring with its header; the
+ * TASK_EVENT_NEW_STACK with its flags, and with the stack's frames when it
+ * has at most BPFPROF_NEW_STACK_FRAMES: sizeof() = 584 bytes (a plain
+ * struct task_event is 64), 592 in the ring with its header; the
  * collector tells the two forms apart by the record's size.
  */
 struct new_stack_event {
@@ -225,6 +229,47 @@ struct new_stack_event {
 	 * addresses and Python pseudo-frames), innermost first; the entries
 	 * past nr are undefined */
 	__u64 ips[BPFPROF_NEW_STACK_FRAMES];
+};
+
+/*
+ * TASK_EVENT_PY_CODE: the program's copy of a Python code object that a
+ * new stack showed and that it had not seen at that address with those
+ * names ("py_codes_seen", bpf/new_stack.bpf.h), taken in the sample and
+ * submitted just before that stack's record.  The collector names the
+ * code object from it (user/interp/pynames.c), so a short-lived process
+ * that has exited, or a module body freed after its import, is named all
+ * the same; it reads the process only for what the copy lacks.  Regions,
+ * in this order:
+ *   0  the code object's header, BPFPROF_PY_SNAP_HEADER bytes at @code;
+ *   1-3  BPFPROF_PY_SNAP_STR bytes at each of the first three pointers at
+ *      py_offsets.code_names (struct py_code_names: the str objects of
+ *      the names and the file name, with their text);
+ *   4  BPFPROF_PY_SNAP_LINES bytes at the fourth (the line table, a bytes
+ *      object).
+ * A region's len: all of its bytes, else those up to the end of the page
+ * at addr (an object near the end of its mapping), else 0 (unreadable, or
+ * addr 0).  sizeof() = 3,224 bytes; never written while the "events"
+ * ring is half full (lifecycle records need the room): the collector
+ * then reads the process as before.
+ */
+#define BPFPROF_PY_SNAP_REGIONS 5
+#define BPFPROF_PY_SNAP_HEADER 256
+#define BPFPROF_PY_SNAP_STR 256
+#define BPFPROF_PY_SNAP_LINES 2048
+
+struct py_snap_region {
+	__u64 addr;			/* user address the bytes were read at */
+	__u32 len;			/* bytes read: the region's size, less, or 0 */
+	__u32 pad;
+};
+
+struct py_code_event {
+	struct task_event head;		/* type TASK_EVENT_PY_CODE, tgid, tid */
+	__u64 code;			/* the code object's address */
+	struct py_snap_region region[BPFPROF_PY_SNAP_REGIONS];
+	__u8 header[BPFPROF_PY_SNAP_HEADER];		/* region 0 */
+	__u8 str[3][BPFPROF_PY_SNAP_STR];		/* regions 1-3 */
+	__u8 lines[BPFPROF_PY_SNAP_LINES];		/* region 4 */
 };
 
 #endif /* BPFPROF_PROFILE_H */

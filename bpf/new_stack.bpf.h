@@ -17,15 +17,16 @@
 
 /*
  * Reserve the announcement of new user stack @st: a struct new_stack_event
- * with its frames when it has at most BPFPROF_NEW_STACK_FRAMES, the
- * collector then copies nothing; else, or when the ring is half full
- * (lifecycle records need the room more) or has no room for the larger
- * record, a plain struct task_event with its id only.  The copy is of a
- * constant size, BPFPROF_NEW_STACK_FRAMES frames of the scratch stack
- * whatever its nr: the scratch value has room for max_depth frames, so
- * never with a smaller max_depth (known at load: the verifier drops the
- * path as dead).  One helper call, not the 64 loads and stores of a
- * __builtin_memcpy() that the verifier would check one by one (~130
+ * with @flags, and with its frames when it has at most
+ * BPFPROF_NEW_STACK_FRAMES, the collector then copies nothing (nr 0: it
+ * copies them from the map); when the ring is half full (lifecycle
+ * records need the room more) or has no room for it, a plain struct
+ * task_event with its id only, which says nothing of its code objects.
+ * The copy is of a constant size, BPFPROF_NEW_STACK_FRAMES frames of the
+ * scratch stack whatever its nr: the scratch value has room for max_depth
+ * frames, so never with a smaller max_depth (known at load: the verifier
+ * drops the path as dead).  One helper call, not the 64 loads and stores
+ * of a __builtin_memcpy() that the verifier would check one by one (~130
  * instructions more to verify at every start); it cannot fail on a map
  * value, but if it did, nr 0 sends the collector to the map.
  */
@@ -35,16 +36,16 @@ static __always_inline struct task_event *new_stack_reserve(struct stack_trace *
 	struct new_stack_event *ne;
 	__u32 nr = st->nr;
 
-	if (max_depth >= BPFPROF_NEW_STACK_FRAMES && nr <= BPFPROF_NEW_STACK_FRAMES &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <
 	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
 		ne = bpf_ringbuf_reserve(&events, sizeof(*ne), 0);
 		if (ne) {
 			task_event_init(&ne->head, TASK_EVENT_NEW_STACK, tgid, tid);
-			ne->nr = nr;
+			ne->nr = 0;
 			ne->flags = flags;
-			if (bpf_probe_read_kernel(ne->ips, sizeof(ne->ips), st->ips))
-				ne->nr = 0;
+			if (max_depth >= BPFPROF_NEW_STACK_FRAMES && nr <= BPFPROF_NEW_STACK_FRAMES &&
+			    !bpf_probe_read_kernel(ne->ips, sizeof(ne->ips), st->ips))
+				ne->nr = nr;
 			return &ne->head;
 		}
 	}
@@ -60,8 +61,9 @@ volatile __u64 new_stack_woke_ns = 0;
  * start) then costs one wake-up, not one per stack, and the collector,
  * which polls often while stacks keep coming (collector.c), reads the
  * rest within that time.  @now: the stack names a Python code object not
- * announced before, which the collector must read at once (see
- * py_codes_seen); without it, the record says the collector knows them all
+ * announced before and not copied, which the collector must read at once
+ * (see py_codes_seen); without it, the record says the collector knows
+ * them all, from an earlier stack or a copy just sent
  * (BPFPROF_NEW_STACK_CODES_KNOWN).  @st: the stack as stored under @id,
  * which the record carries when it can (new_stack_reserve()).
  */
@@ -86,19 +88,26 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
 /*
  * The code objects of the Python frames of the stacks announced so far,
  * by process and address, with the pointers to their names (struct
- * py_code_names).  The collector names a code object by reading it when
- * the first stack showing it arrives, and names it from that read
- * afterwards.  One that lives briefly (a module's body, freed after its
- * import; a string given to exec()) may be freed and another code object
- * allocated at its address, with other names.  So a new stack with a code
- * object not seen before, or seen with other names, wakes the collector
- * at once (not within BPFPROF_NEW_STACK_WAKEUP_NS), and its record does
- * not say BPFPROF_NEW_STACK_CODES_KNOWN: the collector reads the stack's
- * code objects, and a changed one gets an entry of its own (pynames.c).
+ * py_code_names).  One that lives briefly (a module's body, freed after
+ * its import; a string given to exec()) may be freed and another code
+ * object allocated at its address, with other names, and its process
+ * may exit, before the collector reads it.  So when a new stack shows a
+ * code object not seen before, or seen with other names, the program
+ * copies it (py_code_snapshot()) ahead of the stack's record: the
+ * collector names it from that copy, and the record says
+ * BPFPROF_NEW_STACK_CODES_KNOWN.  If it cannot (the ring half full), the
+ * record wakes the collector at once (not within
+ * BPFPROF_NEW_STACK_WAKEUP_NS) and does not say so: the collector reads
+ * the stack's code objects, and a changed one gets an entry of its own
+ * (pynames.c).
  * A stack whose record says so is named from what the collector read
  * before, without a system call.  The collector compares what it reads
  * with the entry, which tells it when the object it reads is not the one
  * a stack showed (freed, and another allocated there before it read).
+ * Objects are told apart by these pointers only: a code object freed with
+ * its names, and one of the same size made in its place whose names land
+ * at the same addresses (and, for a stack of its own, whose instructions
+ * at other offsets), passes for the old one.
  * Entries: struct py_code_key -> struct py_code_names (bpf/python.h).
  */
 struct {
@@ -108,12 +117,73 @@ struct {
 	__type(value, struct py_code_names);
 } py_codes_seen SEC(".maps");
 
+/*
+ * Copy the @size bytes at user address @src into @dst for region @r of a
+ * struct py_code_event: all of them, else those up to the end of @src's
+ * page (an object at the end of its mapping), else none.
+ */
+static __always_inline void py_snap_read(struct py_snap_region *r, void *dst, __u32 size,
+					 __u64 src)
+{
+	__u32 n;
+
+	r->addr = src;
+	r->len = 0;
+	r->pad = 0;
+	if (!src)
+		return;
+	if (!bpf_probe_read_user(dst, size, (const void *)src)) {
+		r->len = size;
+		return;
+	}
+	n = 4096 - (__u32)(src & 4095);
+	if (n >= size)			/* all in one page, and it failed */
+		return;
+	if (!bpf_probe_read_user(dst, n, (const void *)src))
+		r->len = n;
+}
+
+/*
+ * Send the collector a copy of code object @code of @tgid, whose names'
+ * pointers are @names (struct py_code_event, bpf/bpfprof.h), ahead of the
+ * new stack that shows it; nothing while the "events" ring is half full.
+ * Submitted without a wake-up, like the stack's record when every code
+ * object it shows is copied or seen before.  Whether the copy went out
+ * with the object's whole header, which is what the collector names it
+ * from (the rest it can read from the process if it must).
+ */
+static __always_inline bool py_code_snapshot(__u32 tgid, __u64 code,
+					     const struct py_code_names *names)
+{
+	struct py_code_event *e;
+	bool whole;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2 ||
+	    !(e = bpf_ringbuf_reserve(&events, sizeof(*e), 0))) {
+		py_count(PY_STAT_COPIES_SKIPPED, 1);
+		return false;
+	}
+	py_count(PY_STAT_COPIES, 1);
+	task_event_init(&e->head, TASK_EVENT_PY_CODE, tgid, 0);
+	e->code = code;
+	py_snap_read(&e->region[0], e->header, sizeof(e->header), code);
+	py_snap_read(&e->region[1], e->str[0], sizeof(e->str[0]), names->ptr[0]);
+	py_snap_read(&e->region[2], e->str[1], sizeof(e->str[1]), names->ptr[1]);
+	py_snap_read(&e->region[3], e->str[2], sizeof(e->str[2]), names->ptr[2]);
+	py_snap_read(&e->region[4], e->lines, sizeof(e->lines), names->ptr[3]);
+	whole = e->region[0].len == sizeof(e->header);
+	events_unannounced = 1;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return whole;
+}
+
 /* The scan of a new stack's frames for unseen code objects (bpf_loop() data). */
 struct py_code_scan {
 	struct stack_trace *st;
 	const struct py_process *p;
 	__u32 nr;
-	__u32 unseen;
+	__u32 uncopied;			/* a code object not seen before, not copied */
 	struct py_code_key key;		/* the frame's, with the process's tgid */
 	struct py_code_names names;	/* the frame's, read now */
 };
@@ -138,17 +208,22 @@ static long py_code_scan_step(__u32 i, void *data)
 	    bpf_probe_read_user(&s->names, sizeof(s->names), (const void *)(code + off)))
 		__builtin_memset(&s->names, 0, sizeof(s->names));
 	seen = bpf_map_lookup_elem(&py_codes_seen, &s->key);
-	if (seen && s->names.ptr[0] && seen->ptr[0] == s->names.ptr[0] &&
+	/* ptr[3], the line table, is never NULL; ptr[0] is before 3.11
+	 * (co_cell2arg, mostly NULL) */
+	if (seen && s->names.ptr[3] && seen->ptr[0] == s->names.ptr[0] &&
 	    seen->ptr[1] == s->names.ptr[1] && seen->ptr[2] == s->names.ptr[2] &&
 	    seen->ptr[3] == s->names.ptr[3])
 		return 0;
 	bpf_map_update_elem(&py_codes_seen, &s->key, &s->names, BPF_ANY);
-	s->unseen = 1;
+	if (!s->names.ptr[3] || !py_code_snapshot(s->key.tgid, code, &s->names))
+		s->uncopied = 1;
 	return 0;
 }
 
 /* Whether user stack @st of @tgid names a Python code object not seen
- * before at its address, or seen there with other names. */
+ * before at its address, or seen there with other names, that could not
+ * be copied for the collector (py_code_snapshot()): then it must read
+ * that object at once, before it is freed. */
 static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 {
 	struct py_code_scan s = { .st = st, .nr = st->nr, .key.tgid = tgid };
@@ -157,7 +232,7 @@ static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 	if (!s.p)
 		return false;		/* no interpreter: no Python frames */
 	bpf_loop(max_depth, py_code_scan_step, &s, 0);
-	return s.unseen;
+	return s.uncopied;
 }
 
 #endif /* BPFPROF_NEW_STACK_BPF_H */

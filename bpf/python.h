@@ -138,6 +138,9 @@ enum py_stat {
 	PY_STAT_TRUNCATED,	/* no room left in the stack (--max-stack) */
 	PY_STAT_READS,		/* reads of user memory for Python frames */
 	PY_STAT_AT_ROOT,	/* ... ended so, cut: those frames put at its root */
+	PY_STAT_COPIES,		/* code objects copied for the collector
+				 * (TASK_EVENT_PY_CODE, bpf/new_stack.bpf.h) */
+	PY_STAT_COPIES_SKIPPED,	/* ... not copied: the "events" ring half full */
 	PY_STAT_NR,
 };
 

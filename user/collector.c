@@ -92,6 +92,8 @@ static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 	apply_mmaps(c, e->time_ns);
 	if (e->type == TASK_EVENT_NEW_STACK)
 		ingest_new_stack(&c->ingest, e, size);
+	else if (e->type == TASK_EVENT_PY_CODE)
+		interp_code_copy(c->interp, (const struct py_code_event *)e, size);
 	else
 		tracker_task_event(&c->tracker, e);
 	if (c->cfi && e->type == TASK_EVENT_EXIT && e->group_dead)

@@ -28,15 +28,17 @@
 #     the samples in pyforks_worker, under 1% with an unnamed Python frame
 #     ("[python]").  When the two children shared a stack, the one whose
 #     stack came second had its Python frames unnamed: ~40% of the samples.
-#  4. Replaced before it was read: bpfprof -v -p is stopped (SIGSTOP)
-#     while tests/workloads/pyswap.py runs pyswap_first for 0.5 s of CPU,
-#     drops it and makes pyswap_other at its address; resumed, bpfprof
-#     reads that address, pyswap_other's now, for pyswap_first's stacks
-#     before any stack has shown pyswap_other.  What the BPF program saw
-#     there ("py_codes_seen") is not what it reads: pyswap_first's samples
-#     get no name, not pyswap_other's (-v counts the replaced objects);
-#     then pyswap_other runs for 0.5 s and is named.  Without the check,
-#     ~100% of the samples of the two are named pyswap_other.
+#  4. Replaced before the collector read it: bpfprof -v -p is stopped
+#     (SIGSTOP) while tests/workloads/pyswap.py runs pyswap_first for 0.5 s
+#     of CPU, drops it and makes pyswap_other at its address; resumed,
+#     bpfprof names pyswap_first from the copy the BPF program sent
+#     (TASK_EVENT_PY_CODE), not from what lies at the address by then.
+#  5. The same when the copy could not be sent (pyswap_fill's new stacks
+#     fill the stopped collector's ring first): the collector reads that
+#     address, pyswap_other's now, for pyswap_first's stacks before any
+#     stack has shown pyswap_other.  What the BPF program saw there
+#     ("py_codes_seen") is not what it reads: pyswap_first's samples get no
+#     name, not pyswap_other's (-v counts the replaced objects).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FIRST_ONLY=1 find_pythons 3.13 3.12
@@ -93,41 +95,72 @@ for py in "${pythons[@]}"; do
 	ok "$tag: forked children's Python frames named"
 done
 
-# ---- 4. a code object replaced before it was read ------------------------------
+# ---- 4, 5. a code object replaced before the collector read it -----------------
 wait_line() {	# FILE TEXT: until FILE has a line TEXT (20 s at most)
 	for _ in $(seq 200); do grep -qx "$2" "$1" && return 0; sleep 0.1; done
 	fail "no line '$2' in $1: $(cat "$1")"
 }
-mkfifo "$TMP/swap.in"
-/usr/bin/python3.11 "$BPFPROF_SRC/tests/workloads/pyswap.py" 0.5 <"$TMP/swap.in" >"$TMP/swap.out" &
-swap=$!; CHILD_PIDS+=($swap)
-exec 7>"$TMP/swap.in"
-wait_line "$TMP/swap.out" "pyswap: ready"
-"$BPFPROF" -v -F 999 --format folded -p "$swap" -o "$TMP/swap.folded" 2>"$TMP/swap.err" &
-bp=$!; CHILD_PIDS+=($bp)
-for _ in $(seq 200); do
-	[ "$(ls -l /proc/$bp/fd 2>/dev/null | grep -c 'bpf_link')" -ge 2 ] && break
-	sleep 0.1
-done
-sleep 0.5		# the first mappings, the interpreter found
-kill -STOP $bp
-echo >&7
-wait_line "$TMP/swap.out" "pyswap: swapped"
-kill -CONT $bp
-sleep 1			# the stopped time's records read, pyswap_first's address with them
-echo >&7
-exec 7>&-
-wait_line "$TMP/swap.out" "pyswap: done"
-wait $bp || { cat "$TMP/swap.err"; fail "bpfprof -p pyswap.py failed"; }
-grep -E 'code objects:' "$TMP/swap.err"
-replaced=$(sed -En 's/.*header reads, ([0-9]+) replaced before they were read.*/\1/p' "$TMP/swap.err")
-read -r o n < <(fs count "$TMP/swap.folded" '[;]pyswap_other(;|$)')
-read -r f _ < <(fs count "$TMP/swap.folded" '[;]pyswap_first(;|$)')
-read -r u _ < <(fs count "$TMP/swap.folded" '(^|;)\[python\](;|$)')
-echo "pyswap: $n samples: $o pyswap_other, $f pyswap_first, $u with an unnamed Python frame; $replaced replaced"
-[ "${replaced:-0}" -ge 1 ] || fail "pyswap: no code object counted as replaced before it was read"
-[ $((o + u)) -ge 600 ] || fail "pyswap: only $((o + u)) samples of the two functions"
-[ $((o * 100)) -le $(((o + u) * 65)) ] ||
-	fail "pyswap: $o of $((o + u)) samples named pyswap_other: pyswap_first's took its name"
-[ $((u * 100)) -ge $(((o + u) * 35)) ] || fail "pyswap: only $u samples unnamed"
-ok "pyswap: a code object replaced before it was read lends its successor no name"
+# swap_run TAG [FILL]: pyswap.py under bpfprof -v -p, stopped while pyswap_first
+# runs and is replaced; sets o, f, u, n (samples: pyswap_other, pyswap_first,
+# with an unnamed Python frame, all) and replaced, copied, skipped (-v).
+swap_run() {
+	local tag=$1 in="$TMP/$1.in" out="$TMP/$1.out" swap bp
+	mkfifo "$in"
+	/usr/bin/python3.11 "$BPFPROF_SRC/tests/workloads/pyswap.py" 0.5 ${2:+"$2"} <"$in" >"$out" &
+	swap=$!; CHILD_PIDS+=($swap)
+	exec 7>"$in"
+	wait_line "$out" "pyswap: ready"
+	"$BPFPROF" -v -F 999 --format folded -p "$swap" -o "$TMP/$tag.folded" 2>"$TMP/$tag.err" &
+	bp=$!; CHILD_PIDS+=($bp)
+	for _ in $(seq 200); do
+		[ "$(ls -l /proc/$bp/fd 2>/dev/null | grep -c 'bpf_link')" -ge 2 ] && break
+		sleep 0.1
+	done
+	sleep 0.5		# the first mappings, the interpreter found
+	kill -STOP $bp
+	echo >&7
+	wait_line "$out" "pyswap: swapped"
+	kill -CONT $bp
+	sleep 1			# the stopped time's records read, pyswap_first's address with them
+	echo >&7
+	exec 7>&-
+	wait_line "$out" "pyswap: done"
+	wait $bp || { cat "$TMP/$tag.err"; fail "bpfprof -p pyswap.py failed"; }
+	grep -E 'code objects:' "$TMP/$tag.err"
+	replaced=$(sed -En 's/.*header reads, ([0-9]+) replaced before they were read.*/\1/p' "$TMP/$tag.err")
+	copied=$(sed -En 's/.*read, ([0-9]+) copied by the BPF program.*/\1/p' "$TMP/$tag.err")
+	skipped=$(sed -En 's/.*, ([0-9]+) not copied: no room.*/\1/p' "$TMP/$tag.err")
+	read -r o n < <(fs count "$TMP/$tag.folded" '[;]pyswap_other(;|$)')
+	read -r f _ < <(fs count "$TMP/$tag.folded" '[;]pyswap_first(;|$)')
+	read -r u _ < <(fs count "$TMP/$tag.folded" '(^|;)\[python\](;|$)')
+	echo "$tag: $n samples: $o pyswap_other, $f pyswap_first, $u with an unnamed Python frame;" \
+		"$copied code objects copied, $skipped not, $replaced replaced"
+	[ $((o + f + u)) -ge 600 ] || fail "$tag: only $((o + f + u)) samples of the two functions"
+}
+
+#  4. The program copies each code object it sees first (TASK_EVENT_PY_CODE):
+#     pyswap_first is named from that copy, whatever lies at its address when
+#     the collector comes to it.  Without the copies (before this change), its
+#     samples went unnamed: the collector read pyswap_other's object there.
+swap_run swap
+[ "${copied:-0}" -ge 2 ] || fail "swap: ${copied:-0} code objects copied by the program"
+[ $((f * 100)) -ge $(((o + f + u) * 35)) ] ||
+	fail "swap: only $f of $((o + f + u)) samples named pyswap_first"
+[ $((o * 100)) -le $(((o + f + u) * 65)) ] ||
+	fail "swap: $o of $((o + f + u)) samples named pyswap_other: pyswap_first's took its name"
+[ $((u * 100)) -lt $((o + f + u)) ] || fail "swap: $u samples unnamed"
+ok "swap: a code object replaced before the collector read it is named from the program's copy"
+
+#  5. No room for copies: pyswap_fill's new stacks fill the stopped collector's
+#     ring first, so pyswap_first is not copied; the collector then reads its
+#     address after the swap.  What the program saw there ("py_codes_seen") is
+#     not what it reads: pyswap_first's samples get no name, not pyswap_other's
+#     (-v counts the replaced objects and the copies not made).  Without the
+#     check, ~100% of the samples of the two are named pyswap_other.
+swap_run fill 2.5
+[ "${skipped:-0}" -ge 1 ] || fail "fill: every code object copied: the ring never filled"
+[ "${replaced:-0}" -ge 1 ] || fail "fill: no code object counted as replaced before it was read"
+[ $((o * 100)) -le $(((o + f + u) * 65)) ] ||
+	fail "fill: $o of $((o + f + u)) samples named pyswap_other: pyswap_first's took its name"
+[ $(((u + f) * 100)) -ge $(((o + f + u) * 35)) ] || fail "fill: only $u samples unnamed, $f named"
+ok "fill: a code object neither copied nor read before it was replaced lends its successor no name"

@@ -3,10 +3,13 @@
 made at its address, before a profiler that was stopped meanwhile reads
 it, for tests/integration/python_reuse.sh (part 4).
 
-  pyswap.py SECONDS
+  pyswap.py SECONDS [FILL]
 
-Prints "pyswap: ready" and waits for a line on stdin.  Then runs
-pyswap_first (compiled from a source text) for SECONDS of CPU time,
+Prints "pyswap: ready" and waits for a line on stdin.  Then, with FILL,
+runs pyswap_fill for FILL seconds of CPU time: recursion to a depth that
+changes every few microseconds over a long run of distinct statements,
+so that nearly every sample is a new stack (a stopped profiler's ring of
+records fills up).  Then runs pyswap_first (compiled from a source text) for SECONDS of CPU time,
 drops it (its namespace cleared, so its code object is freed at once),
 and compiles pyswap_other, a function of the same size, until its code
 object lies at the address pyswap_first's had (the misses kept alive
@@ -25,6 +28,25 @@ LOOP = ("    t = 0\n"
         "    return t\n")
 
 
+FILL = ("def pyswap_fill(depth, end):\n"
+        "    if depth > 0:\n"
+        "        return pyswap_fill(depth - 1, end)\n"
+        "    t = 0\n" +
+        "".join("    t = (t * 31 + %d) & 0xffffffff\n" % i for i in range(300)) +
+        "    return t\n")
+
+
+def fill(seconds):
+    """Run pyswap_fill at depths 0..29 for @seconds of CPU time."""
+    ns = {}
+    exec(compile(FILL, "<pyswap_fill>", "exec"), ns)
+    end = time.thread_time() + seconds
+    depth = 0
+    while time.thread_time() < end:
+        ns["pyswap_fill"](depth, end)
+        depth = (depth + 7) % 30
+
+
 def make(name):
     """A new function @name running LOOP, and its namespace."""
     ns = {"time": time}
@@ -36,6 +58,8 @@ def main():
     seconds = float(sys.argv[1])
     print("pyswap: ready", flush=True)
     sys.stdin.readline()
+    if len(sys.argv) > 2:
+        fill(float(sys.argv[2]))
     first, ns = make("pyswap_first")
     addr = id(first.__code__)
     first(time.thread_time() + seconds)

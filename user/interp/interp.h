@@ -21,6 +21,8 @@
 
 #include "python.h"
 
+struct py_code_event;		/* bpf/bpfprof.h */
+
 struct interp;
 
 /* The plugin ABI names the range Python frames lie in. */
@@ -44,6 +46,10 @@ struct interp_stats {
 					 * their address (py_codes_seen): their
 					 * frames keep an older read or no name */
 	uint64_t unnamed;		/* frames symbolized without a name */
+	uint64_t copies;		/* code objects the BPF program copied
+					 * (TASK_EVENT_PY_CODE) */
+	uint64_t copies_named;		/* ... named from that copy (the others
+					 * were known, or not whole) */
 };
 
 /*
@@ -91,6 +97,19 @@ static inline bool interp_is_frame(uint64_t ip)
  * stack's code objects are read, once per batch.
  */
 void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr, bool known);
+
+/*
+ * A TASK_EVENT_PY_CODE record (@e, of @size bytes, bpf/bpfprof.h): the BPF
+ * program's copy of a code object of e->head.tgid, sent just before the
+ * first new stack that shows it at that address with those names.  Name
+ * it from the copy (reading the process only for what the copy lacks: a
+ * longer name or line table), so that interp_learn_stack() names that
+ * stack's frame from this entry without a read, however soon the object
+ * or its process is gone.  A copy without the whole header, of a process
+ * without a known interpreter, or of an object named already, changes
+ * nothing.  NULL @it: nothing.
+ */
+void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t size);
 
 /*
  * The collector is about to read a new batch of records from the kernel.

@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpfprof.h"
 #include "interp_impl.h"
 #include "pyline.h"
 
@@ -29,13 +30,52 @@
 /* Code object headers read with one system call (a stack's Python frames). */
 #define PY_HEADER_BATCH 64
 
-/* Copy @len bytes at @addr of @pid; 0 or -EFAULT (short or failed). */
-static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+/*
+ * Where a code object's names are read from: the process @pid, after
+ * the BPF program's copy @copy of that object (struct py_code_event)
+ * when there is one.
+ */
+struct py_mem {
+	uint32_t pid;
+	const struct py_code_event *copy;	/* NULL: the process only */
+};
+
+/* The bytes [@addr, @addr + @len) in a region of @copy, else NULL. */
+static const uint8_t *copy_find(const struct py_code_event *copy, uint64_t addr, size_t len)
+{
+	const uint8_t *data[BPFPROF_PY_SNAP_REGIONS] = {
+		copy->header, copy->str[0], copy->str[1], copy->str[2], copy->lines,
+	};
+	const size_t size[BPFPROF_PY_SNAP_REGIONS] = {
+		sizeof(copy->header), sizeof(copy->str[0]), sizeof(copy->str[1]),
+		sizeof(copy->str[2]), sizeof(copy->lines),
+	};
+
+	for (size_t i = 0; i < BPFPROF_PY_SNAP_REGIONS; i++) {
+		const struct py_snap_region *r = &copy->region[i];
+		size_t have = r->len < size[i] ? r->len : size[i];
+
+		if (r->addr && addr >= r->addr && addr - r->addr <= have &&
+		    len <= have - (addr - r->addr))
+			return data[i] + (addr - r->addr);
+	}
+	return NULL;
+}
+
+/* Copy @len bytes at @addr of @m's process, from its copy where that has
+ * them all; 0 or -EFAULT (short or failed). */
+static int read_mem(const struct py_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	const uint8_t *copied = m->copy ? copy_find(m->copy, addr, len) : NULL;
 
-	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	if (copied) {
+		memcpy(buf, copied, len);
+		return 0;
+	}
+	return process_vm_readv((pid_t)m->pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0
+											  : -EFAULT;
 }
 
 static uint64_t get_u64(const uint8_t *b, size_t off)
@@ -57,16 +97,17 @@ static uint64_t get_u64(const uint8_t *b, size_t off)
  * where the memory is there, the rest of @buf too: the number of bytes
  * read (>= @head), or 0 if not even @head could be.
  */
-static size_t read_ahead(uint32_t pid, uint64_t addr, uint8_t *buf, size_t head, size_t size)
+static size_t read_ahead(const struct py_mem *m, uint64_t addr, uint8_t *buf, size_t head,
+			 size_t size)
 {
-	if (size > head && read_mem(pid, addr, buf, size) == 0)
+	if (size > head && read_mem(m, addr, buf, size) == 0)
 		return size;
-	return read_mem(pid, addr, buf, head) == 0 ? head : 0;
+	return read_mem(m, addr, buf, head) == 0 ? head : 0;
 }
 
 /* The text of the str object at @addr, malloc'd; NULL if unreadable or
  * not a compact str. */
-static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
+static char *read_str(const struct py_mem *m, const struct py_layout *l, uint64_t addr)
 {
 	uint8_t hdr[PY_STR_HEADER_MAX + PY_READ_AHEAD], data[PY_MAX_STR * 4];
 	uint64_t length;
@@ -75,7 +116,7 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 	size_t off, n, got;
 
 	if (!addr || l->compact_size > PY_STR_HEADER_MAX ||
-	    !(got = read_ahead(pid, addr, hdr, l->compact_size, l->compact_size + PY_READ_AHEAD)))
+	    !(got = read_ahead(m, addr, hdr, l->compact_size, l->compact_size + PY_READ_AHEAD)))
 		return NULL;
 	memcpy(&state, hdr + l->str_state, sizeof(state));
 	length = get_u64(hdr, l->str_length);
@@ -90,14 +131,14 @@ static char *read_str(uint32_t pid, const struct py_layout *l, uint64_t addr)
 		return NULL;
 	if (off + n <= got)
 		memcpy(data, hdr + off, n);
-	else if (n && read_mem(pid, addr + off, data, n))
+	else if (n && read_mem(m, addr + off, data, n))
 		return NULL;
 	return py_str_utf8(data, n, kind, (size_t)length);
 }
 
 /* The bytes object at @addr (co_linetable), malloc'd in *out. */
-static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, uint8_t **out,
-		      size_t *len)
+static int read_bytes(const struct py_mem *m, const struct py_layout *l, uint64_t addr,
+		      uint8_t **out, size_t *len)
 {
 	uint8_t head[PY_BYTES_HEADER_MAX + PY_READ_AHEAD];
 	uint64_t size;
@@ -107,7 +148,7 @@ static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, ui
 	*len = 0;
 	if (!addr || l->bytes_data > PY_BYTES_HEADER_MAX ||
 	    l->bytes_size + sizeof(size) > l->bytes_data ||
-	    !(got = read_ahead(pid, addr, head, l->bytes_data, l->bytes_data + PY_READ_AHEAD)))
+	    !(got = read_ahead(m, addr, head, l->bytes_data, l->bytes_data + PY_READ_AHEAD)))
 		return -EFAULT;
 	size = get_u64(head, l->bytes_size);
 	if (size > PY_MAX_LINETABLE)
@@ -117,7 +158,7 @@ static int read_bytes(uint32_t pid, const struct py_layout *l, uint64_t addr, ui
 		return -ENOMEM;
 	if (l->bytes_data + size <= got) {
 		memcpy(*out, head + l->bytes_data, size);
-	} else if (size && read_mem(pid, addr + l->bytes_data, *out, size)) {
+	} else if (size && read_mem(m, addr + l->bytes_data, *out, size)) {
 		free(*out);
 		*out = NULL;
 		return -EFAULT;
@@ -175,26 +216,27 @@ static void read_headers(struct interp *it, uint32_t pid, const uint64_t *addrs,
 	got = process_vm_readv((pid_t)pid, local, n, remote, n, 0);
 	whole = got > 0 ? (size_t)got / PY_CODE_HEADER : 0;
 	for (i = 0; i < n; i++)
-		ok[i] = i < whole || (i > whole && read_mem(pid, addrs[i], hdrs[i],
-							    PY_CODE_HEADER) == 0);
+		ok[i] = i < whole || (i > whole && read_mem(&(struct py_mem){ .pid = pid }, addrs[i],
+							    hdrs[i], PY_CODE_HEADER) == 0);
 }
 
-/* Read the names of the code object of @c (pid, addr set) from @p, whose
- * header is @hdr. */
-static int read_code(const struct py_proc *p, const uint8_t *hdr, struct py_code *c)
+/* Read the names of the code object of @c (pid, addr set) from @m, its
+ * header being @hdr. */
+static int read_code(const struct py_proc *p, const struct py_mem *m, const uint8_t *hdr,
+		     struct py_code *c)
 {
 	const struct py_layout *l = p->layout;
 	int err = parse_header(p, hdr, &c->id);
 
 	if (err)
 		return err;
-	c->qualname = read_str(p->pid, l, c->id.qualname);
+	c->qualname = read_str(m, l, c->id.qualname);
 	if (!c->qualname)
-		c->qualname = read_str(p->pid, l, get_u64(hdr, l->code_name));
-	c->filename = read_str(p->pid, l, c->id.filename);
+		c->qualname = read_str(m, l, get_u64(hdr, l->code_name));
+	c->filename = read_str(m, l, c->id.filename);
 	c->firstlineno = c->id.firstlineno;
 	c->line_format = l->line_format;
-	read_bytes(p->pid, l, c->id.linetable, &c->linetable, &c->linetable_len);
+	read_bytes(m, l, c->id.linetable, &c->linetable, &c->linetable_len);
 	return c->qualname ? 0 : -EFAULT;
 }
 
@@ -340,26 +382,17 @@ static struct py_code *code_append(struct interp *it, uint32_t pid, uint64_t add
 }
 
 /*
- * The entry of the code object @addr of @p as it is now, its header read
- * into @hdr (NULL: it could not be read, or it was read in this batch
- * already): the newest one read at that address if the object there is
- * still that one (or was not read now), else a new entry.  Its index, or
- * -1 on ENOMEM.
+ * A new entry for the code object at @addr of @p, whose header is @hdr
+ * (NULL: unreadable), named from @m; the address's slot names it from now
+ * on.  Its index, or -1 on ENOMEM.
  */
-static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr,
-			  const uint8_t *hdr)
+static int64_t add_entry(struct interp *it, const struct py_proc *p, uint64_t addr,
+			 const uint8_t *hdr, const struct py_mem *m)
 {
-	struct py_code_slot *s = known_slot(it, p->pid, addr);
-	struct py_code *c;
+	struct py_code *c = code_append(it, p->pid, addr);
+	struct py_code_slot *s;
 
-	it->stats.frames_seen++;
-	if (s && (!hdr || still_entry(it, p, s, hdr))) {
-		if (hdr)
-			mark_read(it, s);
-		it->stats.frames_cached++;
-		return s->index;
-	}
-	if (!(c = code_append(it, p->pid, addr)))
+	if (!c)
 		return -1;
 	s = slot_find(it->slots, it->cap_slots, p->pid, addr);
 	if (!s->pid)
@@ -370,12 +403,34 @@ static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t a
 	if (hdr)
 		mark_read(it, s);
 	s->index = (uint32_t)(it->nr_codes - 1);
-	c->ok = hdr && read_code(p, hdr, c) == 0;
+	c->ok = hdr && read_code(p, m, hdr, c) == 0;
 	if (c->ok)
 		it->stats.codes++;
 	else
 		it->stats.code_failures++;
 	return s->index;
+}
+
+/*
+ * The entry of the code object @addr of @p as it is now, its header read
+ * into @hdr (NULL: it could not be read, or it was read in this batch
+ * already): the newest one read at that address if the object there is
+ * still that one (or was not read now), else a new entry.  Its index, or
+ * -1 on ENOMEM.
+ */
+static int64_t learn_code(struct interp *it, const struct py_proc *p, uint64_t addr,
+			  const uint8_t *hdr)
+{
+	struct py_code_slot *s = known_slot(it, p->pid, addr);
+
+	it->stats.frames_seen++;
+	if (s && (!hdr || still_entry(it, p, s, hdr))) {
+		if (hdr)
+			mark_read(it, s);
+		it->stats.frames_cached++;
+		return s->index;
+	}
+	return add_entry(it, p, addr, hdr, &(struct py_mem){ .pid = p->pid });
 }
 
 /* Whether header @hdr, read at @addr of @p, is an object not read there
@@ -511,6 +566,26 @@ static void learn_frames(struct interp *it, const struct py_proc *p, uint64_t *i
 		ips[i] = index < 0 ? PY_FRAME_ADDR(0, 0)
 				   : PY_FRAME_ADDR(((uint64_t)index + 1) << 3, PY_FRAME_INSTR(ips[i]));
 	}
+}
+
+void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t size)
+{
+	const struct py_proc *p;
+	struct py_code_slot *s;
+
+	if (!it || size < sizeof(*e) || !(p = interp_proc(it, e->head.tgid)))
+		return;
+	it->stats.copies++;
+	if (e->region[0].addr != e->code || e->region[0].len != PY_CODE_HEADER)
+		return;			/* no header: the stack's record reads it */
+	s = known_slot(it, p->pid, e->code);
+	if (s && still_entry(it, p, s, e->header)) {
+		mark_read(it, s);	/* named before: that entry stands */
+		return;
+	}
+	if (add_entry(it, p, e->code, e->header, &(struct py_mem){ .pid = p->pid, .copy = e }) >= 0 &&
+	    it->codes[it->nr_codes - 1].ok)
+		it->stats.copies_named++;
 }
 
 void interp_new_batch(struct interp *it)

@@ -42,8 +42,9 @@ static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *i
 }
 
 /* Index in the profile of the stack with kernel id @id, copied from the
- * kernel's map if new. */
-static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *index)
+ * kernel's map if new (@known: as for intern_copy()). */
+static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, bool known,
+			uint32_t *index)
 {
 	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
 	int err;
@@ -54,7 +55,7 @@ static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint32_t *
 	if (err)
 		return err;
 	in->stacks_looked_up[st.kernel ? 1 : 0]++;
-	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, false, index);
+	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, known, index);
 }
 
 /* Index in the profile of the new user stack that record @e of @size
@@ -65,15 +66,15 @@ static int intern_new_stack(struct ingest *in, const struct task_event *e, size_
 {
 	const struct new_stack_event *ne = (const struct new_stack_event *)e;
 	uint64_t ips[BPFPROF_NEW_STACK_FRAMES];	/* the ring is read-only: a copy to name */
+	bool known = size >= sizeof(*ne) && (ne->flags & BPFPROF_NEW_STACK_CODES_KNOWN);
 
 	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES)
-		return intern_stack(in, e->tgid, e->stack_id, index);
+		return intern_stack(in, e->tgid, e->stack_id, known, index);
 	if (profile_find_stack(in->profile, e->stack_id, index) == 0)
 		return 0;
 	memcpy(ips, ne->ips, ne->nr * sizeof(ips[0]));
 	in->stacks_in_records++;
-	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0,
-			   (ne->flags & BPFPROF_NEW_STACK_CODES_KNOWN) != 0, index);
+	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0, known, index);
 }
 
 bool ingest_stack_copied(const struct ingest *in, uint64_t id)
@@ -205,8 +206,8 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 	if (in->unwinder && size >= sizeof(struct dwarf_sample_event))
 		err = unwind_sample(in, (const struct dwarf_sample_event *)e, size, &user);
 	else
-		err = intern_stack(in, e->tgid, e->user_stack, &user);
-	if (err || intern_stack(in, e->tgid, e->kernel_stack, &kernel)) {
+		err = intern_stack(in, e->tgid, e->user_stack, false, &user);
+	if (err || intern_stack(in, e->tgid, e->kernel_stack, false, &kernel)) {
 		/* The stack was stored before the sample was sent; cannot happen. */
 		in->drops[DROP_STACK_MAP_FULL]++;
 		return 0;
@@ -224,8 +225,8 @@ int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples)
 {
 	uint32_t user, kernel;
 
-	if (intern_stack(in, k->tgid, k->user_stack, &user) ||
-	    intern_stack(in, k->tgid, k->kernel_stack, &kernel)) {
+	if (intern_stack(in, k->tgid, k->user_stack, false, &user) ||
+	    intern_stack(in, k->tgid, k->kernel_stack, false, &kernel)) {
 		in->drops[DROP_STACK_MAP_FULL] += samples;
 		return 0;
 	}
