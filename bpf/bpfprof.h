@@ -121,9 +121,10 @@ struct sample_event {
 #define BPFPROF_RED_ZONE 128
 
 /*
- * A sample of --call-graph dwarf: the common record, the user registers
- * the unwinder starts from (x86-64: rip, rsp, rbp, rbx), the red zone below
- * sp, and stack_size bytes of the user stack copied from sp upward.  The
+ * A sample of --call-graph dwarf, or auto's copy of a young process's
+ * stack: the common record, the user registers the unwinder starts from,
+ * auto's Python frames (above), the red zone below sp, and stack_size
+ * bytes of the user stack copied from sp upward.  The
  * ring buffer record is sized for the configured copy size; stack_size
  * says how much of it is valid.
  */
@@ -134,6 +135,22 @@ struct sample_event {
 #define BPFPROF_PT_REGS_BX 5
 #define BPFPROF_PT_REGS_IP 16
 #define BPFPROF_PT_REGS_SP 19
+
+/*
+ * The Python frames of --call-graph auto's copy of a CPython process's
+ * stack (a young process's, cfi_copy_instead()): the program reads the
+ * thread's Python frames as for a walked stack, one activation of the
+ * interpreter after another, each activation's frames innermost first
+ * and followed by BPFPROF_PY_ACTIVATION_END; the collector puts them in
+ * place of the _PyEval_EvalFrameDefault frames it unwinds from the copy,
+ * the innermost activation in place of the innermost evaluator frame
+ * (user/interp/pysplice.c).  At most BPFPROF_COPY_PY_ACTIVATIONS
+ * activations are told apart; the frames of those beyond follow the last
+ * END without ENDs of their own.
+ */
+#define BPFPROF_COPY_PY_FRAMES 64
+#define BPFPROF_COPY_PY_ACTIVATIONS 16
+#define BPFPROF_PY_ACTIVATION_END 0ull
 
 struct dwarf_sample_event {
 	struct sample_event sample;	/* user_stack is 0: the collector unwinds */
@@ -148,6 +165,11 @@ struct dwarf_sample_event {
 	__u32 has_regs;			/* 0: no user context (kernel thread) */
 	__u32 red_zone_ok;		/* red_zone[] holds [sp - 128, sp) */
 	__u32 pad;
+	__u32 py_nr;			/* entries of py_ips, 0: none (see above) */
+	__u32 py_flags;			/* BPFPROF_NEW_STACK_CODES_KNOWN: the program
+					 * saw each code object of py_ips before,
+					 * or sent a copy of it (TASK_EVENT_PY_CODE) */
+	__u64 py_ips[BPFPROF_COPY_PY_FRAMES];	/* Python pseudo-frames and ENDs */
 	__u8 red_zone[BPFPROF_RED_ZONE];
 	__u8 stack[];
 };

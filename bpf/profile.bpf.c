@@ -332,13 +332,25 @@ static __always_inline struct stack_trace *scratch_stack(int kernel)
  * The Python frames of this CPU's scratch user stack (bpf/python.bpf.h),
  * as a global function: the verifier checks it once, on its own, instead
  * of once for each state of the program that reaches it (each way the
- * native walk ended).  Returns 0.
+ * native walk ended).  @copy: the stack goes out as a copy instead: the
+ * scratch stack gets the thread's Python frames by activation
+ * (py_fill_activations()), or nr 0.  Returns 1 if Python frames were
+ * written, else 0.
  */
-__noinline int py_splice_scratch(__u32 tgid, __u32 tid)
+__noinline int py_splice_scratch(__u32 tgid, __u32 tid, __u32 copy)
 {
 	struct stack_trace *st = scratch_stack(0);
 
-	return st && py_splice_stack(st, tgid, tid) ? 1 : 0;
+	if (!st)
+		return 0;
+	copy = copy && cfi_copies;	/* a load-time constant: no copies, no branch */
+	if (copy)
+		st->nr = 0;
+	if (py_splice_stack(st, tgid, tid, copy))
+		return 1;
+	if (copy)
+		st->nr = 0;
+	return 0;
 }
 
 /*
@@ -405,8 +417,11 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 		drop(kernel ? DROP_KERNEL_STACK : DROP_USER_STACK);
 		return -1;
 	}
-	if (!kernel && cfi_mode && n > 0 && cfi_copy_instead())
+	if (!kernel && cfi_mode && n > 0 && cfi_copy_instead()) {
+		if (!dwarf_mode)	/* its Python frames: send_stack_copy() */
+			py_splice_scratch(tgid, tid, 1);
 		return 1;
+	}
 	st->nr = n / sizeof(__u64);
 	st->kernel = kernel;
 	/* Never a user stack in dwarf mode: saying so spares the verifier
@@ -414,7 +429,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	 * stack with Python frames is this process's alone: the collector
 	 * names its frames from this process's code objects (pynames.c),
 	 * and a forked child shows the same addresses with its own. */
-	if (!kernel && !dwarf_mode && py_splice_scratch(tgid, tid))	/* bpf/python.bpf.h */
+	if (!kernel && !dwarf_mode && py_splice_scratch(tgid, tid, 0))	/* bpf/python.bpf.h */
 		python = true;
 	if (st->nr == 0)
 		return 0;

@@ -338,6 +338,7 @@ struct py_splice_vars {
 	__u32 cut;		/* the native stack may end before its root */
 	__u32 at_root;		/* Python frames went to its root end */
 	__u32 reads;		/* of user memory, for frames */
+	__u32 synthetic;	/* the native stack is py_fill_activations()'s */
 	__u64 win_lo;		/* user address of win[0] */
 	__u32 win_len;		/* bytes of win read, 0: none */
 	/* Not cleared per sample, from here on: */
@@ -562,6 +563,8 @@ static long py_splice_step(__u32 i, void *data)
 			s->v->written = 0;
 			return 0;
 		}
+		if (s->v->synthetic)
+			return 1;	/* no activation left: done */
 		s->v->unmatched++;
 	}
 	return py_put(s, ip) ? 1 : 0;
@@ -578,14 +581,35 @@ static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
 }
 
 /*
+ * A native stack for a stack that goes out as a copy (--call-graph auto,
+ * a young process): BPFPROF_COPY_PY_ACTIVATIONS evaluator frames of @p,
+ * each followed by BPFPROF_PY_ACTIVATION_END, in @st.  Spliced, each
+ * evaluator frame becomes an activation's Python frames: the copy's
+ * py_ips (bpf/bpfprof.h).  Returns st->nr.
+ */
+static __always_inline __u32 py_fill_activations(struct stack_trace *st,
+						 const struct py_process *p)
+{
+	__u32 i;
+
+	for (i = 0; i < 2 * BPFPROF_COPY_PY_ACTIVATIONS && i < max_depth; i++)
+		st->ips[i] = i & 1 ? BPFPROF_PY_ACTIVATION_END : p->eval_start[0] + 1;
+	st->nr = i;
+	return i;
+}
+
+/*
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
  * first, of thread @tid of process @tgid) by the Python frames they run;
  * the Python frames of evaluator frames a cut native stack did not reach
- * go to its root end (py_splice_step()).  Nothing changes for a process
- * without an interpreter the collector found, a thread without a thread
- * state or a current frame.  Returns whether Python frames were written.
+ * go to its root end (py_splice_step()).  @synthetic: @st is not a walked
+ * stack but py_fill_activations()'s (written here), and the splice ends
+ * with the Python frames.  Nothing changes for a process without an
+ * interpreter the collector found, a thread without a thread state or a
+ * current frame.  Returns whether Python frames were written.
  */
-static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid)
+static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
+					    __u32 synthetic)
 {
 	const struct py_process *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_splice_vars *v;
@@ -598,7 +622,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		return false;
 	py_count(PY_STAT_SAMPLES, 1);
 	v = bpf_map_lookup_elem(&py_vars, &zero);
-	if (!v || n == 0 || n > max_depth)
+	if (!v || (!synthetic && (n == 0 || n > max_depth)))
 		return false;
 	ts = py_thread_state(p, tgid, tid);
 	if (!ts)
@@ -609,6 +633,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		py_count(PY_STAT_NO_FRAME, 1);
 		return false;
 	}
+	if (synthetic)
+		n = py_fill_activations(st, p);
 	sh.st = st;
 	sh.n = n;
 	sh.d = max_depth - n;
@@ -619,13 +645,14 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	v->r = sh.d;
 	v->leaf = sh.d;
 	v->end = max_depth;
-	v->cut = py_native_cut(s.cstack);
+	v->synthetic = synthetic;
+	v->cut = synthetic || py_native_cut(s.cstack);
 	s.st = st;
 	s.p = p;
 	s.v = v;
 	/* a step per native frame, per Python frame, per activation left */
 	bpf_loop(3 * max_depth + 2, py_splice_step, &s, 0);
-	if (v->at_root)
+	if (v->at_root && !synthetic)
 		py_count(PY_STAT_AT_ROOT, 1);
 	st->nr = v->k;
 	if (v->frames) {

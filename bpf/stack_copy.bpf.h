@@ -9,8 +9,9 @@
  * (cfi_copy_instead()).  Included once by profile.bpf.c.
  *
  * Needs from profile.bpf.c: the "samples" ring, sample_header(),
- * submit_sample(), drop(), user_stack_size, cfi_copies; from
- * bpf/cfi_walk.bpf.h: cfi_vars.
+ * submit_sample(), drop(), user_stack_size, cfi_copies, scratch_stack();
+ * from bpf/cfi_walk.bpf.h: cfi_vars; from bpf/new_stack.bpf.h:
+ * py_new_code().
  */
 #ifndef BPFPROF_STACK_COPY_BPF_H
 #define BPFPROF_STACK_COPY_BPF_H
@@ -61,6 +62,26 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 }
 
 /*
+ * auto's copy of a CPython process's stack: the Python frames the program
+ * read for it (capture_stack(), py_splice_scratch()), from this CPU's
+ * scratch user stack, and whether the collector knows their code objects
+ * (py_new_code(), which sends copies of those it does not, before this
+ * record).  None with --call-graph dwarf, which reads no Python frames.
+ */
+static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u32 tgid)
+{
+	struct stack_trace *st = cfi_copies ? scratch_stack(0) : NULL;
+	__u32 nr = st ? st->nr : 0;
+
+	e->py_nr = 0;
+	e->py_flags = 0;
+	if (!nr || bpf_probe_read_kernel(e->py_ips, sizeof(e->py_ips), st->ips))
+		return;
+	e->py_nr = nr < BPFPROF_COPY_PY_FRAMES ? nr : BPFPROF_COPY_PY_FRAMES;
+	e->py_flags = py_new_code(st, tgid) ? 0 : BPFPROF_NEW_STACK_CODES_KNOWN;
+}
+
+/*
  * --call-graph dwarf: the sample with the user registers, the red zone
  * below sp, and a copy of the user stack from sp upward (capped at the
  * end of the environment strings for the main thread, where the stack
@@ -87,6 +108,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	e->has_regs = 0;
 	e->red_zone_ok = 0;
 	e->pad = 0;
+	copy_python_frames(e, key->tgid);
 	_Static_assert(sizeof(e->pt_regs) == sizeof(struct pt_regs), "pt_regs' words");
 	/* no dereference of mm: see cfi_walk_user_stack(); a failed read
 	 * zeroes the registers */

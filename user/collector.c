@@ -138,10 +138,12 @@ static void maps_changed(void *ctx, uint32_t pid)
 	if ((pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) ||
 	    !(proc = profile_find_proc(c->profile, pid)))
 		return;
-	if (c->cfi)
-		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
+	/* The interpreter first: its Python frames go with the stack copies
+	 * sent while the tables are built (bpf/stack_copy.bpf.h). */
 	if (c->interp)
 		interp_update(c->interp, pid, proc->maps, proc->nr_maps);
+	if (c->cfi)
+		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
 }
 
 /*

@@ -30,11 +30,12 @@
 #       called from a Python function: >= 99% of the samples with a
 #       libcrypto.so.3 frame have that Python function in their stack
 #       and reach __libc_start_call_main (before the new rows, 18 of
-#       2,082 samples had Python frames at all).  The script sleeps half a
-#       second after `import hashlib` before it hashes: until the
-#       collector has loaded libcrypto's table, walks stop there and a
-#       young process's stack goes out as a copy, which keeps no Python
-#       frames (up to ~35 samples, enough to fail one run in two).
+#       2,082 samples had Python frames at all).  The script hashes right
+#       after `import hashlib`: until the collector has loaded
+#       libcrypto's table, walks stop there and a young process's stack
+#       goes out as a copy, which carries its Python frames too (without
+#       them, up to ~35 samples lacked digest_all: two runs in three
+#       failed).
 #   (d) `openssl speed` (Debian's openssl) of ChaCha20 and AES-256-GCM,
 #       whose assembly keeps its caller's sp in another register for a
 #       whole function: ChaCha20's CFA is r9 + 8 in the leaf, AES-GCM's
@@ -119,7 +120,6 @@ import hashlib, time
 def digest_all(buf):
     return hashlib.sha512(buf).hexdigest()
 buf = bytes(16 << 20)
-time.sleep(0.5)
 end = time.process_time() + 2
 while time.process_time() < end:
     digest_all(buf)

@@ -35,6 +35,18 @@
 #       of 138 with 8 KiB copies, and 20-21 of 132-159 with 32 KiB copies
 #       that took only the rest of sp's page when the whole copy faulted
 #       (those left 99.0% of the paths whole).
+#   (d) Python frames in the copies: python3.11 runs a Python loop
+#       (pyyoung_work -> pyyoung_leaf) from its first line, 0.3 s, three
+#       times, each under its own bpfprof with --no-unwind-cache, so that
+#       its first tens of milliseconds go out as copies while the
+#       collector builds the interpreter's table.  The program reads the
+#       thread's Python frames for a copy by activation, and the collector
+#       puts them in place of the evaluator frames it unwinds
+#       (user/interp/pysplice.c): of the samples running Python code
+#       (PyEval_EvalCode), >= 95% are under <module>;pyyoung_work and at
+#       most 1% keep a _PyEval_EvalFrameDefault frame; -v counts the
+#       Python frames put into copies' stacks (at least 10, or the check
+#       means nothing).
 # A process older than a second never gets a copy (so that a stack whose
 # walk always meets an address in no mapping cannot cost a copy per
 # sample); not tested here.
@@ -95,3 +107,35 @@ read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
 	--comm nofp_deep --among 'deep_leaf$' "$TMP/deep.folded" '(^|;)main;(deep_down;){400}deep_leaf$')
 share "$full" "$all" 800 98 "deep_leaf samples have main and 400 deep_down frames"
 ok "$full of $all deep_leaf samples of the young nofp_deep processes have the whole 400-deep path"
+
+# (d)
+cat > "$TMP/pyyoung.py" <<'EOF'
+import time
+def pyyoung_leaf(n):
+    t = 0
+    for i in range(n):
+        t = (t * 31 + i) & 0xffffffff
+    return t
+def pyyoung_work(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pyyoung_leaf(300)
+pyyoung_work(0.3)
+EOF
+for i in 1 2 3; do
+	"$BPFPROF" -v -F 999 --no-unwind-cache --format folded -o "$TMP/pyyoung$i.folded" -- \
+		/usr/bin/python3.11 "$TMP/pyyoung.py" 2> "$TMP/pyyoung$i.err" ||
+		{ cat "$TMP/pyyoung$i.err"; fail "bpfprof -- python3.11 pyyoung.py failed"; }
+done
+cat "$TMP"/pyyoung[123].folded > "$TMP/pyyoung.folded"
+frames=$(cat "$TMP"/pyyoung[123].err | sed -En 's/.* ([0-9]+) Python frames put into stacks unwound from copies.*/\1/p' |
+	awk '{ n += $1 } END { print n + 0 }')
+grep -h 'stacks of new processes copied' "$TMP"/pyyoung[123].err || true
+read -r work eval all < <(fs count --comm python3.11 --among 'PyEval_EvalCode' "$TMP/pyyoung.folded" \
+	'(^|;)<module>;pyyoung_work(;|$)' '(^|;)_PyEval_EvalFrameDefault(;|$)' | paste -sd' ' | awk '{ print $1, $3, $4 }')
+echo "pyyoung: $all samples running Python code, $work under <module>;pyyoung_work, $eval with an evaluator frame; $frames Python frames put into stacks unwound from copies"
+[ "$frames" -ge 10 ] || fail "pyyoung: only $frames Python frames in stacks unwound from copies: no young process's copy to check"
+[ "$all" -ge 600 ] || fail "pyyoung: only $all samples running Python code"
+[ $((eval * 100)) -le "$all" ] || fail "pyyoung: $eval of $all samples kept an evaluator frame (over 1%)"
+[ $((work * 100)) -ge $((all * 95)) ] || fail "pyyoung: only $work of $all samples under <module>;pyyoung_work"
+ok "pyyoung: $work of $all samples of young Python processes under <module>;pyyoung_work, $eval with an evaluator frame"

@@ -50,6 +50,8 @@ struct interp_stats {
 					 * (TASK_EVENT_PY_CODE) */
 	uint64_t copies_named;		/* ... named from that copy (the others
 					 * were known, or not whole) */
+	uint64_t copy_frames;		/* Python frames put into stacks unwound
+					 * from copies (interp_splice_copy()) */
 };
 
 /*
@@ -110,6 +112,23 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
  * nothing.  NULL @it: nothing.
  */
 void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t size);
+
+/*
+ * Put the Python frames of --call-graph auto's copy of a stack of @pid
+ * (@py, @py_nr entries: struct dwarf_sample_event.py_ips, activations
+ * separated by BPFPROF_PY_ACTIVATION_END, bpf/bpfprof.h) into the native
+ * stack unwound from that copy (@ips, @nr frames, leaf first, room for
+ * @max): each _PyEval_EvalFrameDefault frame, innermost first, is
+ * replaced by the next activation's Python frames (an activation without
+ * any keeps its evaluator frame).  Activations left when the native
+ * frames end go to the root end when @cut (the unwinding did not reach
+ * the outermost frame), else are dropped.  Frames beyond @max are left
+ * out.  The Python frames are then named (interp_learn_stack(), @known
+ * as there).  Returns the new number of frames; @nr when @pid has no
+ * interpreter known to @it, or @it is NULL.
+ */
+size_t interp_splice_copy(struct interp *it, uint32_t pid, uint64_t *ips, size_t nr, size_t max,
+			  const uint64_t *py, size_t py_nr, bool cut, bool known);
 
 /*
  * The collector is about to read a new batch of records from the kernel.

@@ -28,6 +28,8 @@ struct py_proc {
 	uint32_t pid;
 	const struct py_layout *layout;
 	uint64_t code_type;		/* &PyCode_Type in the process */
+	uint64_t eval[2][2];		/* [start, end) of _PyEval_EvalFrameDefault
+					 * and its .cold part in the process */
 };
 
 /*

@@ -238,6 +238,9 @@ static int remember(struct interp *it, uint32_t pid, const struct py_file *f, ui
 	p->pid = pid;
 	p->layout = f->layout;
 	p->code_type = f->code_type + bias;
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			p->eval[i][j] = f->eval[i][0] == f->eval[i][1] ? 0 : f->eval[i][j] + bias;
 	return 0;
 }
 

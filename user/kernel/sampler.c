@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -404,15 +405,20 @@ int sampler_add_target(struct sampler *s, uint32_t id)
 	return 0;
 }
 
+/*
+ * Wait for records, then read both rings in the order they were added:
+ * the "events" ring first, so that the code objects' copies
+ * (TASK_EVENT_PY_CODE) that a stack copy's Python frames need, submitted
+ * before it, are read before it.  The wait also ends on the timeout:
+ * samples are submitted without wake-ups below a backlog.
+ */
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
+	struct epoll_event ev[2];
 
-	if (n < 0)
-		return n;
-	/* Samples are submitted without wake-ups below a backlog: read them too. */
-	int m = ring_buffer__consume(s->rb);
-	return m < 0 ? m : n + m;
+	if (epoll_wait(ring_buffer__epoll_fd(s->rb), ev, 2, timeout_ms) < 0)
+		return -errno;
+	return ring_buffer__consume(s->rb);
 }
 
 void sampler_stop(struct sampler *s)

@@ -87,9 +87,9 @@ struct sampler_config {
 #define SETTINGS_UNUSED_RINGBUF 4096
 #define SETTINGS_UNUSED_COUNT_MAP 1
 /* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
- * buffer: struct dwarf_sample_event and the record header are under 512
+ * buffer: struct dwarf_sample_event and the record header are under 1,024
  * (settings.c checks). */
-#define SETTINGS_DWARF_RECORD_BYTES(stack) ((uint64_t)(stack) + 512u)
+#define SETTINGS_DWARF_RECORD_BYTES(stack) ((uint64_t)(stack) + 1024u)
 /* A dwarf ring buffer holds at least this many records (up to 1 GiB). */
 #define SETTINGS_DWARF_MIN_RECORDS 256
 /* auto without a stream: the ring buffer holds at least this many copies

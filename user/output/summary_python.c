@@ -69,8 +69,8 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		"code objects: %llu named, %llu unreadable, %llu frames in new stacks (%.1f%% "
 		"known already), %llu of them named without a read, %llu header reads, %llu "
 		"replaced before they were read, %llu copied by the BPF program (%llu named "
-		"from its copy, %llu not copied: no room); %llu samples of threads without a "
-		"current frame\n",
+		"from its copy, %llu not copied: no room); %llu Python frames put into stacks "
+		"unwound from copies; %llu samples of threads without a current frame\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_READS] / (double)py[PY_STAT_SPLICED] : 0.0,
 		(unsigned long long)py[PY_STAT_TSTATE_HIT], (unsigned long long)py[PY_STAT_TSTATE_WALK],
@@ -80,6 +80,6 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		pct(is.frames_cached, is.frames_seen), (unsigned long long)is.frames_unread,
 		(unsigned long long)is.header_reads, (unsigned long long)is.replaced,
 		(unsigned long long)is.copies, (unsigned long long)is.copies_named,
-		(unsigned long long)py[PY_STAT_COPIES_SKIPPED],
+		(unsigned long long)py[PY_STAT_COPIES_SKIPPED], (unsigned long long)is.copy_frames,
 		(unsigned long long)py[PY_STAT_NO_FRAME]);
 }

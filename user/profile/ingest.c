@@ -150,7 +150,8 @@ static bool stack_image(const struct proc *proc, uint64_t ip, const struct bpfpr
 	return !past;
 }
 
-/* --call-graph dwarf: unwind the copied user stack into an interned stack. */
+/* --call-graph dwarf, or auto's copy of a young process's stack: unwind
+ * the copied user stack into an interned stack, with its Python frames. */
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
 			 uint32_t *user)
 {
@@ -186,6 +187,13 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 		why = UNWIND_ERROR;
 	}
 	count_unwind(in, why, d->sample.time_ns);
+	if (d->py_nr)		/* auto's copy of a CPython process's stack */
+		n = (int)interp_splice_copy(in->interp, proc->pid, ips, (size_t)n, max,
+					    (const uint64_t *)d->py_ips,
+					    d->py_nr < BPFPROF_COPY_PY_FRAMES ? d->py_nr
+									   : BPFPROF_COPY_PY_FRAMES,
+					    why != UNWIND_END,
+					    (d->py_flags & BPFPROF_NEW_STACK_CODES_KNOWN) != 0);
 	return profile_intern_stack(in->profile, unwound_stack_id(ips, n), ips, (uint32_t)n, 0,
 				    user);
 }
