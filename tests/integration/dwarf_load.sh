@@ -25,12 +25,14 @@
 #     the ring, unwinding what is left, writing) and its CPU time per
 #     1,000 samples are printed.
 #
-# Environment: BPFPROF_BUILD, FREQ (999), DURATION (30), BACKLOG_MAX (5).
+# Environment: BPFPROF_BUILD, FREQ (999), DURATION (30; 10 under the
+# sanitizers, BPFPROF_SANITIZED: that pass looks for memory errors, and
+# the unsanitized one keeps the full length), BACKLOG_MAX (5).
 # Exit: 0 pass, 77 skip (no root/BPF), 1 fail.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FREQ=${FREQ:-999}
-DURATION=${DURATION:-30}
+DURATION=${DURATION:-$([ -n "${BPFPROF_SANITIZED:-}" ] && echo 10 || echo 30)}
 BACKLOG_MAX=${BACKLOG_MAX:-5}
 workload=$WL/nofp_paths
 lib=$BPFPROF_SRC/tests/lib

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Fuzz smoke test: builds the libFuzzer targets tests/fuzz/fuzz_*.c (clang,
 # ASan + UBSan, as `make fuzz` does) into $BPFPROF_BUILD/fuzz-smoke and runs
-# each for FUZZ_SMOKE_SECONDS (default 8) on its seed corpus through
+# each for FUZZ_SMOKE_SECONDS (default 4) on its seed corpus through
 # tests/fuzz/run, which fails on any crash, leak or sanitizer report.
 # `make fuzz FUZZ_SECONDS=N` is the long version.
 . "$(dirname "$0")/../lib/common.sh"
@@ -12,4 +12,4 @@ make -s -C "$BPFPROF_SRC" B="$FB" CC=clang \
 	SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" fuzz-targets > "$TMP/build.log" 2>&1 ||
 	{ tail -n 30 "$TMP/build.log"; fail "building the fuzz targets failed"; }
 ok "fuzz targets built in $FB"
-bash "$BPFPROF_SRC/tests/fuzz/run" "$FB" "${FUZZ_SMOKE_SECONDS:-8}" || fail "a fuzz target failed"
+bash "$BPFPROF_SRC/tests/fuzz/run" "$FB" "${FUZZ_SMOKE_SECONDS:-4}" || fail "a fuzz target failed"
