@@ -137,10 +137,10 @@ struct sample_event {
 #define BPFPROF_PT_REGS_SP 19
 
 /*
- * The Python frames of --call-graph auto's copy of a CPython process's
- * stack (a young process's, cfi_copy_instead()): the program reads the
- * thread's Python frames as for a walked stack, one activation of the
- * interpreter after another, each activation's frames innermost first
+ * The Python frames of a copy of a CPython process's stack (--call-graph
+ * dwarf's, or auto's of a young process, cfi_copy_instead()): the program
+ * reads the thread's Python frames as for a walked stack, one activation
+ * of the interpreter after another, each activation's frames innermost first
  * and followed by BPFPROF_PY_ACTIVATION_END; the collector puts them in
  * place of the _PyEval_EvalFrameDefault frames it unwinds from the copy,
  * the innermost activation in place of the innermost evaluator frame
@@ -165,7 +165,8 @@ struct dwarf_sample_event {
 	__u32 has_regs;			/* 0: no user context (kernel thread) */
 	__u32 red_zone_ok;		/* red_zone[] holds [sp - 128, sp) */
 	__u32 pad;
-	__u32 py_nr;			/* entries of py_ips, 0: none (see above) */
+	__u32 py_nr;			/* entries of py_ips, 0: none (see above;
+					 * none with --no-interpreters) */
 	__u32 py_flags;			/* BPFPROF_NEW_STACK_CODES_KNOWN: the program
 					 * saw each code object of py_ips before,
 					 * or sent a copy of it (TASK_EVENT_PY_CODE) */

@@ -343,7 +343,8 @@ __noinline int py_splice_scratch(__u32 tgid, __u32 tid, __u32 copy)
 
 	if (!st)
 		return 0;
-	copy = copy && cfi_copies;	/* a load-time constant: no copies, no branch */
+	/* load-time constants: no copies, no branch */
+	copy = copy && (cfi_copies || dwarf_mode);
 	if (copy)
 		st->nr = 0;
 	if (py_splice_stack(st, tgid, tid, copy))
@@ -562,6 +563,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_KEPT);
 		return 0;
 	}
+	if (dwarf_mode && want_user_stack)	/* the copy's Python frames */
+		py_splice_scratch(key.tgid, key.tid, 1);
 	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
 		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;

@@ -62,15 +62,16 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 }
 
 /*
- * auto's copy of a CPython process's stack: the Python frames the program
- * read for it (capture_stack(), py_splice_scratch()), from this CPU's
- * scratch user stack, and whether the collector knows their code objects
+ * A copy of a CPython process's stack: the Python frames the program
+ * read for it (py_splice_scratch(), called by capture_stack() for auto's
+ * copies and by on_sample() for dwarf's), from this CPU's scratch user
+ * stack, and whether the collector knows their code objects
  * (py_new_code(), which sends copies of those it does not, before this
- * record).  None with --call-graph dwarf, which reads no Python frames.
+ * record).
  */
 static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u32 tgid)
 {
-	struct stack_trace *st = cfi_copies ? scratch_stack(0) : NULL;
+	struct stack_trace *st = cfi_copies || dwarf_mode ? scratch_stack(0) : NULL;
 	__u32 nr = st ? st->nr : 0;
 
 	e->py_nr = 0;

@@ -185,8 +185,9 @@ static int before_sampling(void *ctx, struct sampler *s)
 	int err;
 
 	/* The BPF program puts Python frames into the stacks it walks (auto)
-	 * or the kernel walks (fp); dwarf's are unwound here, without. */
-	if (!o->no_interpreters && o->call_graph != CALL_GRAPH_DWARF) {
+	 * or the kernel walks (fp), and sends them with the stack copies
+	 * (dwarf, auto's young processes) for the ingest to put in. */
+	if (!o->no_interpreters) {
 		if (!(c->interp = interp_new(sampler_py_procs_fd(s), sampler_py_codes_fd(s))))
 			return -ENOMEM;
 		c->ingest.interp = c->interp;

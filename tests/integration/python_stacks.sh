@@ -12,7 +12,11 @@
 # (tests/lib/pystacks.py); the frames come from a third as many reads of
 # the process's memory or fewer (-v).  Then -g with python3.11: the same
 # shares, the Python frames whole with the outer ones at the root of the
-# cut native stacks.  Then --no-interpreters: no Python name at all.
+# cut native stacks.  Then --call-graph dwarf with python3.11: the same
+# shares and whole stacks, the Python frames read by the BPF program with
+# each copy and put in place of the evaluator frames libdwfl unwinds
+# (user/interp/pysplice.c; before, no Python frame at all).  Then
+# --no-interpreters: no Python name at all.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
@@ -52,6 +56,14 @@ cat "$TMP/fp.err"
 grep -q "put at the root" "$TMP/fp.err" || fail "-g: the summary does not count the frames put at the root"
 $CHECK shares "$TMP/fp.dump" "$TMP/fp.truth" 2 --cut-native || fail "-g: Python stacks wrong"
 ok "-g: Python functions' shares, the outer ones at the root of cut native stacks"
+
+# --call-graph dwarf: the copies carry the Python frames.
+"$BPFPROF" -v --call-graph dwarf --plugin "$TMP/dump.so" -F 999 -o "$TMP/dwarf.dump" -- \
+	/usr/bin/python3.11 "$PYBURN" 3 "$TMP/dwarf.truth" 2> "$TMP/dwarf.err" ||
+	{ cat "$TMP/dwarf.err"; fail "bpfprof --call-graph dwarf -- python3.11 failed"; }
+grep -E 'dwarf unwinding|Python frames put' "$TMP/dwarf.err"
+$CHECK shares "$TMP/dwarf.dump" "$TMP/dwarf.truth" 2 || fail "--call-graph dwarf: Python stacks wrong"
+ok "--call-graph dwarf: Python functions' shares and stacks"
 
 # --no-interpreters: the evaluator frames stay, no Python name appears.
 "$BPFPROF" --no-interpreters --plugin "$TMP/dump.so" -F 999 -o "$TMP/off.dump" -- \

@@ -114,8 +114,9 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
 void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t size);
 
 /*
- * Put the Python frames of --call-graph auto's copy of a stack of @pid
- * (@py, @py_nr entries: struct dwarf_sample_event.py_ips, activations
+ * Put the Python frames of a copy of a stack of @pid (--call-graph dwarf,
+ * or auto's of a young process; @py, @py_nr entries: struct
+ * dwarf_sample_event.py_ips, activations
  * separated by BPFPROF_PY_ACTIVATION_END, bpf/bpfprof.h) into the native
  * stack unwound from that copy (@ips, @nr frames, leaf first, room for
  * @max): each _PyEval_EvalFrameDefault frame, innermost first, is

@@ -187,7 +187,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 		why = UNWIND_ERROR;
 	}
 	count_unwind(in, why, d->sample.time_ns);
-	if (d->py_nr)		/* auto's copy of a CPython process's stack */
+	if (d->py_nr)		/* a copy of a CPython process's stack */
 		n = (int)interp_splice_copy(in->interp, proc->pid, ips, (size_t)n, max,
 					    (const uint64_t *)d->py_ips,
 					    d->py_nr < BPFPROF_COPY_PY_FRAMES ? d->py_nr
