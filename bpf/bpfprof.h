@@ -261,7 +261,9 @@ struct new_stack_event {
  * submitted just before that stack's record.  The collector names the
  * code object from it (user/interp/pynames.c), so a short-lived process
  * that has exited, or a module body freed after its import, is named all
- * the same; it reads the process only for what the copy lacks.  Regions,
+ * the same.  It reads nothing more from the process for that object: by
+ * then its memory may hold another; a name or line table longer than its
+ * region is left out (the frame's line is then its def line).  Regions,
  * in this order:
  *   0  the code object's header, BPFPROF_PY_SNAP_HEADER bytes at @code;
  *   1-3  BPFPROF_PY_SNAP_STR bytes at each of the first three pointers at
@@ -271,14 +273,14 @@ struct new_stack_event {
  *      object).
  * A region's len: all of its bytes, else those up to the end of the page
  * at addr (an object near the end of its mapping), else 0 (unreadable, or
- * addr 0).  sizeof() = 3,224 bytes; never written while the "events"
+ * addr 0).  sizeof() = 5,272 bytes; never written while the "events"
  * ring is half full (lifecycle records need the room): the collector
  * then reads the process as before.
  */
 #define BPFPROF_PY_SNAP_REGIONS 5
 #define BPFPROF_PY_SNAP_HEADER 256
 #define BPFPROF_PY_SNAP_STR 256
-#define BPFPROF_PY_SNAP_LINES 2048
+#define BPFPROF_PY_SNAP_LINES 4096	/* 99% of the standard library's tables */
 
 struct py_snap_region {
 	__u64 addr;			/* user address the bytes were read at */

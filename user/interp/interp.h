@@ -104,8 +104,9 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
  * A TASK_EVENT_PY_CODE record (@e, of @size bytes, bpf/bpfprof.h): the BPF
  * program's copy of a code object of e->head.tgid, sent just before the
  * first new stack that shows it at that address with those names.  Name
- * it from the copy (reading the process only for what the copy lacks: a
- * longer name or line table), so that interp_learn_stack() names that
+ * it from the copy alone (by now the process's memory there may hold
+ * another object: a name or line table longer than the copy holds is
+ * left out, the line is then the def line), so that interp_learn_stack() names that
  * stack's frame from this entry without a read, however soon the object
  * or its process is gone.  A copy without the whole header, of a process
  * without a known interpreter, or of an object named already, changes

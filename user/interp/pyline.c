@@ -59,7 +59,8 @@ static int entry_line_delta(const uint8_t *p, size_t len, size_t i)
 
 int py_line_of(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
 {
-	int line = firstlineno, last = firstlineno;
+	/* 64-bit: a table read while its object was freed may hold anything */
+	long long line = firstlineno, last = firstlineno;
 	uint64_t addr = 0;
 	size_t i = 0;
 
@@ -81,7 +82,7 @@ int py_line_of(const uint8_t *table, size_t len, int firstlineno, uint32_t instr
 		for (i++; i < len && !(table[i] & 0x80); i++)
 			;
 	}
-	return last < 0 ? 0 : last;
+	return last < 0 ? 0 : last > INT32_MAX ? INT32_MAX : (int)last;
 }
 
 int py_line_of_310(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)

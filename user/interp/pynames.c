@@ -31,9 +31,9 @@
 #define PY_HEADER_BATCH 64
 
 /*
- * Where a code object's names are read from: the process @pid, after
- * the BPF program's copy @copy of that object (struct py_code_event)
- * when there is one.
+ * Where a code object's names are read from: the BPF program's copy @copy
+ * of that object (struct py_code_event) when there is one, else the
+ * process @pid.
  */
 struct py_mem {
 	uint32_t pid;
@@ -62,15 +62,18 @@ static const uint8_t *copy_find(const struct py_code_event *copy, uint64_t addr,
 	return NULL;
 }
 
-/* Copy @len bytes at @addr of @m's process, from its copy where that has
- * them all; 0 or -EFAULT (short or failed). */
+/* Copy @len bytes at @addr of @m's process, from its copy if it has one
+ * (never the process then: its memory there may hold another object by
+ * now); 0 or -EFAULT (short or failed). */
 static int read_mem(const struct py_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
 	const uint8_t *copied = m->copy ? copy_find(m->copy, addr, len) : NULL;
 
-	if (copied) {
+	if (m->copy) {
+		if (!copied)
+			return -EFAULT;
 		memcpy(buf, copied, len);
 		return 0;
 	}

@@ -402,9 +402,29 @@ static void test_python(void **state)
 	check_minor(*(unsigned *)*state);
 }
 
+/*
+ * A location table read while its object was being freed may hold any
+ * bytes: three long-form entries (kind 14) each adding 2^31 - 1 lines
+ * give the largest int, not a signed overflow (UBSan in CI) or a
+ * wrapped-around line.
+ */
+static void test_garbage_table(void **state)
+{
+	static const uint8_t entry[] = { 0xf0, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03 };
+	uint8_t table[3 * sizeof(entry)];
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		memcpy(table + i * sizeof(entry), entry, sizeof(entry));
+	assert_int_equal(py_line_of(table, sizeof(table), 1, 10), INT32_MAX);
+	assert_int_equal(py_line_of(table, sizeof(entry), 1, 10), INT32_MAX);
+	assert_int_equal(py_line_of(table, 0, 7, 10), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_garbage_table),
 		PY_MINOR_TESTS(test_python),
 	};
 
