@@ -123,7 +123,7 @@ struct sample_event {
 /*
  * A sample of --call-graph dwarf, or auto's copy of a young process's
  * stack: the common record, the user registers the unwinder starts from,
- * auto's Python frames (above), the red zone below sp, and stack_size
+ * its Python frames (above), the red zone below sp, and stack_size
  * bytes of the user stack copied from sp upward.  The
  * ring buffer record is sized for the configured copy size; stack_size
  * says how much of it is valid.

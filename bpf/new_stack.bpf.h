@@ -149,8 +149,9 @@ static __always_inline void py_snap_read(struct py_snap_region *r, void *dst, __
  * new stack that shows it; nothing while the "events" ring is half full.
  * Submitted without a wake-up, like the stack's record when every code
  * object it shows is copied or seen before.  Whether the copy went out
- * with the object's whole header, which is what the collector names it
- * from (the rest it can read from the process if it must).
+ * with the object's whole header, without which the collector does not
+ * name it from the copy (the stack's record then makes it read the
+ * process).
  */
 static __always_inline bool py_code_snapshot(__u32 tgid, __u64 code,
 					     const struct py_code_names *names)

@@ -345,11 +345,9 @@ __noinline int py_splice_scratch(__u32 tgid, __u32 tid, __u32 copy)
 		return 0;
 	/* load-time constants: no copies, no branch */
 	copy = copy && (cfi_copies || dwarf_mode);
-	if (copy)
-		st->nr = 0;
 	if (py_splice_stack(st, tgid, tid, copy))
 		return 1;
-	if (copy)
+	if (copy)		/* whatever the splice left, or an old stack */
 		st->nr = 0;
 	return 0;
 }
@@ -419,8 +417,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 		return -1;
 	}
 	if (!kernel && cfi_mode && n > 0 && cfi_copy_instead()) {
-		if (!dwarf_mode)	/* its Python frames: send_stack_copy() */
-			py_splice_scratch(tgid, tid, 1);
+		py_splice_scratch(tgid, tid, 1);	/* its Python frames: send_stack_copy() */
 		return 1;
 	}
 	st->nr = n / sizeof(__u64);

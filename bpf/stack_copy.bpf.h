@@ -65,20 +65,21 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
  * A copy of a CPython process's stack: the Python frames the program
  * read for it (py_splice_scratch(), called by capture_stack() for auto's
  * copies and by on_sample() for dwarf's), from this CPU's scratch user
- * stack, and whether the collector knows their code objects
- * (py_new_code(), which sends copies of those it does not, before this
- * record).
+ * stack, cut to BPFPROF_COPY_PY_FRAMES, and whether the collector knows
+ * their code objects (py_new_code(), which sends copies of those it does
+ * not, before this record).
  */
 static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u32 tgid)
 {
 	struct stack_trace *st = cfi_copies || dwarf_mode ? scratch_stack(0) : NULL;
-	__u32 nr = st ? st->nr : 0;
 
 	e->py_nr = 0;
 	e->py_flags = 0;
-	if (!nr || bpf_probe_read_kernel(e->py_ips, sizeof(e->py_ips), st->ips))
+	if (!st || !st->nr || bpf_probe_read_kernel(e->py_ips, sizeof(e->py_ips), st->ips))
 		return;
-	e->py_nr = nr < BPFPROF_COPY_PY_FRAMES ? nr : BPFPROF_COPY_PY_FRAMES;
+	if (st->nr > BPFPROF_COPY_PY_FRAMES)	/* so the scan sees only those sent */
+		st->nr = BPFPROF_COPY_PY_FRAMES;
+	e->py_nr = st->nr;
 	e->py_flags = py_new_code(st, tgid) ? 0 : BPFPROF_NEW_STACK_CODES_KNOWN;
 }
 

@@ -106,9 +106,9 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
  * first new stack that shows it at that address with those names.  Name
  * it from the copy alone (by now the process's memory there may hold
  * another object: a name or line table longer than the copy holds is
- * left out, the line is then the def line), so that interp_learn_stack() names that
- * stack's frame from this entry without a read, however soon the object
- * or its process is gone.  A copy without the whole header, of a process
+ * left out, the line is then the def line), so that interp_learn_stack()
+ * names that stack's frame from this entry without a read, however soon
+ * the object or its process is gone.  A copy without the whole header, of a process
  * without a known interpreter, or of an object named already, changes
  * nothing.  NULL @it: nothing.
  */
@@ -117,8 +117,8 @@ void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t s
 /*
  * Put the Python frames of a copy of a stack of @pid (--call-graph dwarf,
  * or auto's of a young process; @py, @py_nr entries: struct
- * dwarf_sample_event.py_ips, activations
- * separated by BPFPROF_PY_ACTIVATION_END, bpf/bpfprof.h) into the native
+ * dwarf_sample_event.py_ips, activations separated by
+ * BPFPROF_PY_ACTIVATION_END, bpf/bpfprof.h) into the native
  * stack unwound from that copy (@ips, @nr frames, leaf first, room for
  * @max): each _PyEval_EvalFrameDefault frame, innermost first, is
  * replaced by the next activation's Python frames (an activation without

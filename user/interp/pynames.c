@@ -69,10 +69,10 @@ static int read_mem(const struct py_mem *m, uint64_t addr, void *buf, size_t len
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	const uint8_t *copied = m->copy ? copy_find(m->copy, addr, len) : NULL;
+	const uint8_t *copied;
 
 	if (m->copy) {
-		if (!copied)
+		if (!(copied = copy_find(m->copy, addr, len)))
 			return -EFAULT;
 		memcpy(buf, copied, len);
 		return 0;
@@ -575,6 +575,7 @@ void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t s
 {
 	const struct py_proc *p;
 	struct py_code_slot *s;
+	int64_t index;
 
 	if (!it || size < sizeof(*e) || !(p = interp_proc(it, e->head.tgid)))
 		return;
@@ -586,8 +587,8 @@ void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t s
 		mark_read(it, s);	/* named before: that entry stands */
 		return;
 	}
-	if (add_entry(it, p, e->code, e->header, &(struct py_mem){ .pid = p->pid, .copy = e }) >= 0 &&
-	    it->codes[it->nr_codes - 1].ok)
+	index = add_entry(it, p, e->code, e->header, &(struct py_mem){ .pid = p->pid, .copy = e });
+	if (index >= 0 && it->codes[index].ok)
 		it->stats.copies_named++;
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * interp/pysplice.c - the Python frames of --call-graph auto's stack
- * copies (a young process's samples, bpf/stack_copy.bpf.h): the BPF
- * program reads them by activation of the interpreter, as for a stack it
- * walks, and the collector puts each activation in place of an evaluator
- * frame that libdwfl unwound from the copy (see interp.h).
+ * interp/pysplice.c - the Python frames of stack copies (--call-graph
+ * dwarf's samples, and auto's of young processes, bpf/stack_copy.bpf.h):
+ * the BPF program reads them by activation of the interpreter, as for a
+ * stack it walks, and the collector puts each activation in place of an
+ * evaluator frame that libdwfl unwound from the copy (see interp.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -217,8 +217,10 @@ struct py_proc *interp_proc(struct interp *it, uint32_t pid)
 	return NULL;
 }
 
-/* Remember @pid's interpreter (for reading its code objects). */
-static int remember(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
+/* Remember @pid's interpreter (for reading its code objects and splicing
+ * stack copies): its entry, NULL on ENOMEM. */
+static const struct py_proc *remember(struct interp *it, uint32_t pid, const struct py_file *f,
+				      uint64_t bias)
 {
 	struct py_proc *p = interp_proc(it, pid);
 
@@ -228,7 +230,7 @@ static int remember(struct interp *it, uint32_t pid, const struct py_file *f, ui
 			struct py_proc *n = realloc(it->procs, cap * sizeof(*n));
 
 			if (!n)
-				return -ENOMEM;
+				return NULL;
 			it->procs = n;
 			it->cap_procs = cap;
 		}
@@ -241,27 +243,27 @@ static int remember(struct interp *it, uint32_t pid, const struct py_file *f, ui
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
 			p->eval[i][j] = f->eval[i][0] == f->eval[i][1] ? 0 : f->eval[i][j] + bias;
-	return 0;
+	return p;
 }
 
 /* Tell the BPF program where @f is in @pid (loaded with @bias). */
 static void write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
 {
+	const struct py_proc *p = remember(it, pid, f, bias);
 	struct py_process v;
 
+	if (!p || it->procs_fd < 0)
+		return;
 	memset(&v, 0, sizeof(v));
 	v.runtime = f->runtime + bias;
 	for (int i = 0; i < 2; i++) {
-		if (f->eval[i][0] == f->eval[i][1])
-			continue;
-		v.eval_start[i] = f->eval[i][0] + bias;
-		v.eval_end[i] = f->eval[i][1] + bias;
+		v.eval_start[i] = p->eval[i][0];
+		v.eval_end[i] = p->eval[i][1];
 	}
-	v.code_type = f->layout->minor >= 13 ? f->code_type + bias : 0;
+	v.code_type = f->layout->minor >= 13 ? p->code_type : 0;
 	v.version = 0x0300 | f->layout->minor;
 	v.off = f->layout->bpf;
-	if (remember(it, pid, f, bias) == 0 && it->procs_fd >= 0)
-		bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY);
+	bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY);
 }
 
 void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr)
