@@ -12,7 +12,7 @@
  * where _PyRuntime and the evaluator are, and the version's offsets.  Per
  * thread ("py_threads", an LRU cache tid -> PyThreadState, behind this
  * CPU's note of the thread it sampled last): found by walking the main
- * interpreter's thread list for native_thread_id (3.8-3.10: thread_id,
+ * interpreter's thread list for native_thread_id (3.6-3.10: thread_id,
  * pthread_self(), which is the thread's fs base), and checked again on
  * each use.  Counters by outcome in "py_stats"
  * (enum py_stat).
@@ -150,7 +150,7 @@ static long py_find_step(__u32 i, void *data)
 }
 
 /* The id the thread states of @p know the current thread by: its tid, or
- * (3.8-3.10) its pthread_t, the fs base glibc gives each thread. */
+ * (3.6-3.10) its pthread_t, the fs base glibc gives each thread. */
 static __always_inline __u64 py_thread_id(const struct py_process *p, __u32 tid)
 {
 	if (!p->off.tstate_id_pthread)
@@ -453,7 +453,7 @@ static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *co
 	long fo;
 
 	if (o->frame_kind != PY_FRAME_INTERP) {
-		/* 3.8-3.10: a heap object of its own, one read; each
+		/* 3.6-3.10: a heap object of its own, one read; each
 		 * activation runs one frame */
 		v->reads++;
 		if (bpf_probe_read_user(v->win, PY_FRAME_OBJECT_READ, (const void *)f))
@@ -525,7 +525,7 @@ static __always_inline long py_frame_step(struct py_splice *s)
 	s->v->frames++;
 	if (entry)
 		s->v->in_python = 0;	/* 3.11: the activation's first frame;
-					 * 3.8-3.10: its one frame */
+					 * 3.6-3.10: its one frame */
 	return 0;
 }
 

@@ -14,7 +14,7 @@
  * previous ...).  The innermost native activation runs the innermost
  * frames; an activation's run ends at its entry frame (3.11: is_entry
  * set on the first frame it ran; 3.12+: the next frame is the one the
- * interpreter keeps on the C stack, owner FRAME_OWNED_BY_CSTACK).  In 3.8
+ * interpreter keeps on the C stack, owner FRAME_OWNED_BY_CSTACK).  In 3.6
  * to 3.10 a frame is a heap PyFrameObject and each activation runs one.
  */
 #ifndef BPFPROF_PYTHON_H
@@ -33,34 +33,36 @@
  * tests/unit/interp/test_py_layout.c).
  */
 struct py_offsets {
-	__u16 runtime_interpreters_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 runtime_interpreters_head;	/* _PyRuntimeState.interpreters.head
+					 * (3.6: 0, struct py_process.runtime
+					 * being &interp_head) */
 	__u16 interp_threads_head;	/* PyInterpreterState.threads.head
-					 * (.tstate_head 3.8-3.10) */
+					 * (.tstate_head 3.6-3.10) */
 	__u16 tstate_next;		/* PyThreadState.next */
 	__u16 tstate_native_thread_id;	/* PyThreadState.native_thread_id, or
-					 * .thread_id (3.8-3.10: tstate_id_pthread) */
+					 * .thread_id (3.6-3.10: tstate_id_pthread) */
 	__u16 tstate_cframe;		/* PyThreadState.cframe (3.11, 3.12), else PY_NO_OFFSET */
 	__u16 current_frame;		/* _PyCFrame.current_frame, or
 					 * PyThreadState.current_frame (3.13),
-					 * PyThreadState.frame (3.8-3.10) */
+					 * PyThreadState.frame (3.6-3.10) */
 	__u16 frame_code;		/* _PyInterpreterFrame.f_code / f_executable,
-					 * PyFrameObject.f_code (3.8-3.10) */
+					 * PyFrameObject.f_code (3.6-3.10) */
 	__u16 frame_previous;		/* .previous, PyFrameObject.f_back */
 	__u16 frame_instr;		/* .prev_instr (3.11, 3.12) / .instr_ptr (3.13),
-					 * PyFrameObject.f_lasti (3.8-3.10, an int) */
+					 * PyFrameObject.f_lasti (3.6-3.10, an int) */
 	__u16 frame_is_entry;		/* .is_entry (3.11), else PY_NO_OFFSET */
 	__u16 frame_owner;		/* .owner */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the bytecode
 					 * (3.11+, else PY_NO_OFFSET) */
 	__u16 code_names;		/* PyCodeObject.co_filename (3.11+), .co_cell2arg
-					 * (3.8-3.10): the PY_CODE_NAMES_READ bytes
+					 * (3.6-3.10): the PY_CODE_NAMES_READ bytes
 					 * there hold the pointers to the names the
 					 * collector reads (new_stack.bpf.h) */
 	__u8 owner_cstack;		/* FRAME_OWNED_BY_CSTACK (3.12+), else 0xff */
 	__u8 frame_kind;		/* enum py_frame_kind */
 	__u8 tstate_id_pthread;		/* 1: the thread id field holds pthread_self()
 					 * (glibc x86-64: the thread's fs base), not
-					 * the kernel's tid (3.8-3.10) */
+					 * the kernel's tid (3.6-3.10) */
 	__u8 pad[3];
 };
 
@@ -71,22 +73,22 @@ enum py_frame_kind {
 	PY_FRAME_OBJECT_INDEX = 1,	/* 3.10: a PyFrameObject, f_lasti the index
 					 * of the instruction (code units, -1 before
 					 * the first) */
-	PY_FRAME_OBJECT_BYTES = 2,	/* 3.8, 3.9: a PyFrameObject, f_lasti its
+	PY_FRAME_OBJECT_BYTES = 2,	/* 3.6-3.9: a PyFrameObject, f_lasti its
 					 * offset in bytes */
 };
 
 /*
- * Bytes of a PyFrameObject (3.8-3.10) read at once from its start: every
+ * Bytes of a PyFrameObject (3.6-3.10) read at once from its start: every
  * frame_* field of its version lies in them (f_lasti, the last, ends at
- * 108 in 3.8 and 3.9; tests/unit/interp/test_py_layout.c checks).
+ * 124 in 3.6; tests/unit/interp/test_py_layout.c checks).
  */
-#define PY_FRAME_OBJECT_READ 112
+#define PY_FRAME_OBJECT_READ 128
 
 /*
  * Bytes of a code object read at py_offsets.code_names to tell whether the
  * object at an address is still the one the collector named: co_filename,
  * co_name, co_qualname and co_linetable, four pointers in a row in 3.11-3.13;
- * co_cell2arg, co_filename, co_name and co_linetable (co_lnotab) in 3.8-3.10
+ * co_cell2arg, co_filename, co_name and co_linetable (co_lnotab) in 3.6-3.10
  * (tests/unit/interp/test_py_layout.c checks the table against this).
  */
 #define PY_CODE_NAMES_READ 32
@@ -111,7 +113,7 @@ struct py_code_names {
  * mapped by the process, at its runtime addresses.
  */
 struct py_process {
-	__u64 runtime;			/* &_PyRuntime */
+	__u64 runtime;			/* &_PyRuntime (3.6: &interp_head) */
 	__u64 eval_start[2];		/* _PyEval_EvalFrameDefault and its .cold part */
 	__u64 eval_end[2];		/* one past; start == end: none */
 	__u64 code_type;		/* &PyCode_Type when a frame may run other
@@ -155,7 +157,7 @@ enum py_stat {
 /*
  * Bytes of a PyThreadState the BPF program reads at once, from the first
  * of its native_thread_id (thread_id) and its cframe (3.11, 3.12) or
- * current_frame (3.13) or frame (3.8-3.10), the two fields each sample
+ * current_frame (3.13) or frame (3.6-3.10), the two fields each sample
  * reads: both lie within them, and within the struct, in every version
  * supported (tests/unit/interp/test_py_layout.c checks the table of
  * user/interp/py_layout.c against this).

@@ -8,22 +8,25 @@
 #include "py_layout.h"
 
 /*
- * 3.8, 3.9 and 3.10 differ only in f_lasti (where, and whether it counts
- * code units or bytes) and the line table's format: heap PyFrameObjects,
- * thread states known by thread_id (pthread_self()), no co_qualname
- * (co_name stands for it), no co_code_adaptive; code_names at
- * co_cell2arg, so that the four pointers read hold co_filename, co_name
- * and the line table but not co_zombieframe, which changes as the code
- * runs.
+ * 3.6 to 3.10: heap PyFrameObjects, thread states known by thread_id
+ * (pthread_self()), no co_qualname (co_name stands for it), no
+ * co_code_adaptive; code_names at co_cell2arg, so that the four pointers
+ * read hold co_filename, co_name and the line table but not
+ * co_zombieframe, which changes as the code runs.  They differ in where
+ * the interpreters' list head is (@head: in _PyRuntime, or 3.6's
+ * interp_head itself, which python.c gives as the "runtime"), thread_id
+ * (@thread_id), f_lasti (@lasti; code units or bytes: @kind), the code
+ * object's pointers (3.8 added co_posonlyargcount: @names, the offset of
+ * co_cell2arg, and @firstlineno) and the line table's format (@lines).
  */
-#define PY_LAYOUT_BEFORE_3_11(minor_, lasti, kind, lines)                                  \
+#define PY_LAYOUT_FRAME_OBJECTS(minor_, head, thread_id, lasti, kind, names, firstlineno, lines) \
 	{                                                                                 \
 		.minor = (minor_),                                                        \
 		.bpf = {                                                                  \
-			.runtime_interpreters_head = 32,                                  \
+			.runtime_interpreters_head = (head),                              \
 			.interp_threads_head = 8,		/* tstate_head */         \
 			.tstate_next = 8,                                                 \
-			.tstate_native_thread_id = 176,	/* thread_id */           \
+			.tstate_native_thread_id = (thread_id),	/* thread_id */           \
 			.tstate_cframe = PY_NO_OFFSET,                                    \
 			.current_frame = 24,			/* PyThreadState.frame */ \
 			.frame_code = 32,                                                 \
@@ -32,22 +35,24 @@
 			.frame_is_entry = PY_NO_OFFSET,                                   \
 			.frame_owner = PY_NO_OFFSET,                                      \
 			.code_adaptive = PY_NO_OFFSET,                                    \
-			.code_names = 96,			/* co_cell2arg */         \
+			.code_names = (names),			/* co_cell2arg */         \
 			.owner_cstack = 0xff,                                             \
 			.frame_kind = (kind),                                             \
 			.tstate_id_pthread = 1,                                           \
 		},                                                                        \
-		.code_filename = 104, .code_name = 112, .code_qualname = 112,             \
-		.code_firstlineno = 40, .code_linetable = 120,                            \
-		.line_format = (lines),                                                   \
+		.code_filename = (names) + 8, .code_name = (names) + 16,                  \
+		.code_qualname = (names) + 16, .code_firstlineno = (firstlineno),         \
+		.code_linetable = (names) + 24, .line_format = (lines),                   \
 		.str_length = 16, .str_state = 32, .ascii_size = 48, .compact_size = 72,  \
 		.bytes_size = 16, .bytes_data = 32, .object_type = 8,                     \
 	}
 
 static const struct py_layout layouts[] = {
-	PY_LAYOUT_BEFORE_3_11(8, 104, PY_FRAME_OBJECT_BYTES, PY_LINES_LNOTAB),
-	PY_LAYOUT_BEFORE_3_11(9, 104, PY_FRAME_OBJECT_BYTES, PY_LINES_LNOTAB),
-	PY_LAYOUT_BEFORE_3_11(10, 96, PY_FRAME_OBJECT_INDEX, PY_LINES_310),
+	PY_LAYOUT_FRAME_OBJECTS(6, 0, 152, 120, PY_FRAME_OBJECT_BYTES, 88, 36, PY_LINES_LNOTAB),
+	PY_LAYOUT_FRAME_OBJECTS(7, 24, 176, 104, PY_FRAME_OBJECT_BYTES, 88, 36, PY_LINES_LNOTAB),
+	PY_LAYOUT_FRAME_OBJECTS(8, 32, 176, 104, PY_FRAME_OBJECT_BYTES, 96, 40, PY_LINES_LNOTAB),
+	PY_LAYOUT_FRAME_OBJECTS(9, 32, 176, 104, PY_FRAME_OBJECT_BYTES, 96, 40, PY_LINES_LNOTAB),
+	PY_LAYOUT_FRAME_OBJECTS(10, 32, 176, 96, PY_FRAME_OBJECT_INDEX, 96, 40, PY_LINES_310),
 	{
 		.minor = 11,
 		.bpf = {

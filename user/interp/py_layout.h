@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * interp/py_layout.h - where CPython keeps what the profiler reads, per
- * minor version (3.8 to 3.13), for release builds of x86-64 Linux
+ * minor version (3.6 to 3.13), for release builds of x86-64 Linux
  * without the -dbg packages: the offsets the BPF walk uses (struct
  * py_offsets of bpf/python.h) and those the collector uses to name a code
  * object (its strings and line table).  The table was taken from the
- * DWARF of Debian's python3.11 (its debug file) and of pyenv's 3.8.18,
- * 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0;
+ * DWARF of Debian's python3.11 (its debug file) and of pyenv's 3.6.15,
+ * 3.7.16, 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0;
  * tests/unit/interp/test_py_layout.c checks every field against the DWARF
  * of every interpreter on the machine that has it.
  */
@@ -21,7 +21,7 @@
 enum py_line_format {
 	PY_LINES_LOCATIONS = 0,		/* 3.11+: co_linetable, Objects/locations.md */
 	PY_LINES_310 = 1,		/* 3.10: co_linetable, Objects/lnotab_notes.txt */
-	PY_LINES_LNOTAB = 2,		/* 3.8, 3.9: co_lnotab */
+	PY_LINES_LNOTAB = 2,		/* 3.6-3.9: co_lnotab */
 };
 
 struct py_layout {

@@ -15,7 +15,7 @@
  * Objects/lnotab_notes.txt of each version).  3.10's co_linetable: an
  * unsigned count of bytecode bytes the pair covers, then a signed line
  * delta applied at the range's start (-128: the range has no line).
- * 3.8's and 3.9's co_lnotab: an unsigned bytecode delta, then a signed
+ * 3.6-3.9's co_lnotab: an unsigned bytecode delta, then a signed
  * line delta applied once the bytecode offset reaches the new address.
  */
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * interp/pyline.h - decoders of CPython's own formats, on bytes already
  * copied out of a process: the line table of a code object (3.11+: the
  * location table, co_linetable, CPython's Objects/locations.md; 3.10's
- * co_linetable and 3.8-3.9's co_lnotab, their Objects/lnotab_notes.txt)
+ * co_linetable and 3.6-3.9's co_lnotab, their Objects/lnotab_notes.txt)
  * and the characters of a compact str object.  Pure functions, no I/O.
  */
 #ifndef BPFPROF_PYLINE_H
@@ -28,7 +28,7 @@ int py_line_of(const uint8_t *table, size_t len, int firstlineno, uint32_t instr
  */
 int py_line_of_310(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 
-/* The same for 3.8's and 3.9's co_lnotab (@instr: their f_lasti / 2). */
+/* The same for 3.6-3.9's co_lnotab (@instr: their f_lasti / 2). */
 int py_line_of_lnotab(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 
 /*

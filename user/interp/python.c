@@ -2,8 +2,9 @@
 /*
  * interp/python.c - finding CPython interpreters in processes (see
  * interp.h): which mapping is one (libpython3.X.so, or a python3.X
- * executable exporting _PyRuntime), its version (the Py_Version symbol of
- * 3.11+, else the file name), where its _PyRuntime, evaluator
+ * executable exporting _PyRuntime; 3.6 and 3.7 name them libpython3.Xm
+ * and python3.Xm too), its version (the Py_Version symbol of 3.11+, else
+ * the file name), where its _PyRuntime (3.6: interp_head), evaluator
  * (_PyEval_EvalFrameDefault and the compiler's .cold part of it) and
  * PyCode_Type are, and the version's layout (py_layout.h); each file is
  * read once, and each process gets one "py_procs" entry in the BPF
@@ -31,6 +32,7 @@
 struct py_syms {
 	uint64_t runtime, code_type, version;
 	uint64_t eval, eval_size, cold, cold_size;
+	uint64_t interp_head, head_fn;	/* 3.6: interp_head, PyInterpreterState_Head */
 };
 
 /* The minor version of a python3.X or libpython3.X file name, 0 if none. */
@@ -49,6 +51,8 @@ static unsigned minor_from_name(const char *path)
 		return 0;
 	while (*p >= '0' && *p <= '9' && minor < 1000)
 		minor = minor * 10 + (unsigned)(*p++ - '0');
+	if (*p == 'm' && minor <= 7)	/* 3.7m: pymalloc's ABI flag, gone in 3.8 */
+		p++;
 	/* python3.11d is a debug build: another layout */
 	return *p == '\0' || *p == '.' ? minor : 0;
 }
@@ -69,7 +73,10 @@ static void note_symbol(struct py_syms *s, const char *name, const GElf_Sym *sym
 	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
 		s->cold = sym->st_value;
 		s->cold_size = sym->st_size;
-	}
+	} else if (!strcmp(name, "interp_head"))
+		s->interp_head = sym->st_value;
+	else if (!strcmp(name, "PyInterpreterState_Head"))
+		s->head_fn = sym->st_value;
 }
 
 /* Look for the symbols in @elf's symbol tables. */
@@ -91,7 +98,7 @@ static void read_syms(Elf *elf, struct py_syms *s)
 			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && (name[0] == '_' || name[0] == 'P'))
+			if (name && (name[0] == '_' || name[0] == 'P' || name[0] == 'i'))
 				note_symbol(s, name, &sym);
 		}
 	}
@@ -141,6 +148,34 @@ static int read_vaddr(int fd, const struct elf_segments *segs, uint64_t addr, ui
 	return -ENOENT;
 }
 
+/*
+ * 3.6's list of interpreters has no _PyRuntime around it: its head is
+ * pystate.c's static interp_head, in the .symtab of builds that keep it,
+ * else found in the code of PyInterpreterState_Head(), which returns it:
+ * "mov interp_head(%rip), %rax; ret", after an endbr64 in CET builds.
+ * The vaddr of interp_head, 0 if neither tells.
+ */
+static uint64_t interp_head_of(int fd, const struct elf_segments *segs, const struct py_syms *s)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint64_t at = s->head_fn, w[2];
+	const uint8_t *code = (const uint8_t *)w;
+	int32_t disp;
+
+	if (s->interp_head)
+		return s->interp_head;
+	if (!at || read_vaddr(fd, segs, at, &w[0]) || read_vaddr(fd, segs, at + 8, &w[1]))
+		return 0;
+	if (!memcmp(code, endbr64, sizeof(endbr64))) {
+		code += sizeof(endbr64);
+		at += sizeof(endbr64);
+	}
+	if (code[0] != 0x48 || code[1] != 0x8b || code[2] != 0x05 || code[7] != 0xc3)
+		return 0;
+	memcpy(&disp, code + 3, sizeof(disp));
+	return at + 7 + (uint64_t)(int64_t)disp;
+}
+
 /* Fill @f from the file of @map (open as @fd). */
 static void inspect_file(struct py_file *f, int fd, const struct bpfprof_mapping *map)
 {
@@ -152,7 +187,9 @@ static void inspect_file(struct py_file *f, int fd, const struct bpfprof_mapping
 	if (!elf)
 		return;
 	read_syms(elf, &s);
-	if (s.runtime && s.eval && elf_segments_read(elf, &f->segs) == 0) {
+	if (!s.runtime && minor == 6 && s.eval && elf_segments_read(elf, &f->segs) == 0)
+		s.runtime = interp_head_of(fd, &f->segs, &s);	/* the table's head is 0 */
+	if (s.runtime && s.eval && (f->segs.nr || elf_segments_read(elf, &f->segs) == 0)) {
 		if (!s.cold)
 			read_debug_cold(map, &s);
 		/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """pyline_corpus.py - the code objects whose line tables pyline_truth.py
-(CPython 3.11+) and pyline_truth_old.py (3.8-3.10) dump for
+(CPython 3.11+) and pyline_truth_old.py (3.6-3.10) dump for
 tests/unit/interp/test_pyline.c: the script's own, a generated module
 whose lines jump by more than 63 (and thousands) of lines forwards and
 backwards, and modules of the standard library compiled from their
 source; every code object nested in those (co_consts) too.  Imported by
-both, so written in the syntax of 3.8.
+both, so written in the syntax of 3.6.
 """
 import importlib.util
 

@@ -1,22 +1,22 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """pyline_truth_old.py - the truth for tests/unit/interp/test_pyline.c on
-CPython 3.8, 3.9 and 3.10: the line tables of real code objects and the
+CPython 3.6 to 3.10: the line tables of real code objects and the
 line the interpreter running this script gives each of their
 instructions (pyline_truth.py does the same for 3.11+, whose syntax and
 tables differ).
 
 Code objects (pyline_corpus.py, as for pyline_truth.py): this file's own
-(a corpus in the syntax of 3.8), a generated module whose lines jump by
+(a corpus in the syntax of 3.6), a generated module whose lines jump by
 hundreds and thousands of lines both ways, and a few modules of the
 standard library compiled from their source; every code object nested
 in those too.
 
 Output, three lines per code object, then "end N":
     code NAME FIRSTLINENO NUNITS
-    table HEX            co_linetable (3.10) or co_lnotab (3.8, 3.9)
+    table HEX            co_linetable (3.10) or co_lnotab (3.6-3.9)
     lines L0 L1 ...      per code unit (2 bytes), "-" = no line; from
                          co_lines() (3.10, the interpreter's own decoder)
-                         or dis.findlinestarts() (3.8, 3.9)
+                         or dis.findlinestarts() (3.6-3.9)
 """
 import dis
 import os
@@ -102,7 +102,7 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.version_info[:2] not in ((3, 8), (3, 9), (3, 10)):
-        sys.exit("pyline_truth_old.py is for CPython 3.8-3.10, not %d.%d"
+    if sys.version_info[:2] not in ((3, 6), (3, 7), (3, 8), (3, 9), (3, 10)):
+        sys.exit("pyline_truth_old.py is for CPython 3.6-3.10, not %d.%d"
                  % sys.version_info[:2])
     main()

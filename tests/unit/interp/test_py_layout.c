@@ -4,8 +4,9 @@
  * CPython struct offsets per minor version, against the DWARF of real
  * interpreters read with libdw (libdwfl finds a separate debug file by
  * build-id, as for Debian's python3.11 with python3.11-dbg installed):
- * every field of the table for 3.8 to 3.13 must be its member's offset (a
- * path through nested and anonymous structs), the width the readers use
+ * every field of the table for 3.6 to 3.13 must be its member's offset (a
+ * path through nested and anonymous structs; 3.6's list head, which has
+ * no _PyRuntime around it, a variable's), the width the readers use
  * must be the member's size, a field the table says a version lacks
  * (PY_NO_OFFSET, 0xff) must be absent from its DWARF (or, "-", be one the
  * walk of that version does not use), the bits of PyASCIIObject.state
@@ -16,7 +17,8 @@
  *
  * Interpreters looked at: /usr/bin/python3.X (Debian's; DWARF from its
  * debug file if installed) and $PYENV_ROOT/versions/3.X.*  (lib/
- * libpython3.X.so.1.0, or bin/python3.X when built static; pyenv's
+ * libpython3.X.so.1.0, libpython3.Xm.so.1.0 for 3.6 and 3.7, or
+ * bin/python3.X when built static; pyenv's
  * builds keep their DWARF).  A version with no interpreter that has
  * DWARF is skipped with a message.  Within a minor version CPython keeps
  * these layouts (debuggers and profilers rely on it): one build of 3.X
@@ -56,42 +58,49 @@ struct check {
 	const char *field;	/* the table's field, for messages */
 	size_t off, width;	/* where it is in struct py_layout */
 	enum how how;
-	/* For 3.8 to 3.13 (index minor - PY_MINOR_FIRST); "!" first: the version has
+	/* For 3.6 to 3.13 (index minor - PY_MINOR_FIRST); "!" first: the version has
 	 * none (the table holds PY_NO_OFFSET, or 0xff for a uint8_t); "-":
-	 * the table holds none, the walk of that version not using it */
+	 * the table holds none, the walk of that version not using it; "@":
+	 * a variable, whose address stands for the struct's (the table
+	 * holds 0) */
 	const char *path[PY_MINOR_LAST - PY_MINOR_FIRST + 1];
 	unsigned size;		/* the member's size the readers assume, 0: any */
-	unsigned size_old;	/* ... in 3.8-3.10 if not the same */
+	unsigned size_old;	/* ... in 3.6-3.10 if not the same */
 };
 
 #define F(name) #name, offsetof(struct py_layout, name), sizeof(((struct py_layout *)0)->name)
-#define ALL(p) { p, p, p, p, p, p }
-#define NEW(a, b, c) { "-", "-", "-", a, b, c }		/* 3.11+ only */
-#define OLD3(p) p, p, p					/* 3.8, 3.9, 3.10 */
+#define ALL(p) { p, p, p, p, p, p, p, p }
+#define NEW(a, b, c) { "-", "-", "-", "-", "-", a, b, c }	/* 3.11+ only */
+#define OLD5(p) p, p, p, p, p				/* 3.6 to 3.10 */
 
 static const struct check checks[] = {
-	{ F(bpf.runtime_interpreters_head), MEMBER, ALL("_PyRuntimeState.interpreters.head"), 8, 0 },
+	{ F(bpf.runtime_interpreters_head), MEMBER,
+	  { "@interp_head", "_PyRuntimeState.interpreters.head", "_PyRuntimeState.interpreters.head",
+	    "_PyRuntimeState.interpreters.head", "_PyRuntimeState.interpreters.head",
+	    "_PyRuntimeState.interpreters.head", "_PyRuntimeState.interpreters.head",
+	    "_PyRuntimeState.interpreters.head" }, 8, 0 },
 	{ F(bpf.interp_threads_head), MEMBER,
-	  { OLD3("PyInterpreterState.tstate_head"), "PyInterpreterState.threads.head",
+	  { OLD5("PyInterpreterState.tstate_head"), "PyInterpreterState.threads.head",
 	    "PyInterpreterState.threads.head", "PyInterpreterState.threads.head" }, 8, 0 },
 	{ F(bpf.tstate_next), MEMBER, ALL("PyThreadState.next"), 8, 0 },
 	{ F(bpf.tstate_native_thread_id), MEMBER,
-	  { OLD3("PyThreadState.thread_id"), "PyThreadState.native_thread_id",
+	  { OLD5("PyThreadState.thread_id"), "PyThreadState.native_thread_id",
 	    "PyThreadState.native_thread_id", "PyThreadState.native_thread_id" }, 8, 0 },
 	{ F(bpf.tstate_cframe), MEMBER,
-	  { "!PyThreadState.cframe", "!PyThreadState.cframe", "-", "PyThreadState.cframe",
+	  { "!PyThreadState.cframe", "!PyThreadState.cframe", "!PyThreadState.cframe",
+	    "!PyThreadState.cframe", "-", "PyThreadState.cframe",
 	    "PyThreadState.cframe", "!PyThreadState.cframe" }, 8, 0 },
 	{ F(bpf.current_frame), MEMBER,
-	  { OLD3("PyThreadState.frame"), "_PyCFrame.current_frame", "_PyCFrame.current_frame",
+	  { OLD5("PyThreadState.frame"), "_PyCFrame.current_frame", "_PyCFrame.current_frame",
 	    "PyThreadState.current_frame" }, 8, 0 },
 	{ F(bpf.frame_code), MEMBER,
-	  { OLD3("PyFrameObject.f_code"), "_PyInterpreterFrame.f_code",
+	  { OLD5("PyFrameObject.f_code"), "_PyInterpreterFrame.f_code",
 	    "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_executable" }, 8, 0 },
 	{ F(bpf.frame_previous), MEMBER,
-	  { OLD3("PyFrameObject.f_back"), "_PyInterpreterFrame.previous",
+	  { OLD5("PyFrameObject.f_back"), "_PyInterpreterFrame.previous",
 	    "_PyInterpreterFrame.previous", "_PyInterpreterFrame.previous" }, 8, 0 },
 	{ F(bpf.frame_instr), MEMBER,
-	  { OLD3("PyFrameObject.f_lasti"), "_PyInterpreterFrame.prev_instr",
+	  { OLD5("PyFrameObject.f_lasti"), "_PyInterpreterFrame.prev_instr",
 	    "_PyInterpreterFrame.prev_instr", "_PyInterpreterFrame.instr_ptr" }, 8, 4 },
 	{ F(bpf.frame_is_entry), MEMBER,
 	  NEW("_PyInterpreterFrame.is_entry", "!_PyInterpreterFrame.is_entry",
@@ -102,7 +111,7 @@ static const struct check checks[] = {
 	  NEW("PyCodeObject.co_code_adaptive", "PyCodeObject.co_code_adaptive",
 	      "PyCodeObject.co_code_adaptive"), 0, 0 },
 	{ F(bpf.code_names), MEMBER,
-	  { OLD3("PyCodeObject.co_cell2arg"), "PyCodeObject.co_filename",
+	  { OLD5("PyCodeObject.co_cell2arg"), "PyCodeObject.co_filename",
 	    "PyCodeObject.co_filename", "PyCodeObject.co_filename" }, 8, 0 },
 	{ F(bpf.owner_cstack), ENUMERATOR,
 	  NEW("!_frameowner.FRAME_OWNED_BY_CSTACK", "_frameowner.FRAME_OWNED_BY_CSTACK",
@@ -110,11 +119,12 @@ static const struct check checks[] = {
 	{ F(code_filename), MEMBER, ALL("PyCodeObject.co_filename"), 8, 0 },
 	{ F(code_name), MEMBER, ALL("PyCodeObject.co_name"), 8, 0 },
 	{ F(code_qualname), MEMBER,
-	  { OLD3("PyCodeObject.co_name"), "PyCodeObject.co_qualname", "PyCodeObject.co_qualname",
+	  { OLD5("PyCodeObject.co_name"), "PyCodeObject.co_qualname", "PyCodeObject.co_qualname",
 	    "PyCodeObject.co_qualname" }, 8, 0 },
 	{ F(code_firstlineno), MEMBER, ALL("PyCodeObject.co_firstlineno"), 4, 0 },
 	{ F(code_linetable), MEMBER,
-	  { "PyCodeObject.co_lnotab", "PyCodeObject.co_lnotab", "PyCodeObject.co_linetable",
+	  { "PyCodeObject.co_lnotab", "PyCodeObject.co_lnotab", "PyCodeObject.co_lnotab",
+	    "PyCodeObject.co_lnotab", "PyCodeObject.co_linetable",
 	    "PyCodeObject.co_linetable", "PyCodeObject.co_linetable",
 	    "PyCodeObject.co_linetable" }, 8, 0 },
 	{ F(str_length), MEMBER, ALL("PyASCIIObject.length"), 8, 0 },
@@ -307,6 +317,31 @@ static bool find_enumerator(Dwarf *dw, const char *path, Dwarf_Sword *value, cha
 	return false;
 }
 
+/* A variable named @name defined in @dw (not a declaration): *@out. */
+static bool find_variable(Dwarf *dw, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
+			do {
+				const char *n = dwarf_diename(&die);
+
+				if (dwarf_tag(&die) == DW_TAG_variable && n && !strcmp(n, name) &&
+				    !dwarf_hasattr(&die, DW_AT_declaration)) {
+					*out = die;
+					return true;
+				}
+			} while (dwarf_siblingof(&die, &die) == 0);
+		}
+		off = next;
+	}
+	return false;
+}
+
 /* A member's first bit from its struct's start (DWARF 4+ or 2/3 forms). */
 static bool member_bits(Dwarf_Die *m, Dwarf_Word base, Dwarf_Word *first, Dwarf_Word *bits)
 {
@@ -371,6 +406,11 @@ static int check_field(Dwarf *dw, const char *file, const struct py_layout *l,
 		found = find_type(dw, path, &type) && dwarf_aggregate_size(&type, &off) == 0;
 		break;
 	default:
+		if (path[0] == '@') {	/* the variable's own address: offset 0 */
+			found = find_variable(dw, path + 1, &m);
+			snprintf(why, sizeof(why), "no variable %s", path + 1);
+			break;
+		}
 		found = resolve(dw, path, &m, &off, why, sizeof(why));
 	}
 	if (absent) {
@@ -495,6 +535,14 @@ static int check_kinds(Dwarf *dw, const char *file, const struct py_layout *l)
 			      file, PY_FRAME_OBJECT_READ, (unsigned long)size);
 		wrong++;
 	}
+	/* the fields the walk takes from those bytes, 8 bytes each (py_buf_u64()) */
+	if (!interp_frame && (o->frame_code + 8 > PY_FRAME_OBJECT_READ ||
+			      o->frame_previous + 8 > PY_FRAME_OBJECT_READ ||
+			      o->frame_instr + 8 > PY_FRAME_OBJECT_READ)) {
+		print_message("3.%u %s: a frame field lies beyond the %d bytes read\n", l->minor,
+			      file, PY_FRAME_OBJECT_READ);
+		wrong++;
+	}
 	return wrong;
 }
 
@@ -558,6 +606,9 @@ static void check_minor(unsigned minor)
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			snprintf(path, sizeof(path), "%s/lib/libpython3.%u.so.1.0", g.gl_pathv[i],
 				 minor);
+			if (access(path, R_OK))		/* 3.6, 3.7 */
+				snprintf(path, sizeof(path), "%s/lib/libpython3.%um.so.1.0",
+					 g.gl_pathv[i], minor);
 			if (access(path, R_OK))
 				snprintf(path, sizeof(path), "%s/bin/python3.%u", g.gl_pathv[i],
 					 minor);

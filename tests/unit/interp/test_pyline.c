@@ -19,9 +19,9 @@
  * found from BPFPROF_SRC (tests/run sets it), else next to the build
  * directory this program is in, else from the current directory.
  *
- * py_line_of_310() (3.10's co_linetable) and py_line_of_lnotab() (3.8's
- * and 3.9's co_lnotab) likewise against tests/unit/interp/
- * pyline_truth_old.py, run by every 3.10, 3.9 and 3.8 found, whose lines
+ * py_line_of_310() (3.10's co_linetable) and py_line_of_lnotab() (3.6-3.9's
+ * co_lnotab) likewise against tests/unit/interp/pyline_truth_old.py,
+ * run by every 3.10, 3.9, 3.8, 3.7 and 3.6 found, whose lines
  * come from the interpreter's co_lines() (3.10) or dis.findlinestarts():
  * every instruction and past the end, with line jumps of 128 and 2048
  * lines both ways (several byte pairs), and for 3.10 instructions without
@@ -342,8 +342,11 @@ static void check_interp(const char *interp)
 	assert_true(t.jump_fwd64 && t.jump_back64 && t.jump_fwd2048 && t.jump_back2048);
 }
 
-/* @interp of 3.@minor, 3.8-3.10: every instruction agrees, the corpus has
- * big jumps both ways and (3.10) instructions without a line. */
+/* @interp of 3.@minor, 3.6-3.10: every instruction agrees, the corpus has
+ * big jumps (both ways from 3.8: the compilers of 3.6 and 3.7 never give
+ * a later instruction of a statement an earlier line, and 3.8's and
+ * 3.9's tables, which go back, have their format) and (3.10)
+ * instructions without a line. */
 static void check_interp_old(const char *interp, unsigned minor)
 {
 	struct tally t = { .line_of = minor == 10 ? py_line_of_310 : py_line_of_lnotab };
@@ -355,7 +358,9 @@ static void check_interp_old(const char *interp, unsigned minor)
 		      t.jump_fwd64, t.jump_back64, t.jump_fwd2048, t.jump_back2048);
 	assert_int_equal(t.mismatches, 0);
 	assert_true(t.codes > 2 * 100);
-	assert_true(t.jump_fwd64 && t.jump_back64 && t.jump_fwd2048 && t.jump_back2048);
+	assert_true(t.jump_fwd64 && t.jump_fwd2048);
+	if (minor >= 8)
+		assert_true(t.jump_back64 && t.jump_back2048);
 	if (minor == 10 && !t.unlocated)
 		fail_msg("%s: no instruction without a line: the corpus does not cover it", interp);
 }

@@ -10,10 +10,10 @@
 #ifndef BPFPROF_TEST_PY_MINORS_H
 #define BPFPROF_TEST_PY_MINORS_H
 
-#define PY_MINOR_FIRST 8
+#define PY_MINOR_FIRST 6
 #define PY_MINOR_LAST 13
 
-static unsigned py_minors[] = { 8, 9, 10, 11, 12, 13 };
+static unsigned py_minors[] = { 6, 7, 8, 9, 10, 11, 12, 13 };
 
 _Static_assert(sizeof(py_minors) / sizeof(py_minors[0]) == PY_MINOR_LAST - PY_MINOR_FIRST + 1,
 	       "py_minors[] lists every version from PY_MINOR_FIRST to PY_MINOR_LAST");
@@ -21,7 +21,8 @@ _Static_assert(sizeof(py_minors) / sizeof(py_minors[0]) == PY_MINOR_LAST - PY_MI
 #define PY_MINOR_TEST(fn, n) \
 	{ "test_python_3_" #n, (fn), NULL, NULL, &py_minors[(n) - PY_MINOR_FIRST] }
 #define PY_MINOR_TESTS(fn)                                                             \
-	PY_MINOR_TEST(fn, 8), PY_MINOR_TEST(fn, 9), PY_MINOR_TEST(fn, 10),             \
-	PY_MINOR_TEST(fn, 11), PY_MINOR_TEST(fn, 12), PY_MINOR_TEST(fn, 13)
+	PY_MINOR_TEST(fn, 6), PY_MINOR_TEST(fn, 7), PY_MINOR_TEST(fn, 8),              \
+	PY_MINOR_TEST(fn, 9), PY_MINOR_TEST(fn, 10), PY_MINOR_TEST(fn, 11),            \
+	PY_MINOR_TEST(fn, 12), PY_MINOR_TEST(fn, 13)
 
 #endif /* BPFPROF_TEST_PY_MINORS_H */
