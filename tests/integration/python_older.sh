@@ -1,27 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Python functions in the stacks of CPython 3.8, 3.9 and 3.10 (each pyenv
-# build found), whose frames are heap PyFrameObjects, one per evaluator
-# activation, whose thread states know their thread by pthread_self()
-# rather than its tid, and whose line tables have older formats
-# (bpf/python.h, user/interp/py_layout.c).  For each, with no option, in
-# command mode at 999 Hz:
+# Python functions in the stacks of CPython 3.6, 3.7, 3.8, 3.9 and 3.10
+# (each pyenv build found), whose frames are heap PyFrameObjects, one per
+# evaluator activation, whose thread states know their thread by
+# pthread_self() rather than its tid, and whose line tables have older
+# formats (bpf/python.h, user/interp/py_layout.c).  For each, with no
+# option, in command mode at 999 Hz:
 #   (a) tests/workloads/pyburn.py: each pyburn_* function's self and total
 #       shares within 2 points of the CPU time the workload measured (4 CPU
-#       seconds), whole stacks from _start through Py_RunMain to the leaf,
+#       seconds), whole stacks from _start through Py_RunMain (3.7:
+#       _Py_UnixMain, 3.6: Py_Main) to the leaf,
 #       no _PyEval_EvalFrameDefault frame left (tests/lib/pystacks.py
 #       shares --calls-through-c: each Python call goes through a few of
 #       the interpreter's C frames in these versions); -v: >= 4 Python
 #       frames per sample, one read of the process's memory per frame;
-#   (b) the same workload into pprof's format (3.8 and 3.10: 3.9 has 3.8's
-#       f_lasti and line table): every pyburn_* frame that
+#   (b) the same workload into pprof's format (all but 3.9, which has
+#       3.8's f_lasti and line table): every pyburn_* frame that
 #       calls another is on the line of the call, and the samples in
 #       pyburn_inner_a on its loop's lines (pystacks.py lines): the frame's
 #       f_lasti (code units in 3.10, bytes before) through the version's
 #       line table;
 #   (c) tests/workloads/pythreads.py (three threads, 3:2:1), run by the
-#       newest of them: each thread's samples in its own function and in
-#       no other thread, shares within 3 points of their CPU time.
+#       oldest and the newest of them (3.6's thread states keep thread_id
+#       elsewhere): each thread's samples in its own function and in no
+#       other thread, shares within 3 points of their CPU time;
+#   (d) 3.6 with its libpython stripped of .symtab, as distributions ship
+#       it (RHEL 8's python3.6): its list of interpreters, which has no
+#       _PyRuntime around it, is the static interp_head, found in the code
+#       of PyInterpreterState_Head() (user/interp/python.c); (a) again.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 mkdir -m 755 "$TMP/plugins" || fail "cannot make $TMP/plugins"
@@ -32,11 +38,11 @@ CHECK="python3 $BPFPROF_SRC/tests/lib/pystacks.py"
 export PYTHONPATH=$BPFPROF_SRC/tests/lib
 
 pythons=()
-for v in 3.8 3.9 3.10; do
+for v in 3.6 3.7 3.8 3.9 3.10; do
 	p=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/"$v".*/bin/python"$v" 2>/dev/null | head -n 1)
 	[ -n "$p" ] && pythons+=("$p")
 done
-[ ${#pythons[@]} -gt 0 ] || skip "no pyenv build of CPython 3.8, 3.9 or 3.10 (pyenv install 3.10)"
+[ ${#pythons[@]} -gt 0 ] || skip "no pyenv build of CPython 3.6 to 3.10 (pyenv install 3.10)"
 
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
@@ -58,12 +64,31 @@ for py in "${pythons[@]}"; do
 	ok "$tag: Python frames' lines"
 done
 
-py=${pythons[-1]}
-tag=$(basename "$py")
-"$BPFPROF" --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/threads.dump" -- \
-	"$py" "$BPFPROF_SRC/tests/workloads/pythreads.py" 3 "$TMP/threads.truth" \
-	2> "$TMP/threads.err" || { cat "$TMP/threads.err"; fail "bpfprof -- $py pythreads failed"; }
-cat "$TMP/threads.err" "$TMP/threads.truth"
-$CHECK threads "$TMP/threads.dump" "$TMP/threads.truth" 3 ||
-	fail "$tag: per-thread Python stacks wrong"
-ok "$tag: per-thread Python stacks"
+for py in $(printf '%s\n' "${pythons[0]}" "${pythons[-1]}" | uniq); do
+	tag=$(basename "$py")
+	"$BPFPROF" --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.threads.dump" -- \
+		"$py" "$BPFPROF_SRC/tests/workloads/pythreads.py" 3 "$TMP/$tag.threads.truth" \
+		2> "$TMP/$tag.threads.err" ||
+		{ cat "$TMP/$tag.threads.err"; fail "bpfprof -- $py pythreads failed"; }
+	cat "$TMP/$tag.threads.err" "$TMP/$tag.threads.truth"
+	$CHECK threads "$TMP/$tag.threads.dump" "$TMP/$tag.threads.truth" 3 ||
+		fail "$tag: per-thread Python stacks wrong"
+	ok "$tag: per-thread Python stacks"
+done
+
+py=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.6.*/bin/python3.6 2>/dev/null | head -n 1)
+[ -n "$py" ] || { echo "note: no pyenv build of 3.6: its stripped case not run"; exit 0; }
+lib=$(dirname "$py")/../lib/libpython3.6m.so.1.0
+mkdir "$TMP/stripped" && strip -o "$TMP/stripped/libpython3.6m.so.1.0" "$lib" ||
+	fail "cannot strip a copy of $lib"
+nm "$TMP/stripped/libpython3.6m.so.1.0" 2>&1 | grep -q "no symbols" ||
+	fail "the stripped copy of $lib still has a .symtab"
+LD_LIBRARY_PATH=$TMP/stripped "$py" -c "print(open('/proc/self/maps').read())" |
+	grep -q "$TMP/stripped/libpython3.6m.so.1.0" || fail "python3.6 does not load the stripped copy"
+LD_LIBRARY_PATH=$TMP/stripped "$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F 999 \
+	-o "$TMP/stripped.dump" -- "$py" "$PYBURN" 3 "$TMP/stripped.truth" 2> "$TMP/stripped.err" ||
+	{ cat "$TMP/stripped.err"; fail "bpfprof -- $py (stripped libpython) failed"; }
+cat "$TMP/stripped.err"
+$CHECK shares "$TMP/stripped.dump" "$TMP/stripped.truth" 2 --calls-through-c ||
+	fail "python3.6 with a stripped libpython: Python stacks wrong"
+ok "python3.6 with a stripped libpython: Python functions' shares and stacks"

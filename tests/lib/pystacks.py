@@ -8,10 +8,11 @@ reads it).  Standard library only.
       tests/workloads/pyburn.py: every pyburn_* function's self and total
       share of the samples under pyburn_run, against the truth file the
       workload wrote (its own CPU time per function), within POINTS; the
-      stacks are whole (from _start through Py_RunMain, the Python frames,
-      to the leaf), no evaluator frame is left, the json callback runs
+      stacks are whole (from _start through Py_RunMain, or 3.7's
+      _Py_UnixMain, 3.6's Py_Main, the Python frames, to the leaf), no
+      evaluator frame is left, the json callback runs
       under the C encoder's frames, math.sqrt's C frames are below
-      pyburn_math.  --calls-through-c: CPython 3.8-3.10, where each Python
+      pyburn_math.  --calls-through-c: CPython 3.6-3.10, where each Python
       call is a C call into the evaluator, so a few of the interpreter's C
       frames (_PyEval_Vector, function_code_fastcall, ...) lie between a
       Python function and the one it calls.  --cut-native: a -g profile
@@ -75,17 +76,24 @@ def read_truth(path):
     return truth
 
 
-def check_whole(sel, n, roots=("_start",), through="Py_RunMain"):
-    """Root to leaf: a root named ...@roots, @through, no evaluator frame."""
+# The interpreter's main function, on the way from _start to the Python
+# frames: Py_RunMain from 3.8, _Py_UnixMain in 3.7, Py_Main in 3.6.
+PY_MAINS = ("Py_RunMain", "_Py_UnixMain", "Py_Main")
+
+
+def check_whole(sel, n, roots=("_start",), through=PY_MAINS):
+    """Root to leaf: a root named ...@roots, one of @through (a name or
+    names), no evaluator frame."""
+    through = (through,) if isinstance(through, str) else through
     whole = sum(c.samples for c in sel if c.user and c.user[-1].endswith(roots)
-                and through in c.user)
+                and any(t in c.user for t in through))
     left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
     # A sanitized collector (the CI's ASan run) is several times slower to
     # load the mappings of new threads and libraries, so more of the
     # first samples stop at an address it has not loaded yet ("unmapped").
     need = 0.95 if os.environ.get("BPFPROF_SANITIZED") else 0.99
     check(whole >= need * n, "%d of %d samples have whole stacks (%s ... %s ...)"
-          % (whole, n, "|".join(roots), through))
+          % (whole, n, "|".join(roots), "|".join(through)))
     check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
 
 

@@ -21,6 +21,11 @@ import time
 MASK = 0xFFFFFFFFFFFFFFFF
 cpu = {}
 
+if not hasattr(time, "thread_time_ns"):         # CPython 3.6
+    def _thread_time_ns():
+        return int(time.clock_gettime(time.CLOCK_THREAD_CPUTIME_ID) * 1e9)
+    time.thread_time_ns = _thread_time_ns
+
 
 def spin(n, x):
     for _ in range(n):
