@@ -322,6 +322,7 @@ struct hpc_paths {
 	struct hashtab files;		/* host file name (by address) -> file */
 	struct hashtab funcs;		/* (host function name, entry's low 32 bits) ->
 					 * function, checked against it */
+	struct hashtab interp_funcs;	/* (interpreted function's entry, pid) -> function */
 	struct hashtab kernel;		/* (kernel address, pid) -> kframes[] index */
 	struct hpc_frame *kframes;
 	uint32_t nr_kframes, cap_kframes;

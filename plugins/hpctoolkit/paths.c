@@ -17,6 +17,14 @@
  * anonymous mappings would collide); a frame the host cannot place is in
  * "[unknown]" (user) or "[kernel.kallsyms]".
  *
+ * Functions are told apart by (name, module, entry offset).  A Python
+ * function (an interpreted frame, plugin.h's BPFPROF_INTERP_FRAME_*) has
+ * no entry offset that two processes share (its function_start stands for
+ * one code object of one process), so its def line takes that place, and
+ * is its offset in meta.db: one procedure per function of a .py file, as a
+ * native function is one per load module, however many processes (MPI
+ * ranks) ran it.
+ *
  * A walk can resume after the frames a previous walk of the same process
  * resolved (hpc_paths_walk() records the context after each frame, and
  * hpc_paths_common() says how many leading frames two stacks share).  The
@@ -49,6 +57,7 @@ void hpc_paths_free(struct hpc_paths *ps)
 	hashtab_free(&ps->modules);
 	hashtab_free(&ps->files);
 	hashtab_free(&ps->funcs);
+	hashtab_free(&ps->interp_funcs);
 	hashtab_free(&ps->kernel);
 	free(ps->kframes);
 	ps->kframes = NULL;
@@ -69,12 +78,20 @@ static int64_t host_path(struct hpc_paths *ps, struct hashtab *cache, const char
 	return r;
 }
 
-/* The function of a frame by its name's text: when new, with the file and
- * line of its first byte. */
+/* Whether @addr is a frame of interpreted code (a Python function). */
+static int interp_frame(uint64_t addr, int kernel)
+{
+	return !kernel && addr >= BPFPROF_INTERP_FRAME_START && addr < BPFPROF_INTERP_FRAME_END;
+}
+
+/* The function of a frame by its name's text, module and entry offset (a
+ * Python function's def line): when new, with the file and line of its
+ * first byte. */
 static int64_t new_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int kernel,
 			    const struct bpfprof_symbol *sym, uint32_t module)
 {
-	uint64_t name = hpc_cct_string(ps->t, sym->function);
+	uint64_t name = hpc_cct_string(ps->t, sym->function), offset = sym->function_start;
+	int interp = interp_frame(addr, kernel);
 	struct bpfprof_symbol def;
 	int64_t file = -1;
 	uint32_t line = 0;
@@ -82,9 +99,11 @@ static int64_t new_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, i
 
 	if (name == UINT64_MAX)
 		return -ENOMEM;
-	f = hpc_cct_find_func(ps->t, name + 1, module, sym->function_start);
-	if (f >= 0)
-		return f;
+	if (!interp) {		/* a Python function needs its def line first */
+		f = hpc_cct_find_func(ps->t, name + 1, module, offset);
+		if (f >= 0)
+			return f;
+	}
 	memset(&def, 0, sizeof(def));
 	if (sym->module_offset >= sym->function_start &&
 	    ps->host->symbolize(ps->host, pid, addr - (sym->module_offset - sym->function_start),
@@ -94,16 +113,41 @@ static int64_t new_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, i
 			return file;
 		line = def.line;
 	}
-	return hpc_cct_add_func(ps->t, name + 1, module, sym->function_start, file, line);
+	if (interp) {
+		offset = line;
+		f = hpc_cct_find_func(ps->t, name + 1, module, offset);
+		if (f >= 0)
+			return f;
+	}
+	return hpc_cct_add_func(ps->t, name + 1, module, offset, file, line);
+}
+
+/* A Python function's frame, by (its entry, @pid): one code object of one
+ * process, which names one function. */
+static int64_t interp_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr,
+			       const struct bpfprof_symbol *sym, uint32_t module)
+{
+	uint32_t f = hashtab_get(&ps->interp_funcs, sym->function_start, pid);
+	int64_t r;
+
+	if (f != HPC_NONE)
+		return f;
+	r = new_function(ps, pid, addr, 0, sym, module);
+	if (r >= 0 && hashtab_put(&ps->interp_funcs, sym->function_start, pid, (uint32_t)r))
+		r = -ENOMEM;
+	return r;
 }
 
 /* The function of a frame, by the address of its name. */
 static int64_t frame_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, int kernel,
 			      const struct bpfprof_symbol *sym, uint32_t module)
 {
-	uint32_t f = hashtab_get(&ps->funcs, (uintptr_t)sym->function, (uint32_t)sym->function_start);
+	uint32_t f;
 	int64_t r;
 
+	if (interp_frame(addr, kernel))
+		return interp_function(ps, pid, addr, sym, module);
+	f = hashtab_get(&ps->funcs, (uintptr_t)sym->function, (uint32_t)sym->function_start);
 	if (f != HPC_NONE && ps->t->funcs[f].module == module &&
 	    ps->t->funcs[f].offset == sym->function_start)
 		return f;
