@@ -704,7 +704,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	st->ips[0] = v->ip;
 	w.v = v;
 	w.cache = bpf_map_lookup_elem(&cfi_row_cache, &zero);
-	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	w.proc = process_entry(&cfi_procs, tgid);	/* a forked child's: its parent's */
 	if (!w.proc) {
 		v->stop = CFI_WALK_NO_PROCESS;
 		v->miss_pc = v->ip;

@@ -229,7 +229,7 @@ static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 {
 	struct py_code_scan s = { .st = st, .nr = st->nr, .key.tgid = tgid };
 
-	s.p = bpf_map_lookup_elem(&py_procs, &tgid);
+	s.p = process_entry(&py_procs, tgid);
 	if (!s.p)
 		return false;		/* no interpreter: no Python frames */
 	bpf_loop(max_depth, py_code_scan_step, &s, 0);

@@ -310,6 +310,48 @@ static __always_inline void task_event_submit(struct task_event *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
+/*
+ * The process whose per-process entries ("cfi_procs", "py_procs") the
+ * current one may use while it has none of its own: its parent, when it
+ * was forked and neither has exec()ed since (the kernel's own test for an
+ * exit signal: copy_process() sets parent_exec_id to the parent's
+ * self_exec_id, which the child inherits; an exec() increments the
+ * exec'ing task's).  Its memory is then a copy of its parent's, mappings
+ * and interpreter at the same addresses.  A forked child's samples before
+ * the collector has read the fork and written its entries (pool workers,
+ * PostgreSQL backends, pre-forked servers) are walked, with their Python
+ * frames, instead of stopping at once or going out as copies.  Nothing is
+ * done at the fork itself, so fork()+exec() costs nothing more.  0 if
+ * none: another thread's clone, an exec since the fork, a reparented
+ * orphan.
+ */
+static __always_inline __u32 forked_parent(__u32 tgid)
+{
+	struct task_struct *t = bpf_get_current_task_btf(), *parent;
+	__u64 at_fork = BPF_CORE_READ(t, parent_exec_id);
+	__u32 ptgid;
+
+	if (BPF_CORE_READ(t, self_exec_id) != at_fork)
+		return 0;
+	parent = BPF_CORE_READ(t, real_parent);
+	ptgid = BPF_CORE_READ(parent, tgid);
+	if (ptgid == tgid || BPF_CORE_READ(parent, self_exec_id) != at_fork)
+		return 0;
+	return ptgid;
+}
+
+/* The entry of map @map (keyed by tgid) for the current process @tgid,
+ * else its forked parent's (forked_parent()), else NULL. */
+static __always_inline void *process_entry(void *map, __u32 tgid)
+{
+	void *v = bpf_map_lookup_elem(map, &tgid);
+	__u32 ptgid;
+
+	if (v || !(ptgid = forked_parent(tgid)))
+		return v;
+	return bpf_map_lookup_elem(map, &ptgid);
+}
+
 #include "cfi_walk.bpf.h"
 #include "python.bpf.h"
 #include "new_stack.bpf.h"

@@ -611,7 +611,7 @@ static __always_inline __u32 py_fill_activations(struct stack_trace *st,
 static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
 					    __u32 synthetic)
 {
-	const struct py_process *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	const struct py_process *p = process_entry(&py_procs, tgid);
 	struct py_splice_vars *v;
 	struct py_splice s;
 	struct py_shift sh;
