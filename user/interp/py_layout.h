@@ -49,6 +49,10 @@ struct py_layout {
 #define PY_STR_COMPACT_BIT 5
 #define PY_STR_ASCII_BIT 6
 
+/* The minor versions the table knows: 3.PY_LAYOUT_FIRST to 3.PY_LAYOUT_LAST. */
+#define PY_LAYOUT_FIRST 6
+#define PY_LAYOUT_LAST 13
+
 /* The layout of CPython 3.@minor, NULL if unknown. */
 const struct py_layout *py_layout_find(unsigned minor);
 

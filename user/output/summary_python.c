@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "interp/interp.h"
+#include "interp/py_layout.h"
 #include "kernel/sampler.h"
 #include "summary.h"
 
@@ -59,8 +60,8 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 			(unsigned long long)py[PY_STAT_AT_ROOT]);
 	if (is.unsupported)
 		fprintf(out, "bpfprof: Python: %llu interpreters of a version without a known layout "
-			"(3.11 to 3.13 are known): native frames only\n",
-			(unsigned long long)is.unsupported);
+			"(3.%d to 3.%d are known): native frames only\n",
+			(unsigned long long)is.unsupported, PY_LAYOUT_FIRST, PY_LAYOUT_LAST);
 	if (!verbose)
 		return;
 	fprintf(out, "bpfprof: Python: %.1f frames read per sample with Python frames, in %.1f "

@@ -10,8 +10,10 @@
 #ifndef BPFPROF_TEST_PY_MINORS_H
 #define BPFPROF_TEST_PY_MINORS_H
 
-#define PY_MINOR_FIRST 6
-#define PY_MINOR_LAST 13
+#include "interp/py_layout.h"
+
+#define PY_MINOR_FIRST PY_LAYOUT_FIRST
+#define PY_MINOR_LAST PY_LAYOUT_LAST
 
 static unsigned py_minors[] = { 6, 7, 8, 9, 10, 11, 12, 13 };
 
