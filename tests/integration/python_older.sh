@@ -24,7 +24,11 @@
 #       oldest and the newest of them (3.6's thread states keep thread_id
 #       elsewhere): each thread's samples in its own function and in no
 #       other thread, shares within 3 points of their CPU time;
-#   (d) 3.6 with its libpython stripped of .symtab, as distributions ship
+#   (d) the oldest with --call-graph dwarf: the program reads the frame
+#       objects for each stack copy, by activation, and the collector puts
+#       them in place of the evaluator frames it unwinds
+#       (user/interp/pysplice.c): (a)'s shares and whole stacks;
+#   (e) 3.6 with its libpython stripped of .symtab, as distributions ship
 #       it (RHEL 8's python3.6): its list of interpreters, which has no
 #       _PyRuntime around it, is the static interp_head, found in the code
 #       of PyInterpreterState_Head() (user/interp/python.c); (a) again.
@@ -75,6 +79,15 @@ for py in $(printf '%s\n' "${pythons[0]}" "${pythons[-1]}" | uniq); do
 		fail "$tag: per-thread Python stacks wrong"
 	ok "$tag: per-thread Python stacks"
 done
+
+py=${pythons[0]}
+tag=$(basename "$py")
+"$BPFPROF" --call-graph dwarf --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.dwarf.dump" -- \
+	"$py" "$PYBURN" 2 "$TMP/$tag.dwarf.truth" 2> "$TMP/$tag.dwarf.err" ||
+	{ cat "$TMP/$tag.dwarf.err"; fail "bpfprof --call-graph dwarf -- $py failed"; }
+$CHECK shares "$TMP/$tag.dwarf.dump" "$TMP/$tag.dwarf.truth" 2 --calls-through-c ||
+	fail "$tag --call-graph dwarf: Python stacks wrong"
+ok "$tag --call-graph dwarf: Python functions' shares and stacks"
 
 py=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.6.*/bin/python3.6 2>/dev/null | head -n 1)
 [ -n "$py" ] || { echo "note: no pyenv build of 3.6: its stripped case not run"; exit 0; }
