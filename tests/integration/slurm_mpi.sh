@@ -25,27 +25,10 @@ command -v mpicc > /dev/null && [ -x "$WL/mpi_ranks" ] ||
 	skip "Open MPI is not installed (apt-get install openmpi-bin libopenmpi-dev), no mpi_ranks"
 
 slurm_cluster_start 2
-SHARED=$SLURM_DIR/shared
 cp "$WL/spin" "$TMP/outside_job"
 "$TMP/outside_job" 600 & CHILD_PIDS+=($!)
 
-job=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
-      slurm_sbatch --nodes=2 --ntasks-per-node=2 --output="$SHARED/job.out" \
-		   "$BPFPROF_SRC/docs/examples/bpfprof-job.sbatch" "$WL/mpi_ranks" -u 0.3) ||
-	fail "sbatch failed"
-[ -n "$job" ] || fail "sbatch gave no job id"
-if ! slurm_wait_job "$job" 600; then
-	cat "$SHARED/job.out"; cat "$SHARED"/prof/log/*.log 2> /dev/null; slurm_dump_logs
-	fail "job $job did not complete"
-fi
-cat "$SHARED/job.out"
-for n in "${SLURM_NODE_NAMES[@]}"; do
-	echo "--- bpfprof on $n:"; cat "$SHARED/prof/log/$n.log"
-	[ -s "$SHARED/prof/$n.raw" ] || fail "no measurement from node $n"
-done
-DB=$SHARED/prof/job-$job.hpctoolkit
-[ -s "$DB/meta.db" ] || fail "the job script's bpfprof merge wrote no database"
-ok "job $job completed; one measurement per node ($(cd "$SHARED/prof" && ls *.raw | tr '\n' ' ')), merged into $(basename "$DB")"
+slurm_profiled_job "$WL/mpi_ranks" -u 0.3
 
 "$HPCDB" --strict --threads --top 0 "$DB" > "$TMP/threads" 2> "$TMP/hpcdb.err" ||
 	fail "the strict reader refuses the merged database: $(cat "$TMP/hpcdb.err")"
@@ -59,7 +42,8 @@ done
 "$WL/mpi_ranks" --truth 4 > "$TMP/truth"
 PYTHONPATH=$LIB python3 - "$SHARED/job.out" "$TMP/truth" "$TMP/threads" "$TMP/functions" \
 	"$TMP/job.pb.gz" "${SLURM_NODE_NAMES[@]}" <<'PY'
-import re, sys
+import sys
+import hpcjob
 import pprof_proto
 
 job_out, truth_path, threads_path, functions_path, pprof_path = sys.argv[1:6]
@@ -74,47 +58,22 @@ units = {}
 for line in open(truth_path):
     _, r, main, helper = line.split()
     units[int(r)] = (int(main), int(helper))
-ranks = {}                                  # rank -> (pid, host)
-for line in open(job_out):
-    m = re.match(r"rank (\d+) pid (\d+) host (\S+)$", line.strip())
-    if m:
-        ranks[int(m.group(1))] = (int(m.group(2)), m.group(3))
+ranks = hpcjob.ranks(job_out)               # rank -> (pid, host)
 check(sorted(ranks) == [0, 1, 2, 3], "4 ranks reported: %s" % sorted(ranks))
 check(sorted({h for _, h in ranks.values()}) == sorted(nodes),
       "the ranks ran on the cluster's nodes, with their own host names")
 node_of_host = {h: i for i, h in enumerate(sorted(nodes))}
 
-# hpcdb --threads: "profile N [NODE n (hostid) RANK r (pid) THREAD t (tid)]: total T, trace samples S"
-TUPLE = r"\[NODE (\d+) \(\S+\) RANK (\d+) \((\d+)\) THREAD (\d+) \((\d+)\)\]"
-profiles, trace_lines = {}, None
-for line in open(threads_path):
-    m = re.match(r"profile (\d+) " + TUPLE + r": total ([\d.]+), trace samples (\d+)", line)
-    if m:
-        p = int(m.group(1))
-        profiles[p] = dict(node=int(m.group(2)), rank=int(m.group(3)), pid=int(m.group(4)),
-                           thread=int(m.group(5)), tid=int(m.group(6)), total=float(m.group(7)),
-                           trace=int(m.group(8)))
-    m = re.match(r"trace: (\d+) lines", line)
-    if m:
-        trace_lines = int(m.group(1))
+profiles, trace_lines = hpcjob.profiles(threads_path)
 check(len(profiles) > 0, "%d thread profiles with NODE / RANK / THREAD tuples" % len(profiles))
 check(trace_lines == len(profiles), "one trace line per profile: %s lines, %d profiles"
       % (trace_lines, len(profiles)))
 # Exclusive seconds of the workload's own functions, per profile.
-own = {}
-for line in open(functions_path):
-    m = re.match(r"function (\S+) profile (\d+) .*: excl ([\d.]+)% incl", line)
-    if m and int(m.group(2)) in profiles:      # not the summary's
-        p = int(m.group(2))
-        own.setdefault(p, {})[m.group(1)] = profiles[p]["total"] * float(m.group(3)) / 100
+own = hpcjob.function_seconds(functions_path, profiles)
 
 work = {}
 for r, (pid, host) in sorted(ranks.items()):
-    mine = [p for p, d in profiles.items() if d["pid"] == pid]
-    check(len(mine) >= 2 and all(profiles[p]["rank"] == r for p in mine),
-          "rank %d (pid %d): %d thread profiles, all RANK %d" % (r, pid, len(mine), r))
-    check(all(profiles[p]["node"] == node_of_host[host] for p in mine),
-          "rank %d: NODE %d, its host %s" % (r, node_of_host[host], host))
+    mine = hpcjob.rank_profiles(check, profiles, r, pid, host, node_of_host[host])
     check(all(profiles[p]["trace"] > 0 for p in mine if sum(own.get(p, {}).values()) > 0),
           "rank %d: a trace line for each thread that worked" % r)
     main = [p for p in mine if profiles[p]["tid"] == pid]

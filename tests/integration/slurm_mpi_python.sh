@@ -34,24 +34,7 @@ command -v mpirun > /dev/null || skip "Open MPI is not installed (apt-get instal
 	skip "no mpi4py or NumPy for $PY (apt-get install python3-mpi4py python3-numpy)"
 
 slurm_cluster_start 2
-SHARED=$SLURM_DIR/shared
-job=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
-      slurm_sbatch --nodes=2 --ntasks-per-node=2 --output="$SHARED/job.out" \
-		   "$BPFPROF_SRC/docs/examples/bpfprof-job.sbatch" "$PY" "$WORKLOAD" 1.5) ||
-	fail "sbatch failed"
-[ -n "$job" ] || fail "sbatch gave no job id"
-if ! slurm_wait_job "$job" 600; then
-	cat "$SHARED/job.out"; cat "$SHARED"/prof/log/*.log 2> /dev/null; slurm_dump_logs
-	fail "job $job did not complete"
-fi
-cat "$SHARED/job.out"
-for n in "${SLURM_NODE_NAMES[@]}"; do
-	echo "--- bpfprof on $n:"; cat "$SHARED/prof/log/$n.log"
-	[ -s "$SHARED/prof/$n.raw" ] || fail "no measurement from node $n"
-done
-DB=$SHARED/prof/job-$job.hpctoolkit
-[ -s "$DB/meta.db" ] || fail "the job script's bpfprof merge wrote no database"
-ok "job $job completed; one measurement per node, merged into $(basename "$DB")"
+slurm_profiled_job "$PY" "$WORKLOAD" 1.5
 
 "$HPCDB" --strict --threads --top 0 "$DB" > "$TMP/threads" 2> "$TMP/hpcdb.err" ||
 	fail "the strict reader refuses the merged database: $(cat "$TMP/hpcdb.err")"
@@ -64,6 +47,7 @@ done
 PYTHONPATH=$LIB python3 - "$SHARED/job.out" "$TMP/threads" "$TMP/functions" "$TMP/job.pb.gz" \
 	"$WORKLOAD" "${SLURM_NODE_NAMES[@]}" <<'PY'
 import re, sys
+import hpcjob
 import pprof_proto
 
 job_out, threads_path, functions_path, pprof_path, workload = sys.argv[1:6]
@@ -75,11 +59,8 @@ def check(ok, what):
     print("%s: %s" % ("ok" if ok else "FAIL", what))
     bad += not ok
 
-ranks, truth = {}, {}                       # rank -> (pid, host); rank -> {function: ns}
+ranks, truth = hpcjob.ranks(job_out), {}    # rank -> (pid, host); rank -> {function: ns}
 for line in open(job_out):
-    m = re.match(r"rank (\d+) pid (\d+) host (\S+)$", line.strip())
-    if m:
-        ranks[int(m.group(1))] = (int(m.group(2)), m.group(3))
     m = re.match(r"truth (\d+) (\S+) (\d+)$", line.strip())
     if m:
         truth.setdefault(int(m.group(1)), {})[m.group(2)] = int(m.group(3))
@@ -105,27 +86,11 @@ for f in FUNCS:
           "procedure %s: %s (want %s line %d)" % (f, procs.get(f), workload, defs[f]))
 
 # 2. per rank: tuples, threads, shares
-TUPLE = r"\[NODE (\d+) \(\S+\) RANK (\d+) \((\d+)\) THREAD (\d+) \((\d+)\)\]"
-profiles = {}
-for line in open(threads_path):
-    m = re.match(r"profile (\d+) " + TUPLE + r": total ([\d.]+)", line)
-    if m:
-        profiles[int(m.group(1))] = dict(node=int(m.group(2)), rank=int(m.group(3)),
-                                         pid=int(m.group(4)), thread=int(m.group(5)),
-                                         tid=int(m.group(6)), total=float(m.group(7)))
-incl = {}                                   # profile -> {function: seconds}
-for line in open(functions_path):
-    m = re.match(r"function (\S+) profile (\d+) .*: excl [\d.]+% incl ([\d.]+)%", line)
-    if m and int(m.group(2)) in profiles:
-        p = int(m.group(2))
-        incl.setdefault(p, {})[m.group(1)] = profiles[p]["total"] * float(m.group(3)) / 100
+profiles, _ = hpcjob.profiles(threads_path)
+incl = hpcjob.function_seconds(functions_path, profiles, inclusive=True)
 work, known = {}, {}
 for r, (pid, host) in sorted(ranks.items()):
-    mine = [p for p, d in profiles.items() if d["pid"] == pid]
-    check(len(mine) >= 2 and all(profiles[p]["rank"] == r for p in mine),
-          "rank %d (pid %d): %d thread profiles, all RANK %d" % (r, pid, len(mine), r))
-    check(all(profiles[p]["node"] == node_of_host[host] for p in mine),
-          "rank %d: NODE %d, its host %s" % (r, node_of_host[host], host))
+    mine = hpcjob.rank_profiles(check, profiles, r, pid, host, node_of_host[host])
     main = [p for p in mine if profiles[p]["tid"] == pid]
     check(len(main) == 1 and profiles[main[0]]["thread"] == 0 and
           all(incl.get(main[0], {}).get(f, 0) > 0 for f in FUNCS[:2]),

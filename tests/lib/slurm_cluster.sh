@@ -7,6 +7,13 @@
 #   slurm_sbatch SCRIPT ARGS... submit (sbatch --parsable), print the job id
 #   slurm_wait_job ID [SECONDS] wait until the job left the queue; 0 if it
 #                               COMPLETED, else 1 (with its state on stdout)
+#   slurm_profiled_job PROGRAM ARGS...
+#                               run PROGRAM as a 2-node, 4-task MPI job under
+#                               docs/examples/bpfprof-job.sbatch (one bpfprof
+#                               per node, raw, merged into HPCToolkit), fail
+#                               unless it completes with a measurement per
+#                               node and a database; sets $SHARED (the
+#                               shared directory: job.out, prof/), $JOB, $DB
 #   slurm_cluster_stop          stop every daemon, remove the cgroups; also
 #                               run by the EXIT trap this file installs
 #   $SLURM_DIR                  the cluster's directory (config, logs, spool;
@@ -172,6 +179,26 @@ slurm_wait_job() {	# id [seconds]
 	[ "$state" = COMPLETED ] && return 0
 	echo "job $id: ${state:-gone or still queued}"
 	return 1
+}
+
+slurm_profiled_job() {
+	SHARED=$SLURM_DIR/shared
+	JOB=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
+	      slurm_sbatch --nodes=2 --ntasks-per-node=2 --output="$SHARED/job.out" \
+			   "$BPFPROF_SRC/docs/examples/bpfprof-job.sbatch" "$@") || fail "sbatch failed"
+	[ -n "$JOB" ] || fail "sbatch gave no job id"
+	if ! slurm_wait_job "$JOB" 600; then
+		cat "$SHARED/job.out"; cat "$SHARED"/prof/log/*.log 2> /dev/null; slurm_dump_logs
+		fail "job $JOB did not complete"
+	fi
+	cat "$SHARED/job.out"
+	for n in "${SLURM_NODE_NAMES[@]}"; do
+		echo "--- bpfprof on $n:"; cat "$SHARED/prof/log/$n.log"
+		[ -s "$SHARED/prof/$n.raw" ] || fail "no measurement from node $n"
+	done
+	DB=$SHARED/prof/job-$JOB.hpctoolkit
+	[ -s "$DB/meta.db" ] || fail "the job script's bpfprof merge wrote no database"
+	ok "job $JOB completed; one measurement per node ($(cd "$SHARED/prof" && ls *.raw | tr '\n' ' ')), merged into $(basename "$DB")"
 }
 
 slurm_cluster_stop() {

@@ -167,8 +167,13 @@ static bool peel_type(Dwarf_Die *die, Dwarf_Die *out)
 	}
 }
 
-/* A complete struct or union named @name (its tag or a typedef's name). */
-static bool find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+/*
+ * The first DIE named @name at the top level of one of @dw's compilation
+ * units, not a declaration, for which @match(die, out) is true (it fills
+ * *@out).
+ */
+static bool find_named(Dwarf *dw, const char *name, bool (*match)(Dwarf_Die *, Dwarf_Die *),
+		       Dwarf_Die *out)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -178,26 +183,37 @@ static bool find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
 
 		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
 			do {
-				int tag = dwarf_tag(&die);
 				const char *n = dwarf_diename(&die);
 
-				if (!n || strcmp(n, name) || dwarf_hasattr(&die, DW_AT_declaration))
-					continue;
-				if (tag == DW_TAG_typedef) {
-					if (peel_type(&die, out) &&
-					    !dwarf_hasattr(out, DW_AT_declaration) &&
-					    (dwarf_tag(out) == DW_TAG_structure_type ||
-					     dwarf_tag(out) == DW_TAG_union_type))
-						return true;
-				} else if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
-					*out = die;
+				if (n && !strcmp(n, name) && !dwarf_hasattr(&die, DW_AT_declaration) &&
+				    match(&die, out))
 					return true;
-				}
 			} while (dwarf_siblingof(&die, &die) == 0);
 		}
 		off = next;
 	}
 	return false;
+}
+
+/* A complete struct or union, or a typedef of one. */
+static bool is_aggregate(Dwarf_Die *die, Dwarf_Die *out)
+{
+	int tag = dwarf_tag(die);
+
+	if (tag == DW_TAG_typedef)
+		return peel_type(die, out) && !dwarf_hasattr(out, DW_AT_declaration) &&
+		       (dwarf_tag(out) == DW_TAG_structure_type ||
+			dwarf_tag(out) == DW_TAG_union_type);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+		return false;
+	*out = *die;
+	return true;
+}
+
+/* A complete struct or union named @name (its tag or a typedef's name). */
+static bool find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+{
+	return find_named(dw, name, is_aggregate, out);
 }
 
 static Dwarf_Word member_location(Dwarf_Die *m)
@@ -317,29 +333,18 @@ static bool find_enumerator(Dwarf *dw, const char *path, Dwarf_Sword *value, cha
 	return false;
 }
 
+static bool is_variable(Dwarf_Die *die, Dwarf_Die *out)
+{
+	if (dwarf_tag(die) != DW_TAG_variable)
+		return false;
+	*out = *die;
+	return true;
+}
+
 /* A variable named @name defined in @dw (not a declaration): *@out. */
 static bool find_variable(Dwarf *dw, const char *name, Dwarf_Die *out)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, die;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
-			do {
-				const char *n = dwarf_diename(&die);
-
-				if (dwarf_tag(&die) == DW_TAG_variable && n && !strcmp(n, name) &&
-				    !dwarf_hasattr(&die, DW_AT_declaration)) {
-					*out = die;
-					return true;
-				}
-			} while (dwarf_siblingof(&die, &die) == 0);
-		}
-		off = next;
-	}
-	return false;
+	return find_named(dw, name, is_variable, out);
 }
 
 /* A member's first bit from its struct's start (DWARF 4+ or 2/3 forms). */
