@@ -43,6 +43,9 @@
  * the check reads two counters, no system call; a fast check keeps a burst
  * of new stacks from filling a map between two checks. */
 #define DRAIN_INTERVAL_NS 250000000ull
+/* -p/-t: /proc is asked whether the targets live at most this often (ns);
+ * their exit events tell at once (targets_alive()). */
+#define TARGETS_PROCFS_CHECK_NS 100000000ull
 /* Longest sleep with the sample stream on: the samples ring buffer wakes
  * us only past a backlog, so read it at least this often (ms). */
 #define STREAM_POLL_MS 100
@@ -305,13 +308,17 @@ static int sample_until_done(struct collector *c)
 	const struct options *o = c->opts;
 	uint64_t start = c->info.run.start_ns;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	uint64_t next_drain = start + DRAIN_INTERVAL_NS;
+	uint64_t next_drain = start + DRAIN_INTERVAL_NS, next_procfs_check = 0;
 	int timeout, n;
 
 	while (!signals_stop_requested() && !c->session.failed) {
 		uint64_t now = monotonic_ns(), stacks = c->ingest.stacks_copied;
 
-		if (now >= deadline || !targets_alive(o, c->profile, &c->command))
+		bool ask_procfs = now >= next_procfs_check;
+
+		if (ask_procfs)
+			next_procfs_check = now + TARGETS_PROCFS_CHECK_NS;
+		if (now >= deadline || !targets_alive(o, c->profile, ask_procfs, &c->command))
 			break;
 		/* Sleep until the next thing to do; lifecycle events (a target's
 		 * exit among them) and signals wake us earlier, new stacks at

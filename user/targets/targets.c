@@ -32,7 +32,7 @@ int targets_check(const struct options *o)
 	return 0;
 }
 
-bool targets_alive(const struct options *o, const struct profile *profile,
+bool targets_alive(const struct options *o, const struct profile *profile, bool ask_procfs,
 		   struct command *cmd)
 {
 	if (o->targets == TARGETS_COMMAND)
@@ -44,7 +44,7 @@ bool targets_alive(const struct options *o, const struct profile *profile,
 					  ? profile_find_proc(profile, o->ids[i]) : NULL;
 
 		/* The exit event comes before /proc shows the process dead. */
-		if (!(proc && proc->exited) && procfs_alive(o->ids[i]))
+		if (!(proc && proc->exited) && (!ask_procfs || procfs_alive(o->ids[i])))
 			return true;
 	}
 	return false;

@@ -25,9 +25,12 @@ int targets_check(const struct options *o);
  * True while something is left to profile: the command runs (reaping it
  * when it ended), one -p process or -t thread is alive (a process whose
  * exit event the profile has seen counts as gone, /proc may lag), or
- * always for --all.
+ * always for --all.  @ask_procfs: read /proc for the -p/-t targets whose
+ * exit the profile has not seen; false: those count as alive (the exit
+ * event tells first; /proc is the fallback for one that was lost, and
+ * costs three system calls a target at each of the collector's wake-ups).
  */
-bool targets_alive(const struct options *o, const struct profile *profile,
+bool targets_alive(const struct options *o, const struct profile *profile, bool ask_procfs,
 		   struct command *cmd);
 
 /*

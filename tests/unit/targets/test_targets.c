@@ -73,11 +73,34 @@ static void test_alive_after_exit_event(void **state)
 
 	command_init(&cmd);
 	assert_non_null(p);
-	assert_true(targets_alive(&o, p, &cmd));
+	assert_true(targets_alive(&o, p, true, &cmd));
 	profile_proc(p, self)->exited = true;
-	assert_false(targets_alive(&o, p, &cmd));
+	assert_false(targets_alive(&o, p, true, &cmd));
+	assert_false(targets_alive(&o, p, false, &cmd));
 	o.targets = TARGETS_ALL;
-	assert_true(targets_alive(&o, p, &cmd));
+	assert_true(targets_alive(&o, p, true, &cmd));
+	profile_free(p);
+}
+
+/* A -p target gone without an exit event (one lost) is dead only when
+ * /proc is asked; otherwise it counts as alive until then. */
+static void test_alive_procfs_asked(void **state)
+{
+	pid_t child = fork();
+	uint32_t dead;
+	struct options o = { .targets = TARGETS_PIDS, .ids = &dead, .nr_ids = 1 };
+	struct profile *p = profile_new();
+	struct command cmd;
+
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	dead = (uint32_t)child;
+	command_init(&cmd);
+	assert_non_null(p);
+	assert_false(targets_alive(&o, p, true, &cmd));
+	assert_true(targets_alive(&o, p, false, &cmd));
 	profile_free(p);
 }
 
@@ -133,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_alive_after_exit_event),
+		cmocka_unit_test(test_alive_procfs_asked),
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_command_abandoned),
 	};
