@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/interp_image.h"
 #include "hpc.h"
 
 static const char kernel_module[] = "[kernel.kallsyms]";
@@ -78,12 +79,6 @@ static int64_t host_path(struct hpc_paths *ps, struct hashtab *cache, const char
 	return r;
 }
 
-/* Whether @addr is a frame of interpreted code (a Python function). */
-static int interp_frame(uint64_t addr, int kernel)
-{
-	return !kernel && addr >= BPFPROF_INTERP_FRAME_START && addr < BPFPROF_INTERP_FRAME_END;
-}
-
 /* The function of a frame by its name's text, module and entry offset (a
  * Python function's def line): when new, with the file and line of its
  * first byte. */
@@ -91,7 +86,7 @@ static int64_t new_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr, i
 			    const struct bpfprof_symbol *sym, uint32_t module)
 {
 	uint64_t name = hpc_cct_string(ps->t, sym->function), offset = sym->function_start;
-	int interp = interp_frame(addr, kernel);
+	int interp = !kernel && interp_image_frame(addr);
 	struct bpfprof_symbol def;
 	int64_t file = -1;
 	uint32_t line = 0;
@@ -145,7 +140,7 @@ static int64_t frame_function(struct hpc_paths *ps, uint32_t pid, uint64_t addr,
 	uint32_t f;
 	int64_t r;
 
-	if (interp_frame(addr, kernel))
+	if (!kernel && interp_image_frame(addr))
 		return interp_function(ps, pid, addr, sym, module);
 	f = hashtab_get(&ps->funcs, (uintptr_t)sym->function, (uint32_t)sym->function_start);
 	if (f != HPC_NONE && ps->t->funcs[f].module == module &&

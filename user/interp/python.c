@@ -187,9 +187,8 @@ static void inspect_file(struct py_file *f, int fd, const struct bpfprof_mapping
 	if (!elf)
 		return;
 	read_syms(elf, &s);
-	if (!s.runtime && minor == 6 && s.eval && elf_segments_read(elf, &f->segs) == 0)
-		s.runtime = interp_head_of(fd, &f->segs, &s);	/* the table's head is 0 */
-	if (s.runtime && s.eval && (f->segs.nr || elf_segments_read(elf, &f->segs) == 0)) {
+	if (s.eval && (s.runtime || minor == 6) && elf_segments_read(elf, &f->segs) == 0 &&
+	    (s.runtime || (s.runtime = interp_head_of(fd, &f->segs, &s)))) {	/* 3.6: head 0 */
 		if (!s.cold)
 			read_debug_cold(map, &s);
 		/* PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final */
