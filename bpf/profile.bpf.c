@@ -59,6 +59,25 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/*
+ * The exec()s of live target processes: tgid -> the task's self_exec_id
+ * after its last exec() in the run (no entry: none since the run began or
+ * since its pid was reused).  The collector writes a process's
+ * "cfi_procs" and "py_procs" entries only while this still says what it
+ * said when it read the mappings it writes them from: a fork or mmap
+ * record read after the process exec()ed would otherwise write the old
+ * image's mappings over the deletion at the exec (on_exec()), and the new
+ * image would be walked with them until the exec's own record is read
+ * (user/collector.c, entries_current()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_ids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);		/* --stack-map-size */
@@ -650,9 +669,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct task_event *e;
+	__u64 exec_id;
 
 	if (!is_target(tgid, BPF_CORE_READ(p, pid)) || !task_in_cgroup(p))
 		return 0;
+	/* Before the deletions: a write the collector makes after them
+	 * finds the new id (user/collector.c, entries_current()). */
+	exec_id = BPF_CORE_READ(p, self_exec_id);
+	bpf_map_update_elem(&exec_ids, &tgid, &exec_id, BPF_ANY);
 	if (cfi_mode)
 		cfi_forget_process(tgid);	/* the old image's mappings are gone */
 	py_forget_process(tgid);
@@ -723,6 +747,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	}
 	/* The target map holds live targets only: a long run of short-lived
 	 * children never fills it. */
+	if (group_dead)
+		bpf_map_delete_elem(&exec_ids, &tgid);
 	if (target_mode == TARGET_TGIDS && group_dead)
 		bpf_map_delete_elem(&targets, &tgid);
 	else if (target_mode == TARGET_TIDS)

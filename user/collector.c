@@ -74,6 +74,15 @@ struct collector {
 
 /* ---- the sampler's callbacks -------------------------------------------- */
 
+/* Delete @pid's BPF entries (its exit, or an exec()). */
+static void forget_entries(struct collector *c, uint32_t pid)
+{
+	if (c->interp)
+		interp_forget(c->interp, pid);
+	if (c->cfi)
+		cfi_loader_forget(c->cfi, pid);
+}
+
 /* Hand the tracker the kernel's mapping records up to @until_ns, so that
  * a record is applied before the samples and events that follow it. */
 static void apply_mmaps(struct collector *c, uint64_t until_ns)
@@ -99,10 +108,8 @@ static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 		interp_code_copy(c->interp, (const struct py_code_event *)e, size);
 	else
 		tracker_task_event(&c->tracker, e);
-	if (c->cfi && e->type == TASK_EVENT_EXIT && e->group_dead)
-		cfi_loader_forget(c->cfi, e->tgid);
-	if (c->interp && e->type == TASK_EVENT_EXIT && e->group_dead)
-		interp_forget(c->interp, e->tgid);
+	if (e->type == TASK_EVENT_EXIT && e->group_dead)
+		forget_entries(c, e->tgid);
 	return 0;
 }
 
@@ -128,6 +135,26 @@ static bool stack_copied(void *ctx, uint64_t id)
 	return ingest_stack_copied(&c->ingest, id);
 }
 
+static uint64_t exec_id(void *ctx, uint32_t pid)
+{
+	struct collector *c = ctx;
+
+	return c->sampler ? sampler_exec_id(c->sampler, pid) : 0;
+}
+
+/*
+ * True while @proc is still in the exec() its mappings are of.  A record
+ * read late (a fork, an mmap, a re-read of /proc/PID/maps before the
+ * exec's own record) leaves the tracker with mappings of an image the
+ * process has left; the exec deleted its BPF entries, and writing them
+ * again would have the new image walked with the old one's mappings until
+ * the exec's record is read.  The exec's record writes the new ones.
+ */
+static bool entries_current(struct collector *c, const struct proc *proc)
+{
+	return exec_id(c, proc->pid) == proc->exec_id;
+}
+
 /* The tracker read (or copied) @pid's mappings: the unwinders follow. */
 static void maps_changed(void *ctx, uint32_t pid)
 {
@@ -143,10 +170,16 @@ static void maps_changed(void *ctx, uint32_t pid)
 		return;
 	/* The interpreter first: its Python frames go with the stack copies
 	 * sent while the tables are built (bpf/stack_copy.bpf.h). */
+	if (!entries_current(c, proc))
+		return;
 	if (c->interp)
 		interp_update(c->interp, pid, proc->maps, proc->nr_maps);
 	if (c->cfi)
 		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
+	/* An exec() between the test and the writes deleted the entries
+	 * (on_exec() notes it first): the writes must not stand. */
+	if (!entries_current(c, proc))
+		forget_entries(c, pid);
 }
 
 /*
@@ -230,6 +263,7 @@ static int make_steps(struct collector *c)
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
 	c->tracker.maps_changed = maps_changed;
+	c->tracker.exec_id = exec_id;
 	c->tracker.maps_changed_ctx = c;
 	ingest_init(&c->ingest, c->profile, NULL, &c->tracker, session_sink(&c->session),
 		    c->unwinder, o->max_stack);

@@ -595,6 +595,15 @@ int sampler_py_procs_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.py_procs);
 }
 
+uint64_t sampler_exec_id(const struct sampler *s, uint32_t tgid)
+{
+	uint64_t id = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.exec_ids), &tgid, &id))
+		return 0;
+	return id;
+}
+
 int sampler_py_codes_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.py_codes_seen);

@@ -135,6 +135,15 @@ int sampler_cfi_requests_fd(const struct sampler *s);
  * owned by the sampler, valid until sampler_close(). */
 int sampler_py_procs_fd(const struct sampler *s);
 
+/*
+ * Process @tgid's self_exec_id after its last exec() in the run, as the
+ * BPF program noted it at the exec ("exec_ids", bpf/profile.bpf.c); 0 when
+ * it has not exec()ed since the run began (or the note was lost, or the
+ * process is gone).  A system call; changes from one value to another
+ * only when the process exec()s.
+ */
+uint64_t sampler_exec_id(const struct sampler *s, uint32_t tgid);
+
 /* File descriptor of "py_codes_seen" (struct py_code_key -> struct
  * py_code_names, bpf/python.h), owned by the sampler, valid until
  * sampler_close(). */

@@ -38,6 +38,9 @@ struct proc {
 	uint32_t exec_rereads;		/* immediate re-reads allowed after an exec */
 	bool exec_started;		/* the kernel's records told an exec whose EXEC
 					 * event has not come yet (targets/tracker.c) */
+	uint64_t exec_id;		/* which exec() @maps are of: the BPF program's
+					 * note of it (sampler_exec_id()) read before
+					 * they were; 0: none in the run yet */
 	uint64_t samples;
 	struct perfmap *perfmap;	/* names of its JIT code (symbols/perfmap.h),
 					 * NULL until a frame in anonymous code

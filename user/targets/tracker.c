@@ -70,6 +70,12 @@ static void record_new_mappings(struct tracker *t, const struct proc *proc,
 /* ---- mappings ----------------------------------------------------------- */
 
 /* Tell the owner of per-process state derived from the mappings. */
+/* Note which exec() @proc is in, before its mappings are read. */
+static void note_exec_id(struct tracker *t, struct proc *proc)
+{
+	proc->exec_id = t->exec_id ? t->exec_id(t->maps_changed_ctx, proc->pid) : 0;
+}
+
 static void maps_changed(struct tracker *t, const struct proc *proc)
 {
 	if (t->maps_changed)
@@ -170,8 +176,10 @@ struct proc *tracker_snapshot(struct tracker *t, uint32_t pid, uint64_t time_ns)
 	proc->rank = procfs_rank(pid);
 	if (proc->comm)
 		record_comm(t, BPFPROF_EVENT_COMM, pid, pid, proc->comm, time_ns, UINT32_MAX);
-	if (!kthread)
+	if (!kthread) {
+		note_exec_id(t, proc);
 		read_maps(t, proc, time_ns, false);
+	}
 	procfs_for_each_thread(pid, note_thread, &walk);
 	return proc;
 }
@@ -197,6 +205,7 @@ static struct proc *copy_parent(struct tracker *t, const struct task_event *e,
 	child->rank = *parent && (*parent)->maps_read ? (*parent)->rank : procfs_rank(e->tgid);
 	child->maps_read = true;
 	child->maps_time_ns = 0;
+	child->exec_id = 0;		/* the parent's image, no exec() of its own */
 	return child;
 }
 
@@ -241,6 +250,7 @@ static void on_exec(struct tracker *t, const struct task_event *e)
 	if (!proc->exec_started)
 		proc_retire_maps(proc);
 	proc->maps_read = true;
+	note_exec_id(t, proc);
 	read_maps(t, proc, e->time_ns, proc->exec_started);
 	proc->exec_started = false;
 	proc->exec_rereads = TRACKER_EXEC_REREADS;

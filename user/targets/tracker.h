@@ -29,14 +29,17 @@ struct tracker {
 	/* Told after a process's mappings were re-read (e.g. to drop cached
 	 * unwind data of that process); may be NULL. */
 	void (*maps_changed)(void *ctx, uint32_t pid);
-	void *maps_changed_ctx;
+	/* Which exec() process @pid is in now (proc.exec_id), asked before
+	 * its mappings are read from /proc; may be NULL (always 0). */
+	uint64_t (*exec_id)(void *ctx, uint32_t pid);
+	void *maps_changed_ctx;		/* the context of both */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC start of the run: time of the
 					 * COMM records of threads found by a snapshot */
 	uint64_t maps_reads;		/* /proc/PID/maps reads so far */
 	uint64_t mmap_records;		/* mappings learned from tracker_mmap() */
 };
 
-/* Set up @t; the caller fills maps_changed if it wants it. */
+/* Set up @t; the caller fills maps_changed and exec_id if it wants them. */
 void tracker_init(struct tracker *t, struct profile *profile, const struct record_sink *sink,
 		  uint64_t start_ns);
 
