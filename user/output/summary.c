@@ -306,6 +306,7 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool 
 		[UNWIND_END] = "complete", [UNWIND_TRUNCATED] = "stack-copy-too-small",
 		[UNWIND_NO_CFI] = "no-cfi", [UNWIND_UNMAPPED] = "unmapped-address",
 		[UNWIND_MAX_DEPTH] = "max-depth", [UNWIND_ERROR] = "error",
+		[UNWIND_NO_STACK] = "stack-unreadable",
 	};
 
 	if (copies)	/* auto: young processes' samples before their tables */

@@ -91,6 +91,7 @@ struct unwinder {
 static const char *const stop_names[UNWIND_STOP_NR] = {
 	[UNWIND_END] = "end",
 	[UNWIND_TRUNCATED] = "truncated",
+	[UNWIND_NO_STACK] = "no-stack",
 	[UNWIND_NO_CFI] = "no-cfi",
 	[UNWIND_UNMAPPED] = "unmapped",
 	[UNWIND_MAX_DEPTH] = "max-depth",
@@ -646,6 +647,10 @@ int unwinder_unwind(struct unwinder *u, uint32_t pid, const struct bpfprof_mappi
 	}
 	if (max == 1) {
 		s.why = UNWIND_MAX_DEPTH;
+		goto out;
+	}
+	if (!stack_size) {	/* every return address is beyond the copy */
+		s.why = UNWIND_NO_STACK;
 		goto out;
 	}
 	p = proc_get(u, pid);

@@ -92,6 +92,9 @@ enum unwind_stop {
 	UNWIND_MAX_DEPTH,	/* @max frames written */
 	UNWIND_ERROR,		/* anything else: bad CFI, stack not growing
 				 * upward (loop), reads below sp, ... */
+	UNWIND_NO_STACK,	/* nothing was copied: sp was not readable (a
+				 * sample inside execve() after the old image's
+				 * memory went, whose registers are still its) */
 	UNWIND_STOP_NR,
 };
 
