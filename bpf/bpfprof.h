@@ -32,6 +32,12 @@
 #define BPFPROF_MAX_STACK_DEPTH 4096
 #define BPFPROF_TASK_COMM_LEN 16
 
+/* Values of the BPF program's "targets" map: a process or thread the
+ * collector named (-p, -t, the command: its exit may end the run), or one
+ * the program follows (a forked child). */
+#define BPFPROF_TARGET_FOLLOWED 1
+#define BPFPROF_TARGET_NAMED 2
+
 /*
  * --cgroup's hierarchy: the cgroup v2 one, or the v1 hierarchy of one of
  * these controllers (the BPF program maps each to the kernel's subsystem

@@ -56,7 +56,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);			/* tgid (TARGET_TGIDS) or tid (TARGET_TIDS) */
-	__type(value, __u8);
+	__type(value, __u8);			/* BPFPROF_TARGET_NAMED, _FOLLOWED */
 } targets SEC(".maps");
 
 /*
@@ -327,6 +327,18 @@ static __always_inline void task_event_submit(struct task_event *e)
 		flags = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(e, flags);
+}
+
+/*
+ * Submit a lifecycle record that need not be read at once, without waking
+ * the collector (the next record that wakes it, or its poll timeout,
+ * brings this one along): a wake-up costs the submitting task a few
+ * microseconds (an inter-processor interrupt, dear in a VM).
+ */
+static __always_inline void task_event_submit_lazy(struct task_event *e)
+{
+	events_unannounced = 1;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /*
@@ -651,16 +663,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!is_target(ptgid, ptid) || !task_in_cgroup(parent))
 		return 0;
 	if (target_mode == TARGET_TGIDS && follow_forks && ctgid != ptgid) {
-		__u8 one = 1;
+		__u8 followed = BPFPROF_TARGET_FOLLOWED;
 
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+		bpf_map_update_elem(&targets, &ctgid, &followed, BPF_ANY);
 	}
 	e = task_event_new(TASK_EVENT_FORK, child);
 	if (!e)
 		return 0;
 	e->ptgid = ptgid;
 	e->ptid = ptid;
-	task_event_submit(e);
+	/* Not urgent: the child is walked with its parent's entries until
+	 * the collector writes its own (forked_parent()), and its exec or
+	 * exit, which wake the collector, come after this in the ring. */
+	task_event_submit_lazy(e);
 	return 0;
 }
 
@@ -734,6 +749,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 	struct task_event *e;
 	bool group_dead;
+	__u8 *named;
 
 	if (!is_target(tgid, tid) || !task_in_cgroup(p))
 		return 0;
@@ -743,7 +759,17 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (e) {
 		e->group_dead = group_dead;
 		e->exit_code = BPF_CORE_READ(p, exit_code);
-		task_event_submit(e);
+		/* At once only when the run may end with it: a -t thread's
+		 * exit, a -p process's or the command's; other threads,
+		 * followed children and everything under --all wait for the
+		 * next wake-up (task_event_submit_lazy()). */
+		named = target_mode == TARGET_TIDS ? bpf_map_lookup_elem(&targets, &tid)
+			: target_mode == TARGET_TGIDS && group_dead
+			? bpf_map_lookup_elem(&targets, &tgid) : NULL;
+		if (named && *named == BPFPROF_TARGET_NAMED)
+			task_event_submit(e);
+		else
+			task_event_submit_lazy(e);
 	}
 	/* The target map holds live targets only: a long run of short-lived
 	 * children never fills it. */

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# fork_cpu.sh - the collector's own CPU time per forked child at a high
-# fork rate: build/workloads/forker -m fork -c 0 (N children, one after the
-# other, each exiting at once: ~2,000 fork+exit+wait a second here),
-# followed with -p at 999 Hz by each bpfprof given, alternating, REPS times.
-# Prints, per run, bpfprof's user+sys seconds (from /usr/bin/time: it has no
-# children of its own with -p) and microseconds per child.  For
-# docs/PERFORMANCE.md; not part of `make bench`.  Root.
+# fork_cpu.sh - what a high fork rate costs with each profiler: forker -m
+# fork -c 0 (CHILDREN children one after the other, each exiting at once:
+# ~2,000 fork+exit+wait a second here), released once the profiler
+# samples, followed with -p at 999 Hz.  Variants, in turn, REPS times: no
+# profiler, `perf record -g`, then each bpfprof given.  Prints per run the
+# workload's wall time per child (what the fork, exit and wait cost the
+# program: the BPF program's fork and exit handlers run in it) and the
+# profiler's own user+sys CPU per child (from /usr/bin/time: with -p it
+# has no children of its own).  For docs/PERFORMANCE.md; not part of
+# `make bench`.  Root.
 #
 #   tests/bench/fork_cpu.sh [-n CHILDREN] [-r REPS] BPFPROF...
 set -euo pipefail
@@ -22,20 +25,38 @@ forker=$SRC/build/workloads/forker
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for r in $(seq "$reps"); do
-	for b in "$@"; do
-		"$forker" --wait -n "$n" -m fork -c 0 > "$tmp/out" 2> "$tmp/forker.err" &
-		wl=$!
-		pid=$(python3 "$SRC/tests/lib/procwait.py" ready "$tmp/out" 20)
-		/usr/bin/time -f "%U %S" -o "$tmp/time" "$b" -q -F 999 -o "$tmp/out.prof" -p "$pid" \
-			2> /dev/null &
-		bp=$!
-		python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")"
-		kill -USR1 "$wl"
-		wait "$wl"
+# one VARIANT: a forker run under it; prints one line
+one() {
+	local v=$1 r=$2 wl pid bp t0 t1 user sys
+	"$forker" --wait -n "$n" -m fork -c 0 > "$tmp/out" 2> "$tmp/forker.err" &
+	wl=$!
+	pid=$(python3 "$SRC/tests/lib/procwait.py" ready "$tmp/out" 20)
+	bp=
+	case $v in
+	none) ;;
+	perf) /usr/bin/time -f "%U %S" -o "$tmp/time" perf record -q -g -e cpu-clock -F 999 \
+		-p "$pid" -o "$tmp/perf.data" 2> /dev/null & bp=$! ;;
+	*) /usr/bin/time -f "%U %S" -o "$tmp/time" "$v" -q -F 999 -o "$tmp/out.prof" -p "$pid" \
+		2> /dev/null & bp=$! ;;
+	esac
+	[ -z "$bp" ] || python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")"
+	t0=$(date +%s%N)
+	kill -USR1 "$wl"
+	wait "$wl"
+	t1=$(date +%s%N)
+	user=0 sys=0
+	if [ -n "$bp" ]; then
+		kill -INT "$bp" 2> /dev/null || true	# perf -p outlives its target's children
 		wait "$bp" || true
 		read -r user sys < "$tmp/time"
-		awk -v b="$b" -v u="$user" -v s="$sys" -v n="$n" -v r="$r" 'BEGIN {
-			printf "rep %d %s: %.2f s of CPU, %.0f us per child\n", r, b, u + s, (u + s) / n * 1e6 }'
+	fi
+	awk -v v="$v" -v u="$user" -v s="$sys" -v n="$n" -v r="$r" -v ns=$((t1 - t0)) 'BEGIN {
+		printf "rep %d %s: %.1f us per child in the workload, profiler %.0f us of CPU per child\n",
+		       r, v, ns / n / 1e3, (u + s) / n * 1e6 }'
+}
+
+for r in $(seq "$reps"); do
+	for v in none perf "$@"; do
+		one "$v" "$r"
 	done
 done

@@ -398,9 +398,10 @@ fail:
 
 int sampler_add_target(struct sampler *s, uint32_t id)
 {
-	uint8_t one = 1;
+	uint8_t named = BPFPROF_TARGET_NAMED;
 
-	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &one, sizeof(one), BPF_ANY))
+	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &named, sizeof(named),
+				 BPF_ANY))
 		return -errno;
 	return 0;
 }
