@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/interp_image.h"
 #include "raw/raw.h"
 
 struct addr_list {
@@ -104,11 +105,6 @@ static const struct bpfprof_mapping *find_mapping(const struct bpfprof_process *
 	return NULL;
 }
 
-static int is_interp(uint64_t ip)
-{
-	return ip >= BPFPROF_INTERP_FRAME_START && ip < BPFPROF_INTERP_FRAME_END;
-}
-
 /* The user frames of every count's stack, with the pid of their process:
  * @interp, the interpreter frames (bit 0 set: ip and ip - 1 are one
  * frame); else those in a file-less mapping. */
@@ -125,11 +121,11 @@ static int user_frames(const struct bpfprof_profile *p, int interp, struct addr_
 			uint64_t ip = s->ips[f];
 
 			if (interp) {
-				if (is_interp(ip) && add_addr(l, pr->pid, ip | 1))
+				if (interp_image_frame(ip) && add_addr(l, pr->pid, ip | 1))
 					return -ENOMEM;
 				continue;
 			}
-			m = is_interp(ip) ? NULL : find_mapping(pr, ip);
+			m = interp_image_frame(ip) ? NULL : find_mapping(pr, ip);
 			if (m && fileless(m) && add_addr(l, pr->pid, ip))
 				return -ENOMEM;
 		}
@@ -189,7 +185,7 @@ static int name_interp(const struct bpfprof_host *host, struct raw_symbol *e)
 	struct bpfprof_symbol sym, def;
 
 	if (host->symbolize(host, e->pid, e->address, 0, &sym) || !sym.function ||
-	    sym.function_start > e->address || !is_interp(sym.function_start))
+	    sym.function_start > e->address || !interp_image_frame(sym.function_start))
 		return 0;
 	e->function = sym.function;
 	e->module = sym.module;
