@@ -8,10 +8,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <uthash.h>
@@ -304,6 +306,48 @@ int procmaps_open_file(uint32_t pid, const struct bpfprof_mapping *map)
 }
 
 /*
+ * Build-id of the file of @map from the cache without opening it, when
+ * its path, looked up here, is still the mapping's file (device and inode)
+ * with the size and change time the cache read it at: the length written
+ * to @out (negative: the cached errno, no build-id), or 1 with *@hit
+ * false.  Every process of a program maps the same few files: a stat() by
+ * path costs a fraction of opening /proc/PID/map_files/... (the process's
+ * look-up and access checks) and reading the notes again.  A file seen
+ * through another root (a container) misses, and is opened as before.
+ */
+static int cached_build_id_by_path(const struct bpfprof_mapping *map, uint8_t *out, bool *hit)
+{
+	struct bid_key key;
+	struct bid_entry *e;
+	struct stat st;
+	int n = 1;
+
+	*hit = false;
+	if (procmaps_path_deleted(map->path, NULL) || stat(map->path, &st) < 0 ||
+	    st.st_ino != map->inode || major(st.st_dev) != map->dev_major ||
+	    minor(st.st_dev) != map->dev_minor)
+		return 1;
+	memset(&key, 0, sizeof(key));
+	key.major = map->dev_major;
+	key.minor = map->dev_minor;
+	key.inode = map->inode;
+	pthread_mutex_lock(&bid_lock);
+	HASH_FIND(hh, bid_cache, &key, sizeof(key), e);
+	for (; e; e = e->next_same)
+		if (strcmp(e->path, map->path) == 0)
+			break;
+	if (e && e->size == st.st_size && e->ctime.tv_sec == st.st_ctim.tv_sec &&
+	    e->ctime.tv_nsec == st.st_ctim.tv_nsec) {
+		n = e->len;
+		if (n > 0)
+			memcpy(out, e->id, (size_t)n);
+		*hit = true;
+	}
+	pthread_mutex_unlock(&bid_lock);
+	return n;
+}
+
+/*
  * Build-id of the file of @map opened as @fd, through the cache.  Returns
  * the length written to @out, or a negative errno.
  */
@@ -416,6 +460,7 @@ int procmaps_add_build_ids(struct procmaps *m, uint32_t pid)
 		struct bpfprof_mapping *map = &m->maps[i];
 		const struct bpfprof_mapping *prev = NULL;
 		uint8_t *bid;
+		bool hit;
 		int fd, n;
 
 		if (!wants_build_id(map))
@@ -434,12 +479,15 @@ int procmaps_add_build_ids(struct procmaps *m, uint32_t pid)
 		}
 		map->build_id = NULL;
 		map->build_id_size = 0;
-		fd = procmaps_open_file(pid, map);
-		if (fd < 0)
-			continue;
 		bid = arena + used;
-		n = cached_build_id(map, fd, bid);
-		close(fd);
+		n = cached_build_id_by_path(map, bid, &hit);
+		if (!hit) {
+			fd = procmaps_open_file(pid, map);
+			if (fd < 0)
+				continue;
+			n = cached_build_id(map, fd, bid);
+			close(fd);
+		}
 		if (n > 0) {
 			map->build_id = bid;
 			map->build_id_size = (uint32_t)n;
