@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector.h"
@@ -63,6 +64,8 @@ struct collector {
 	struct cfi_cache *cfi_cache;	/* its on-disk tables; NULL: none */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
+	uint32_t *changed;		/* pids whose BPF entries are to be written */
+	size_t nr_changed, cap_changed;	/* (maps_changed(), write_changed_entries()) */
 	bool new_stacks_recently;	/* the last poll copied new stacks */
 	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
 	struct ingest ingest;		/* samples and counts into the profile */
@@ -155,7 +158,38 @@ static bool entries_current(struct collector *c, const struct proc *proc)
 	return exec_id(c, proc->pid) == proc->exec_id;
 }
 
-/* The tracker read (or copied) @pid's mappings: the unwinders follow. */
+/* Write @proc's "cfi_procs" entry from its mappings. */
+static void write_cfi_entry(struct collector *c, const struct proc *proc)
+{
+	/* An exec() before the write deleted the entry (on_exec() notes it
+	 * first): the write must not stand.  One after this test deletes it
+	 * itself. */
+	if (cfi_loader_update(c->cfi, proc->pid, proc->maps, proc->nr_maps) == 0 &&
+	    !entries_current(c, proc))
+		cfi_loader_forget(c->cfi, proc->pid);
+}
+
+/*
+ * Write the "cfi_procs" entries of the processes whose mappings changed
+ * since the last call, once each: what one read of the ring buffers
+ * brought (a fork, the exec and the mmaps of its libraries, often the
+ * exit too) costs one write of a process's 16 KiB value, not one per
+ * record, and none for a process that is gone.
+ */
+static void write_changed_entries(struct collector *c)
+{
+	for (size_t i = 0; i < c->nr_changed; i++) {
+		const struct proc *proc = profile_find_proc(c->profile, c->changed[i]);
+
+		if (proc && !proc->exited)
+			write_cfi_entry(c, proc);
+	}
+	c->nr_changed = 0;
+}
+
+/* The tracker read (or copied) @pid's mappings: the unwinders follow,
+ * the interpreter's at once (the records after this one may be its
+ * Python code), the CFI walk's at write_changed_entries(). */
 static void maps_changed(void *ctx, uint32_t pid)
 {
 	struct collector *c = ctx;
@@ -169,17 +203,28 @@ static void maps_changed(void *ctx, uint32_t pid)
 	    !(proc = profile_find_proc(c->profile, pid)))
 		return;
 	/* The interpreter first: its Python frames go with the stack copies
-	 * sent while the tables are built (bpf/stack_copy.bpf.h). */
-	if (!entries_current(c, proc))
+	 * sent while the tables are built (bpf/stack_copy.bpf.h).  As for
+	 * the CFI entry, a write after an exec() must not stand. */
+	if (c->interp && interp_update(c->interp, pid, proc->maps, proc->nr_maps) &&
+	    !entries_current(c, proc))
+		interp_forget(c->interp, pid);
+	if (!c->cfi)
 		return;
-	if (c->interp)
-		interp_update(c->interp, pid, proc->maps, proc->nr_maps);
-	if (c->cfi)
-		cfi_loader_update(c->cfi, pid, proc->maps, proc->nr_maps);
-	/* An exec() between the test and the writes deleted the entries
-	 * (on_exec() notes it first): the writes must not stand. */
-	if (!entries_current(c, proc))
-		forget_entries(c, pid);
+	for (size_t i = 0; i < c->nr_changed; i++)
+		if (c->changed[i] == pid)
+			return;
+	if (c->nr_changed == c->cap_changed) {
+		size_t cap = c->cap_changed ? 2 * c->cap_changed : 64;
+		uint32_t *n = realloc(c->changed, cap * sizeof(*n));
+
+		if (!n) {		/* no room to wait: now */
+			write_cfi_entry(c, proc);
+			return;
+		}
+		c->changed = n;
+		c->cap_changed = cap;
+	}
+	c->changed[c->nr_changed++] = pid;
 }
 
 /*
@@ -372,6 +417,7 @@ static int sample_until_done(struct collector *c)
 		}
 		/* Every record stamped before @now was read: later ones may come. */
 		apply_mmaps(c, now);
+		write_changed_entries(c);
 		if (monotonic_ns() >= next_drain) {
 			if ((n = drain_if_filling(c)))
 				return n;
@@ -506,6 +552,7 @@ static void cleanup(struct collector *c)
 	cfi_cache_close(c->cfi_cache);
 	interp_free(c->interp);
 	profile_free(c->profile);
+	free(c->changed);
 }
 
 static int run(struct collector *c)
@@ -526,6 +573,7 @@ static int run(struct collector *c)
 		tracker_snapshot(&c->tracker, o->ids[i], c->info.run.start_ns);
 	if (o->targets == TARGETS_COMMAND)
 		tracker_snapshot(&c->tracker, (uint32_t)c->command.pid, c->info.run.start_ns);
+	write_changed_entries(c);
 	command_release(&c->command);
 	if ((err = sample_until_done(c)) || (err = drain(c)))
 		return err;

@@ -11,15 +11,18 @@
 # has no children of its own).  For docs/PERFORMANCE.md; not part of
 # `make bench`.  Root.
 #
-#   tests/bench/fork_cpu.sh [-n CHILDREN] [-r REPS] BPFPROF...
+# With -x, each child execs forker instead (-m exec -e 0: fork+exec+exit,
+# as a shell script or a build runs its commands), ~1,000 a second.
+#
+#   tests/bench/fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] BPFPROF...
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-n=10000 reps=2
-while getopts n:r: o; do
-	case $o in n) n=$OPTARG ;; r) reps=$OPTARG ;; *) exit 2 ;; esac
+n=10000 reps=2 mode=(-m fork -c 0)
+while getopts n:r:x o; do
+	case $o in n) n=$OPTARG ;; r) reps=$OPTARG ;; x) mode=(-m exec -e 0 -c 0) ;; *) exit 2 ;; esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: fork_cpu.sh [-n CHILDREN] [-r REPS] BPFPROF..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] BPFPROF..." >&2; exit 2; }
 forker=$SRC/build/workloads/forker
 [ -x "$forker" ] || { echo "fork_cpu.sh: no $forker (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -28,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 # one VARIANT: a forker run under it; prints one line
 one() {
 	local v=$1 r=$2 wl pid bp t0 t1 user sys
-	"$forker" --wait -n "$n" -m fork -c 0 > "$tmp/out" 2> "$tmp/forker.err" &
+	"$forker" --wait -n "$n" "${mode[@]}" > "$tmp/out" 2> "$tmp/forker.err" &
 	wl=$!
 	pid=$(python3 "$SRC/tests/lib/procwait.py" ready "$tmp/out" 20)
 	bp=
@@ -39,7 +42,10 @@ one() {
 	*) /usr/bin/time -f "%U %S" -o "$tmp/time" "$v" -q -F 999 -o "$tmp/out.prof" -p "$pid" \
 		2> /dev/null & bp=$! ;;
 	esac
-	[ -z "$bp" ] || python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")"
+	if [ -n "$bp" ]; then	# the profiler under /usr/bin/time, once it is there
+		until pgrep -n -P "$bp" > /dev/null; do sleep 0.05; done
+		python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")"
+	fi
 	t0=$(date +%s%N)
 	kill -USR1 "$wl"
 	wait "$wl"

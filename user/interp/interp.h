@@ -70,10 +70,12 @@ void interp_free(struct interp *it);
  * The mappings of @pid are @maps (@nr, sorted): when one of them is a
  * CPython interpreter of a known version (libpython3.X.so or a python3.X
  * executable exporting _PyRuntime), tell the BPF program where it is;
- * else forget what it was told of @pid.  Errors are counted, not
- * returned: a process whose interpreter is not found keeps native stacks.
+ * else forget what it was told of @pid (if anything: a process never
+ * found to run CPython costs no system call).  Returns true when it wrote
+ * @pid's "py_procs" entry.  Errors are counted, not returned: a process
+ * whose interpreter is not found keeps native stacks.
  */
-void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps,
+bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps,
 		   size_t nr);
 
 /* @pid exited: the BPF program forgets it (names already read are kept). */

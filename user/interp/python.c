@@ -282,14 +282,15 @@ static const struct py_proc *remember(struct interp *it, uint32_t pid, const str
 	return p;
 }
 
-/* Tell the BPF program where @f is in @pid (loaded with @bias). */
-static void write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
+/* Tell the BPF program where @f is in @pid (loaded with @bias): true if
+ * it was told. */
+static bool write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
 {
 	const struct py_proc *p = remember(it, pid, f, bias);
 	struct py_process v;
 
 	if (!p || it->procs_fd < 0)
-		return;
+		return false;
 	memset(&v, 0, sizeof(v));
 	v.runtime = f->runtime + bias;
 	for (int i = 0; i < 2; i++) {
@@ -299,10 +300,10 @@ static void write_process(struct interp *it, uint32_t pid, const struct py_file 
 	v.code_type = f->layout->minor >= 13 ? p->code_type : 0;
 	v.version = 0x0300 | f->layout->minor;
 	v.off = f->layout->bpf;
-	bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY);
+	return bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY) == 0;
 }
 
-void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr)
+bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr)
 {
 	for (size_t i = 0; it && i < nr; i++) {
 		const struct bpfprof_mapping *m = &maps[i];
@@ -314,10 +315,11 @@ void interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping
 		f = file_of(it, pid, m);
 		if (!f || !f->is_python || elf_segments_bias(&f->segs, m->start, m->pgoff, &bias))
 			continue;
-		write_process(it, pid, f, bias);
-		return;
+		return write_process(it, pid, f, bias);
 	}
-	interp_forget(it, pid);
+	if (it && interp_proc(it, pid))	/* else it was never told of @pid */
+		interp_forget(it, pid);
+	return false;
 }
 
 void interp_forget(struct interp *it, uint32_t pid)
