@@ -305,6 +305,49 @@ int procmaps_open_file(uint32_t pid, const struct bpfprof_mapping *map)
 	return err == -ENOENT || !pid ? fd : err;
 }
 
+static struct bid_key bid_key_of(const struct bpfprof_mapping *map)
+{
+	struct bid_key key;
+
+	memset(&key, 0, sizeof(key));
+	key.major = map->dev_major;
+	key.minor = map->dev_minor;
+	key.inode = map->inode;
+	return key;
+}
+
+/*
+ * The cache's entry for @map's file (@entry, may be NULL: its device,
+ * inode and path; NULL if none) and, when it was read at @st's size and
+ * change time (*@hit), its build-id into @out: the length, or the cached
+ * negative errno.  1 on a miss.
+ */
+static int cache_find(const struct bpfprof_mapping *map, const struct stat *st, uint8_t *out,
+		      bool *hit, struct bid_entry **entry)
+{
+	struct bid_key key = bid_key_of(map);
+	struct bid_entry *e;
+	int n = 1;
+
+	*hit = false;
+	pthread_mutex_lock(&bid_lock);
+	HASH_FIND(hh, bid_cache, &key, sizeof(key), e);
+	for (; e; e = e->next_same)
+		if (strcmp(e->path, map->path) == 0)
+			break;
+	if (e && e->size == st->st_size && e->ctime.tv_sec == st->st_ctim.tv_sec &&
+	    e->ctime.tv_nsec == st->st_ctim.tv_nsec) {
+		n = e->len;
+		if (n > 0)
+			memcpy(out, e->id, (size_t)n);
+		*hit = true;
+	}
+	pthread_mutex_unlock(&bid_lock);
+	if (entry)
+		*entry = e;
+	return n;
+}
+
 /*
  * Build-id of the file of @map from the cache without opening it, when
  * its path, looked up here, is still the mapping's file (device and inode)
@@ -317,34 +360,14 @@ int procmaps_open_file(uint32_t pid, const struct bpfprof_mapping *map)
  */
 static int cached_build_id_by_path(const struct bpfprof_mapping *map, uint8_t *out, bool *hit)
 {
-	struct bid_key key;
-	struct bid_entry *e;
 	struct stat st;
-	int n = 1;
 
 	*hit = false;
 	if (procmaps_path_deleted(map->path, NULL) || stat(map->path, &st) < 0 ||
 	    st.st_ino != map->inode || major(st.st_dev) != map->dev_major ||
 	    minor(st.st_dev) != map->dev_minor)
 		return 1;
-	memset(&key, 0, sizeof(key));
-	key.major = map->dev_major;
-	key.minor = map->dev_minor;
-	key.inode = map->inode;
-	pthread_mutex_lock(&bid_lock);
-	HASH_FIND(hh, bid_cache, &key, sizeof(key), e);
-	for (; e; e = e->next_same)
-		if (strcmp(e->path, map->path) == 0)
-			break;
-	if (e && e->size == st.st_size && e->ctime.tv_sec == st.st_ctim.tv_sec &&
-	    e->ctime.tv_nsec == st.st_ctim.tv_nsec) {
-		n = e->len;
-		if (n > 0)
-			memcpy(out, e->id, (size_t)n);
-		*hit = true;
-	}
-	pthread_mutex_unlock(&bid_lock);
-	return n;
+	return cache_find(map, &st, out, hit, NULL);
 }
 
 /*
@@ -356,28 +379,15 @@ static int cached_build_id(const struct bpfprof_mapping *map, int fd, uint8_t *o
 	struct bid_key key;
 	struct bid_entry *head, *e;
 	struct stat st;
+	bool hit;
 	int n;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	memset(&key, 0, sizeof(key));
-	key.major = map->dev_major;
-	key.minor = map->dev_minor;
-	key.inode = map->inode;
-	pthread_mutex_lock(&bid_lock);
-	HASH_FIND(hh, bid_cache, &key, sizeof(key), head);
-	for (e = head; e; e = e->next_same)
-		if (strcmp(e->path, map->path) == 0)
-			break;
-	if (e && e->size == st.st_size && e->ctime.tv_sec == st.st_ctim.tv_sec &&
-	    e->ctime.tv_nsec == st.st_ctim.tv_nsec) {
-		n = e->len;
-		if (n > 0)
-			memcpy(out, e->id, (size_t)n);
-		pthread_mutex_unlock(&bid_lock);
+	n = cache_find(map, &st, out, &hit, &e);
+	if (hit)
 		return n;
-	}
-	pthread_mutex_unlock(&bid_lock);
+	key = bid_key_of(map);
 
 	n = elf_build_id_fd(fd, out, PROCMAPS_BUILD_ID_MAX);
 

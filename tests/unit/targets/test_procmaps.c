@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -382,13 +383,17 @@ static void test_build_id_cache(void **state)
 
 	copy_file(exe, path);
 	assert_int_equal(stat(path, &st), 0);
-	snprintf(text, sizeof(text), "400000-401000 r-xp 00000000 00:00 %llu %s\n",
-		 (unsigned long long)st.st_ino, path);
+	/* the file's own device: a cached build-id is then taken after a
+	 * stat() of the path, without opening the file */
+	snprintf(text, sizeof(text), "400000-401000 r-xp 00000000 %02x:%02x %llu %s\n",
+		 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, path);
 	expect_build_id(text, exe);
+	expect_build_id(text, exe);	/* from the cache */
 
-	/* same path and inode, other contents */
+	/* same path and inode, other contents: the stat() shows the change */
 	copy_file(lib, path);
 	assert_int_equal(stat(path, &st), 0);
+	expect_build_id(text, lib);
 	expect_build_id(text, lib);
 
 	/* another file at the path (other inode, the old one still exists) */
