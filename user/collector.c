@@ -50,6 +50,9 @@
 /* Longest sleep with the sample stream on: the samples ring buffer wakes
  * us only past a backlog, so read it at least this often (ms). */
 #define STREAM_POLL_MS 100
+/* The longest a changed process's "cfi_procs" entry waits for the end of a
+ * read of the rings (write_changed_entries_if_due()). */
+#define CHANGED_MAX_WAIT_NS 1000000ull
 
 struct collector {
 	const struct options *opts;
@@ -66,6 +69,7 @@ struct collector {
 	struct tracker tracker;		/* process metadata */
 	uint32_t *changed;		/* pids whose BPF entries are to be written */
 	size_t nr_changed, cap_changed;	/* (maps_changed(), write_changed_entries()) */
+	uint64_t changed_since_ns;	/* when the first of them came; 0: none */
 	bool new_stacks_recently;	/* the last poll copied new stacks */
 	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
 	struct ingest ingest;		/* samples and counts into the profile */
@@ -100,6 +104,8 @@ static void apply_mmaps(struct collector *c, uint64_t until_ns)
 	}
 }
 
+static void write_changed_entries_if_due(struct collector *c);
+
 static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 {
 	struct collector *c = ctx;
@@ -113,6 +119,7 @@ static int on_task_event(void *ctx, const struct task_event *e, size_t size)
 		tracker_task_event(&c->tracker, e);
 	if (e->type == TASK_EVENT_EXIT && e->group_dead)
 		forget_entries(c, e->tgid);
+	write_changed_entries_if_due(c);
 	return 0;
 }
 
@@ -121,6 +128,7 @@ static int on_sample(void *ctx, const struct sample_event *e, size_t size)
 	struct collector *c = ctx;
 
 	apply_mmaps(c, e->time_ns);
+	write_changed_entries_if_due(c);
 	return ingest_sample(&c->ingest, e, size);
 }
 
@@ -158,13 +166,16 @@ static bool entries_current(struct collector *c, const struct proc *proc)
 	return exec_id(c, proc->pid) == proc->exec_id;
 }
 
-/* Write @proc's "cfi_procs" entry from its mappings. */
+/* Write @proc's "cfi_procs" entry from its mappings, if they are still
+ * its image's (the tables of an image it has left would only cost time,
+ * and keep the interpreter's entry waiting: maps_changed()). */
 static void write_cfi_entry(struct collector *c, const struct proc *proc)
 {
-	/* An exec() before the write deleted the entry (on_exec() notes it
-	 * first): the write must not stand.  One after this test deletes it
-	 * itself. */
-	if (cfi_loader_update(c->cfi, proc->pid, proc->maps, proc->nr_maps) == 0 &&
+	/* An exec() between the two tests deleted the entry (on_exec()
+	 * notes it first): the write must not stand.  One after the second
+	 * test deletes it itself. */
+	if (entries_current(c, proc) &&
+	    cfi_loader_update(c->cfi, proc->pid, proc->maps, proc->nr_maps) == 0 &&
 	    !entries_current(c, proc))
 		cfi_loader_forget(c->cfi, proc->pid);
 }
@@ -178,6 +189,7 @@ static void write_cfi_entry(struct collector *c, const struct proc *proc)
  */
 static void write_changed_entries(struct collector *c)
 {
+	c->changed_since_ns = 0;
 	for (size_t i = 0; i < c->nr_changed; i++) {
 		const struct proc *proc = profile_find_proc(c->profile, c->changed[i]);
 
@@ -200,7 +212,8 @@ static void maps_changed(void *ctx, uint32_t pid)
 	/* The command before its exec is a copy of bpfprof: its files' tables
 	 * would only cost time; the exec reads the real ones. */
 	if ((pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) ||
-	    !(proc = profile_find_proc(c->profile, pid)))
+	    !(proc = profile_find_proc(c->profile, pid)) || (!c->interp && !c->cfi) ||
+	    !entries_current(c, proc))	/* the exec's own record will do */
 		return;
 	/* The interpreter first: its Python frames go with the stack copies
 	 * sent while the tables are built (bpf/stack_copy.bpf.h).  As for
@@ -225,6 +238,22 @@ static void maps_changed(void *ctx, uint32_t pid)
 		c->cap_changed = cap;
 	}
 	c->changed[c->nr_changed++] = pid;
+	if (!c->changed_since_ns)
+		c->changed_since_ns = monotonic_ns();
+}
+
+/*
+ * Within a read of the rings: write the waiting entries once the oldest
+ * has waited CHANGED_MAX_WAIT_NS.  A read lasts as long as records keep
+ * coming, and a slow one (young processes' stack copies unwound here, a
+ * sanitizer build) must not keep entries from the program until it ends:
+ * their processes' samples would go out as copies meanwhile, and make
+ * the read longer still.
+ */
+static void write_changed_entries_if_due(struct collector *c)
+{
+	if (c->changed_since_ns && monotonic_ns() - c->changed_since_ns >= CHANGED_MAX_WAIT_NS)
+		write_changed_entries(c);
 }
 
 /*
