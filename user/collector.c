@@ -206,22 +206,27 @@ static void maps_changed(void *ctx, uint32_t pid)
 {
 	struct collector *c = ctx;
 	const struct proc *proc;
+	bool current;
 
 	if (c->unwinder)
 		unwinder_forget(c->unwinder, pid);
 	/* The command before its exec is a copy of bpfprof: its files' tables
 	 * would only cost time; the exec reads the real ones. */
 	if ((pid == (uint32_t)c->command.pid && c->command.release_fd >= 0) ||
-	    !(proc = profile_find_proc(c->profile, pid)) || (!c->interp && !c->cfi) ||
-	    !entries_current(c, proc))	/* the exec's own record will do */
+	    !(proc = profile_find_proc(c->profile, pid)) || (!c->interp && !c->cfi))
 		return;
+	/* Not current: the exec's own record writes the entries.  The
+	 * interpreter is remembered all the same: its code objects' copies
+	 * may come before that record is read, or instead of it (a process
+	 * gone before its /proc/PID/maps could be read). */
+	current = entries_current(c, proc);
 	/* The interpreter first: its Python frames go with the stack copies
 	 * sent while the tables are built (bpf/stack_copy.bpf.h).  As for
 	 * the CFI entry, a write after an exec() must not stand. */
-	if (c->interp && interp_update(c->interp, pid, proc->maps, proc->nr_maps) &&
+	if (c->interp && interp_update(c->interp, pid, proc->maps, proc->nr_maps, current) &&
 	    !entries_current(c, proc))
 		interp_forget(c->interp, pid);
-	if (!c->cfi)
+	if (!c->cfi || !current)
 		return;
 	for (size_t i = 0; i < c->nr_changed; i++)
 		if (c->changed[i] == pid)

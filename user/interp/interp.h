@@ -71,12 +71,15 @@ void interp_free(struct interp *it);
  * CPython interpreter of a known version (libpython3.X.so or a python3.X
  * executable exporting _PyRuntime), tell the BPF program where it is;
  * else forget what it was told of @pid (if anything: a process never
- * found to run CPython costs no system call).  Returns true when it wrote
+ * found to run CPython costs no system call).  With @tell false it only
+ * remembers the interpreter, for naming the code objects the program
+ * copies (the mappings may be of an image @pid has left, and the BPF
+ * entry must wait for the current one's).  Returns true when it wrote
  * @pid's "py_procs" entry.  Errors are counted, not returned: a process
  * whose interpreter is not found keeps native stacks.
  */
 bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps,
-		   size_t nr);
+		   size_t nr, bool tell);
 
 /* @pid exited: the BPF program forgets it (names already read are kept). */
 void interp_forget(struct interp *it, uint32_t pid);

@@ -284,12 +284,13 @@ static const struct py_proc *remember(struct interp *it, uint32_t pid, const str
 
 /* Tell the BPF program where @f is in @pid (loaded with @bias): true if
  * it was told. */
-static bool write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias)
+static bool write_process(struct interp *it, uint32_t pid, const struct py_file *f, uint64_t bias,
+			  bool tell)
 {
 	const struct py_proc *p = remember(it, pid, f, bias);
 	struct py_process v;
 
-	if (!p || it->procs_fd < 0)
+	if (!p || it->procs_fd < 0 || !tell)
 		return false;
 	memset(&v, 0, sizeof(v));
 	v.runtime = f->runtime + bias;
@@ -303,7 +304,8 @@ static bool write_process(struct interp *it, uint32_t pid, const struct py_file 
 	return bpf_map_update_elem(it->procs_fd, &pid, &v, BPF_ANY) == 0;
 }
 
-bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr)
+bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping *maps, size_t nr,
+		   bool tell)
 {
 	for (size_t i = 0; it && i < nr; i++) {
 		const struct bpfprof_mapping *m = &maps[i];
@@ -315,7 +317,7 @@ bool interp_update(struct interp *it, uint32_t pid, const struct bpfprof_mapping
 		f = file_of(it, pid, m);
 		if (!f || !f->is_python || elf_segments_bias(&f->segs, m->start, m->pgoff, &bias))
 			continue;
-		return write_process(it, pid, f, bias);
+		return write_process(it, pid, f, bias, tell);
 	}
 	if (it && interp_proc(it, pid))	/* else it was never told of @pid */
 		interp_forget(it, pid);
