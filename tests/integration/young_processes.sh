@@ -67,7 +67,7 @@
 #       child's exec, and must not write the shell's mappings it copied
 #       at the fork as the new image's (the exec deleted the entries;
 #       collector.c's entries_current()): at most 3% of the walks may
-#       stop at an address in no mapping (-v's "unmapped"; 93-128 of ~470
+#       stop at an address in no mapping (-v's "unmapped"; 93-128 of ~470 (a 400 ms loop)
 #       when the collector wrote them, 0-7 now).
 # A process older than a second never gets a copy (so that a stack whose
 # walk always meets an address in no mapping cannot cost a copy per
@@ -205,7 +205,7 @@ ok "pyforkpool: forked children's stacks walked, with their Python frames, from 
 
 # (f)
 command -v node > /dev/null || fail "no node (apt-get install nodejs)"
-children execnode "node -e 'let t = Date.now(); while (Date.now() - t < 400) {}'; true" \
+children execnode "node -e 'const t = process.cpuUsage(); for (let u = process.cpuUsage(t); u.user + u.system < 400000; u = process.cpuUsage(t)) {}'; true" \
 	-v --no-unwind-cache
 grep -E 'user stack walks' "$TMP/execnode.err"
 read -r walks unmapped < <(sed -En 's/.*user stack walks: ([0-9]+);.*/\1/p' "$TMP/execnode.err" |
