@@ -771,8 +771,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		else
 			task_event_submit_lazy(e);
 	}
-	/* The target map holds live targets only: a long run of short-lived
-	 * children never fills it. */
+	/* The target and exec maps hold live processes only: a long run of
+	 * short-lived children never fills them. */
 	if (group_dead)
 		bpf_map_delete_elem(&exec_ids, &tgid);
 	if (target_mode == TARGET_TGIDS && group_dead)

@@ -218,8 +218,12 @@ static void maps_changed(void *ctx, uint32_t pid)
 	/* Not current: the exec's own record writes the entries.  The
 	 * interpreter is remembered all the same: its code objects' copies
 	 * may come before that record is read, or instead of it (a process
-	 * gone before its /proc/PID/maps could be read). */
-	current = entries_current(c, proc);
+	 * gone before its /proc/PID/maps could be read).  The test (a system
+	 * call) is made first only where tables are built: it keeps their
+	 * building from delaying the interpreter's entry (write_cfi_entry());
+	 * without them the test after the interpreter's write suffices, and
+	 * a process that does not run CPython costs none. */
+	current = c->cfi ? entries_current(c, proc) : true;
 	/* The interpreter first: its Python frames go with the stack copies
 	 * sent while the tables are built (bpf/stack_copy.bpf.h).  As for
 	 * the CFI entry, a write after an exec() must not stand. */

@@ -69,13 +69,13 @@ static void record_new_mappings(struct tracker *t, const struct proc *proc,
 
 /* ---- mappings ----------------------------------------------------------- */
 
-/* Tell the owner of per-process state derived from the mappings. */
 /* Note which exec() @proc is in, before its mappings are read. */
 static void note_exec_id(struct tracker *t, struct proc *proc)
 {
 	proc->exec_id = t->exec_id ? t->exec_id(t->maps_changed_ctx, proc->pid) : 0;
 }
 
+/* Tell the owner of per-process state derived from the mappings. */
 static void maps_changed(struct tracker *t, const struct proc *proc)
 {
 	if (t->maps_changed)
