@@ -180,8 +180,9 @@ def markdown(a, reps):
                  " clock reads; the profilers attach with -p and run on CPU 0" % a.cpu)
     lines = [
         "### Time each sample takes from a Python thread (issue 17): pygaps under %s"
-        " at %d Hz, %d repetitions of %.0f s%s" % (PY, a.freq, len(reps), a.seconds,
-                                                  ", all CPUs busy" if a.busy else ""),
+        " at %d Hz, %d repetition%s of %.0f s%s" % (PY, a.freq, len(reps),
+                                                    "" if len(reps) == 1 else "s", a.seconds,
+                                                    ", all CPUs busy" if a.busy else ""),
         "",
         "%s. Medians [quartiles] over the repetitions; per sample: the gap time above the"
         " loop alone of the same repetition over %d samples a second per loop."
@@ -221,7 +222,7 @@ def main():
                     help="a loop on every CPU, the profilers not pinned")
     a = ap.parse_args()
     a.build = os.path.realpath(a.build)
-    a.reps = a.reps or (2 if a.quick else 9)
+    a.reps = a.reps or (1 if a.quick else 9)
     a.seconds = a.seconds or (1.0 if a.quick else 3.0)
     a.cpu = (os.cpu_count() or 1) - 1
     a.loop_cpus = list(range(a.cpu + 1)) if a.busy else [a.cpu]

@@ -65,7 +65,7 @@ ok "symbolizer table complete"
 if ! grep -q "^### Time each sample takes from a Python thread: skipped" "$R"; then
 	# the loop on one CPU, then (--busy) one on every CPU
 	for busy in "" ", all CPUs busy"; do
-		S=$(grep -A14 -E "^### Time each sample takes from a Python thread .*repetitions of [0-9.]+ s$busy\$" "$R")
+		S=$(grep -A14 -E "^### Time each sample takes from a Python thread .*repetitions? of [0-9.]+ s$busy\$" "$R")
 		[ -n "$S" ] || fail "section on the time each sample takes${busy:+ ($busy)} missing"
 		for v in "perf record -g" "bpfprof" "perf record, no callchain" "bpfprof -g --no-interpreters"; do
 			echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \|$" ||
