@@ -94,7 +94,16 @@ def check_whole(sel, n, roots=("_start",), through=PY_MAINS):
     need = 0.95 if os.environ.get("BPFPROF_SANITIZED") else 0.99
     check(whole >= need * n, "%d of %d samples have whole stacks (%s ... %s ...)"
           % (whole, n, "|".join(roots), "|".join(through)))
-    check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
+    check(evaluator_left_ok(left, n),
+          "%d of %d samples kept an evaluator frame (%s)" % (left, n, EVAL))
+
+
+def evaluator_left_ok(left, n):
+    """At most 0.5% of @n samples, or 2: about 1 sample in 1,000-4,000
+    keeps an evaluator frame the splice did not match (-v's
+    "evaluator-unmatched"), and a thread of ~400 samples (python_older.sh's
+    smallest) would get 2 of them ~6% of the time."""
+    return left <= max(0.005 * n, 2)
 
 
 def check_callback(sel, through_c=False):
@@ -174,7 +183,7 @@ def shares(dump, truth_path, points, through_c=False, cut_native=False):
               "%s total %.2f%% (truth %.2f%%)" % (name, 100.0 * t / n, tt))
     if cut_native:
         left = sum(c.samples for c in sel if any(f.startswith(EVAL) for f in c.user))
-        check(left <= 0.005 * n, "%d of %d samples kept an evaluator frame" % (left, n))
+        check(evaluator_left_ok(left, n), "%d of %d samples kept an evaluator frame" % (left, n))
         check_cut_callback(sel, sum(c.samples for c in d.counts if c.user and
                                     any(f.startswith("pyburn_") or f == "<module>" or
                                         f.startswith(EVAL) for f in c.user)))
