@@ -216,11 +216,7 @@ struct task_event {
 	__u32 ptgid, ptid;
 	__u32 group_dead;
 	__s32 exit_code;
-	union {
-		__u64 stack_id;		/* NEW_STACK: the stack; MAPS_NEEDED: the pc */
-		__u64 exec_id;		/* EXEC: the task's self_exec_id after it, as
-					 * the "exec_ids" map notes it */
-	};
+	__u64 stack_id;
 	char comm[BPFPROF_TASK_COMM_LEN];
 };
 

@@ -675,16 +675,13 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	/* Before the deletions: a write the collector makes after them
 	 * finds the new id (user/collector.c, entries_current()). */
 	exec_id = BPF_CORE_READ(p, self_exec_id);
-	if (bpf_map_update_elem(&exec_ids, &tgid, &exec_id, BPF_ANY))
-		exec_id = 0;	/* as the collector's look-up then finds */
+	bpf_map_update_elem(&exec_ids, &tgid, &exec_id, BPF_ANY);
 	if (cfi_mode)
 		cfi_forget_process(tgid);	/* the old image's mappings are gone */
 	py_forget_process(tgid);
 	e = task_event_new(TASK_EVENT_EXEC, p);
-	if (!e)
-		return 0;
-	e->exec_id = exec_id;
-	task_event_submit(e);
+	if (e)
+		task_event_submit(e);
 	return 0;
 }
 

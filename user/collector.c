@@ -153,14 +153,6 @@ static uint64_t exec_id(void *ctx, uint32_t pid)
 	return c->sampler ? sampler_exec_id(c->sampler, pid) : 0;
 }
 
-/* Whether the kernel's mapping records came, none lost so far. */
-static bool mmaps_whole(void *ctx)
-{
-	struct collector *c = ctx;
-
-	return c->mmaps && mmap_events_lost(c->mmaps) == 0;
-}
-
 /*
  * True while @proc is still in the exec() its mappings are of.  A record
  * read late (a fork, an mmap, a re-read of /proc/PID/maps before the
@@ -355,7 +347,6 @@ static int make_steps(struct collector *c)
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
 	c->tracker.maps_changed = maps_changed;
 	c->tracker.exec_id = exec_id;
-	c->tracker.mmaps_whole = mmaps_whole;
 	c->tracker.maps_changed_ctx = c;
 	ingest_init(&c->ingest, c->profile, NULL, &c->tracker, session_sink(&c->session),
 		    c->unwinder, o->max_stack);
@@ -577,8 +568,10 @@ static int write_and_summarise(struct collector *c)
 			summary_print_perfmaps(stderr, c->profile);
 			print_stack_copies(c);
 		}
-		summary_print_mappings(stderr, &c->tracker, mmap_events_lost(c->mmaps),
-				       c->opts->verbose);
+		if (mmap_events_lost(c->mmaps))
+			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "
+				"mappings come from /proc alone\n",
+				(unsigned long long)mmap_events_lost(c->mmaps));
 	}
 	summary_outputs_free(&outs);
 	return err;

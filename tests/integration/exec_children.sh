@@ -34,12 +34,6 @@
 # the children's total by sqrt(children) standard deviations: the bound
 # allows 3 x sqrt(300) = 52 samples (0.8% of ~6,400) below 99%.
 #
-# In auto mode, at least 90% of the children's execs must take their new
-# image's mappings from the kernel's records alone (ELF loader's mappings,
-# none lost: user/targets/tracker.c, maps_from_records()), without a read
-# of /proc/PID/maps (-v: "execs told by the records alone"); the checks
-# above then show those mappings are whole.
-#
 # Before the kernel's mapping records were used, the libraries of a child
 # that was gone before its samples were unwound were unknown and dwarf
 # stacks stopped at main (94% and less captured); the per-file unwinder
@@ -61,7 +55,7 @@ favour() { echo -10 > "/proc/$1/autogroup" 2>/dev/null || renice -n -10 -p "$1" 
 run() {
 	local mode=$1 cg=(-g) parent bp
 	[ "$mode" = dwarf ] && cg=(--call-graph dwarf)
-	[ "$mode" = auto ] && cg=(-v)
+	[ "$mode" = auto ] && cg=()
 	"$WL/forker" --wait -n $CHILDREN -m exec > "$TMP/$mode.out" 2> "$TMP/$mode.forker" &
 	CHILD_PIDS+=($!)
 	parent=$(python3 "$LIB/procwait.py" ready "$TMP/$mode.out" 20) || fail "forker never got ready"
@@ -157,8 +151,3 @@ for mode in auto dwarf fp; do
 done
 [ -z "$failed" ] || fail "capture below 99% in:$failed"
 ok "exec'd children: >= 99% of their samples captured in auto, dwarf and fp mode"
-grep '^bpfprof: mappings:' "$TMP/auto.err" || fail "auto: no mappings line with -v"
-execs=$(sed -n 's/^bpfprof: mappings: .*; \([0-9]*\) execs told by the records alone$/\1/p' "$TMP/auto.err")
-[ "${execs:-0}" -ge $((CHILDREN * 90 / 100)) ] ||
-	fail "auto: ${execs:-0} of $CHILDREN execs told by the kernel's records alone (< 90%)"
-ok "auto: $execs of $CHILDREN execs' mappings from the kernel's records, no /proc/PID/maps read"

@@ -420,15 +420,3 @@ void summary_print_perfmaps(FILE *out, struct profile *profile)
 		(unsigned long long)t.st.reads, (unsigned long long)t.st.lookups,
 		(unsigned long long)t.st.misses);
 }
-
-void summary_print_mappings(FILE *out, const struct tracker *t, uint64_t lost, bool verbose)
-{
-	if (verbose)
-		fprintf(out, "bpfprof: mappings: %llu reads of /proc/PID/maps, %llu from the kernel's "
-			"records; %llu execs told by the records alone\n",
-			(unsigned long long)t->maps_reads, (unsigned long long)t->mmap_records,
-			(unsigned long long)t->execs_from_records);
-	if (lost)
-		fprintf(out, "bpfprof: %llu mapping records lost (ring buffer full); those "
-			"mappings come from /proc alone\n", (unsigned long long)lost);
-}

@@ -13,7 +13,6 @@
 #include "bpfprof/plugin.h"
 #include "kernel/sampler.h"
 #include "profile/ingest.h"
-#include "targets/tracker.h"
 #include "unwind/cfi_loader.h"
 
 struct profile;
@@ -71,13 +70,5 @@ void summary_print_perfmaps(FILE *out, struct profile *profile);
  */
 void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 			const struct cfi_loader *loader, bool verbose);
-
-/*
- * Where the processes' mappings came from: with @verbose, @t's reads of
- * /proc/PID/maps, the kernel's mapping records it applied and the execs
- * told by those records alone; and always, if any, the @lost records,
- * whose mappings come from /proc alone.
- */
-void summary_print_mappings(FILE *out, const struct tracker *t, uint64_t lost, bool verbose);
 
 #endif /* BPFPROF_SUMMARY_H */

@@ -228,24 +228,6 @@ static void on_fork(struct tracker *t, const struct task_event *e)
 		maps_changed(t, child);
 }
 
-/*
- * The exec of record @e, whose new image the kernel's records told in
- * full (the ELF loader's mappings of the file, its interpreter and the
- * vDSO all come before the exec's tracepoint, and none were lost): no
- * read of /proc/PID/maps.  The mappings are those of that exec, which @e
- * names, not of the one the process may be in by now (entries_current()
- * in collector.c tells them apart).  A later mapping (ld.so's libraries)
- * comes as a record too (tracker_mmap()).
- */
-static void maps_from_records(struct tracker *t, struct proc *proc, const struct task_event *e)
-{
-	proc->exec_id = e->exec_id;
-	record_new_mappings(t, proc, NULL, 0, e->time_ns);
-	proc->maps_time_ns = monotonic_ns();
-	t->execs_from_records++;
-	maps_changed(t, proc);
-}
-
 static void on_exec(struct tracker *t, const struct task_event *e)
 {
 	struct proc *proc = profile_proc(t->profile, e->tgid);
@@ -268,12 +250,8 @@ static void on_exec(struct tracker *t, const struct task_event *e)
 	if (!proc->exec_started)
 		proc_retire_maps(proc);
 	proc->maps_read = true;
-	if (proc->exec_started && t->mmaps_whole && t->mmaps_whole(t->maps_changed_ctx))
-		maps_from_records(t, proc, e);
-	else {
-		note_exec_id(t, proc);
-		read_maps(t, proc, e->time_ns, proc->exec_started);
-	}
+	note_exec_id(t, proc);
+	read_maps(t, proc, e->time_ns, proc->exec_started);
 	proc->exec_started = false;
 	proc->exec_rereads = TRACKER_EXEC_REREADS;
 }
@@ -327,18 +305,14 @@ static void on_rename(struct tracker *t, const struct task_event *e)
 }
 
 /* The BPF stack walk met an address of the process outside the mappings
- * it was given: read them (first sight), or re-read them if that can help:
- * not when the kernel's records, none lost, told a mapping there already
- * (they are applied up to this record's time); the walk then lacked only
- * the entry the collector writes after this read of the rings. */
+ * it was given: read them (first sight), or re-read them if that can help. */
 static void on_maps_needed(struct tracker *t, const struct task_event *e)
 {
 	struct proc *proc = profile_find_proc(t->profile, e->tgid);
 
 	if (!proc || !proc->maps_read)
 		tracker_snapshot(t, e->tgid, e->time_ns);
-	else if (!(proc_find_map(proc, e->stack_id) && t->mmaps_whole &&
-		   t->mmaps_whole(t->maps_changed_ctx)))
+	else
 		tracker_refresh_maps(t, proc, e->time_ns, true);
 }
 

@@ -32,16 +32,11 @@ struct tracker {
 	/* Which exec() process @pid is in now (proc.exec_id), asked before
 	 * its mappings are read from /proc; may be NULL (always 0). */
 	uint64_t (*exec_id)(void *ctx, uint32_t pid);
-	/* Whether the kernel's mapping records (tracker_exec_start(),
-	 * tracker_mmap()) have all come so far, none lost: an exec they told
-	 * in full then needs no read of /proc/PID/maps.  May be NULL (never). */
-	bool (*mmaps_whole)(void *ctx);
-	void *maps_changed_ctx;		/* the context of all three */
+	void *maps_changed_ctx;		/* the context of both */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC start of the run: time of the
 					 * COMM records of threads found by a snapshot */
 	uint64_t maps_reads;		/* /proc/PID/maps reads so far */
 	uint64_t mmap_records;		/* mappings learned from tracker_mmap() */
-	uint64_t execs_from_records;	/* execs whose mappings came from those alone */
 };
 
 /* Set up @t; the caller fills maps_changed and exec_id if it wants them. */
