@@ -43,8 +43,13 @@ one() {
 		2> /dev/null & bp=$! ;;
 	esac
 	if [ -n "$bp" ]; then	# the profiler under /usr/bin/time, once it is there
-		until pgrep -n -P "$bp" > /dev/null; do sleep 0.05; done
-		python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")"
+		until pgrep -n -P "$bp" > /dev/null; do
+			kill -0 "$bp" 2> /dev/null ||
+				{ echo "fork_cpu.sh: $v exited at once" >&2; kill "$wl"; exit 1; }
+			sleep 0.05
+		done
+		python3 "$SRC/tests/lib/procwait.py" attached "$(pgrep -n -P "$bp")" ||
+			{ echo "fork_cpu.sh: $v did not attach" >&2; kill "$wl" "$bp"; exit 1; }
 	fi
 	t0=$(date +%s%N)
 	kill -USR1 "$wl"
