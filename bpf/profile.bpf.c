@@ -7,8 +7,8 @@
  * "stacks" map under ids of our own (a 64-bit hash of the frames, see
  * docs/ARCHITECTURE.md for why not BPF_MAP_TYPE_STACK_TRACE), and either
  * counting the sample per (tgid, tid, user stack, kernel stack) in the
- * "counts" map (its stacks stored only for a new count) or emitting it
- * with its timestamp to the "samples" ring buffer.  Also follows process lifecycle (fork, exec, exit) and renames
+ * "counts" map or emitting it with its timestamp to the "samples" ring
+ * buffer.  Also follows process lifecycle (fork, exec, exit) and renames
  * of target threads for the collector through the "events" ring buffer.
  * Every sample of a target is counted as seen, and then as kept or as
  * dropped for exactly one reason.  --cgroup narrows every target to the
@@ -399,54 +399,16 @@ __noinline int announce_new_stack(__u32 tgid, __u32 tid, __u64 id, int now)
 static __always_inline bool cfi_copy_instead(void);
 
 /*
- * Store stack @id, this CPU's scratch stack for @kernel, in the "stacks"
- * map unless it is there, and announce a new user stack (@python: it has
- * Python frames of @tgid, whose code objects new_stack.bpf.h checks).
- * Returns 0, or -1 after counting the drop (the map is full).  A global
- * function: checked once for both stacks and each caller.
- */
-__noinline int store_stack(int kernel, __u32 tgid, __u32 tid, __u64 id, int python)
-{
-	struct stack_trace *st = scratch_stack(kernel);
-	long err;
-
-	if (!st || !id || bpf_map_lookup_elem(&stacks, &id))
-		return 0;
-	err = bpf_map_update_elem(&stacks, &id, st, BPF_NOEXIST);
-	if (err == -EEXIST)
-		return 0;		/* another CPU stored it meanwhile */
-	if (err) {
-		drop(DROP_STACK_MAP_FULL);
-		return -1;
-	}
-	__sync_fetch_and_add(&stacks_added, 1);
-	if (!kernel)
-		announce_new_stack(tgid, tid, id, python && py_new_code(st, tgid));
-	return 0;
-}
-
-/* capture_stack()'s @how: the kernel stack (else the user stack), and
- * whether to leave storing it to count_sample_in(). */
-#define CAPTURE_KERNEL 1
-#define CAPTURE_DEFER 2
-
-/*
- * Capture one stack into this CPU's scratch stack and set *id (0 for an
- * empty stack).  Returns -1 after counting a drop; 1, with *id 0, for a
- * user stack to send as a copy instead (cfi_copy_instead()); else 0,
- * or 2 for a user stack with Python frames.  The stack is stored
- * (store_stack()) unless CAPTURE_DEFER: count mode stores it only when the
- * sample's count is new (count_sample()), since a count's stacks are in
- * the map or in the collector already, and the "stacks" map's look-up is
- * a page of its 16 MiB (docs/PERFORMANCE.md).  A global function, like
- * the ones above: checked once for both stacks and whatever state the
+ * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
+ * stack), or -1 after counting the drop; 1, with *id 0, for a user stack
+ * to send as a copy instead (cfi_copy_instead()).  A global function, like
+ * the two above: checked once for both stacks and whatever state the
  * program is in when it calls (docs/PERFORMANCE.md, "Verifier cost of the
  * BPF program").
  */
-__noinline int capture_stack(struct bpf_perf_event_data *ctx, int how,
+__noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 			     __u32 tgid, __u32 tid, __u64 *id)
 {
-	int kernel = how & CAPTURE_KERNEL;
 	struct stack_trace *st = scratch_stack(kernel);
 	__u32 depth = max_depth;
 	long n;
@@ -485,19 +447,22 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int how,
 	if (st->nr == 0)
 		return 0;
 	*id = hash_stack(st, python ? tgid : 0);
-	if (!(how & CAPTURE_DEFER) && store_stack(kernel, tgid, tid, *id, python))
+	if (bpf_map_lookup_elem(&stacks, id))
+		return 0;
+	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
+	if (n == -EEXIST)
+		return 0;		/* another CPU stored it meanwhile */
+	if (n) {
+		drop(DROP_STACK_MAP_FULL);
 		return -1;
-	return python ? 2 : 0;
+	}
+	__sync_fetch_and_add(&stacks_added, 1);
+	if (!kernel)
+		announce_new_stack(tgid, tid, *id, python && py_new_code(st, tgid));
+	return 0;
 }
 
-/*
- * Count the sample in count map @counts.  A new count first stores its
- * stacks (store_stack(), deferred by capture_stack()): a count that
- * exists had them stored, and they stay in the map or, pruned, in the
- * collector's profile (user/collector.c), so a known count costs one
- * look-up.  @python: the user stack has Python frames.
- */
-static __always_inline int count_sample_in(void *counts, struct count_key *key, int python)
+static __always_inline int count_sample_in(void *counts, struct count_key *key)
 {
 	__u64 one = 1, *v;
 	long err;
@@ -507,9 +472,6 @@ static __always_inline int count_sample_in(void *counts, struct count_key *key, 
 		__sync_fetch_and_add(v, 1);
 		return 0;
 	}
-	if (store_stack(1, key->tgid, key->tid, key->kernel_stack, 0) ||
-	    store_stack(0, key->tgid, key->tid, key->user_stack, python))
-		return -1;
 	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		v = bpf_map_lookup_elem(counts, key);
@@ -526,12 +488,12 @@ static __always_inline int count_sample_in(void *counts, struct count_key *key, 
 	return 0;
 }
 
-static __always_inline int count_sample(struct count_key *key, int python)
+static __always_inline int count_sample(struct count_key *key)
 {
 	/* Separate call sites: each lookup/update instruction sees one map. */
 	if (active_counts)
-		return count_sample_in(&counts1, key, python);
-	return count_sample_in(&counts0, key, python);
+		return count_sample_in(&counts1, key);
+	return count_sample_in(&counts0, key);
 }
 
 /* The header of every "samples" record: when, where, who, which stacks. */
@@ -596,31 +558,27 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		.tgid = pid_tgid >> 32,
 		.tid = (__u32)pid_tgid,
 	};
-	int user = 0;		/* capture_stack(): 1 a copy, 2 Python frames */
-	/* count mode: stacks stored only for a new count (count_sample_in()) */
-	int defer = !dwarf_mode && !stream_samples ? CAPTURE_DEFER : 0;
+	int copy = 0;		/* the user stack goes out as a copy */
 
 	if (!is_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
 		return 0;
 	stat_inc(STAT_SEEN);
 	if (want_kernel_stack && !in_user_mode(ctx) &&
-	    capture_stack(ctx, CAPTURE_KERNEL | defer, key.tgid, key.tid, &key.kernel_stack))
+	    capture_stack(ctx, 1, key.tgid, key.tid, &key.kernel_stack))
 		return 0;
 	if (!dwarf_mode && want_user_stack &&
-	    (user = capture_stack(ctx, defer, key.tgid, key.tid, &key.user_stack)) < 0)
+	    (copy = capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack)) < 0)
 		return 0;
 	note_thread(key.tgid, key.tid);
-	if (user == 1) {	/* auto: a young process's stack, cfi_copy_instead() */
-		/* the record names the kernel stack: stored first */
-		if (!(defer && store_stack(1, key.tgid, key.tid, key.kernel_stack, 0)) &&
-		    !send_stack_copy(ctx, &key))
+	if (copy > 0) {		/* auto: a young process's stack, cfi_copy_instead() */
+		if (!send_stack_copy(ctx, &key))
 			stat_inc(STAT_KEPT);
 		return 0;
 	}
 	if (dwarf_mode && want_user_stack)	/* the copy's Python frames */
 		py_splice_scratch(key.tgid, key.tid, 1);
 	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
-		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key, user == 2))
+		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;
 	stat_inc(STAT_KEPT);
 	return 0;
