@@ -66,9 +66,12 @@
 #       a long window).  The collector mostly reads the fork after the
 #       child's exec, and must not write the shell's mappings it copied
 #       at the fork as the new image's (the exec deleted the entries;
-#       collector.c's entries_current()): at most 3% of the walks may
-#       stop at an address in no mapping (-v's "unmapped"; 93-128 of ~470 (a 400 ms loop)
-#       when the collector wrote them, 0-7 now).
+#       collector.c's entries_current()): at most 6% of the walks may
+#       stop at an address in no mapping (-v's "unmapped").  A 400 ms
+#       loop makes ~470 walks: 93-128 stopped unmapped when the collector
+#       wrote the shell's mappings; now 0-14 here and 15 once in CI, in
+#       walks that run before all of node's mappings reach the BPF maps
+#       (such walks are copied and unwound later).
 # A process older than a second never gets a copy (so that a stack whose
 # walk always meets an address in no mapping cannot cost a copy per
 # sample); not tested here.
@@ -212,6 +215,6 @@ read -r walks unmapped < <(sed -En 's/.*user stack walks: ([0-9]+);.*/\1/p' "$TM
 	head -1 | tr '\n' ' '; sed -En 's/.*user stack walks: .* unmapped ([0-9]+).*/\1/p' \
 	"$TMP/execnode.err" | head -1)
 [ "${walks:-0}" -ge 300 ] || fail "execnode: only ${walks:-0} walks (expected >= 300)"
-[ $((${unmapped:-0} * 100)) -le $((walks * 3)) ] ||
-	fail "execnode: ${unmapped} of $walks walks stopped unmapped (over 3%): the shell's mappings written for node's image?"
+[ $((${unmapped:-0} * 100)) -le $((walks * 6)) ] ||
+	fail "execnode: ${unmapped} of $walks walks stopped unmapped (over 6%): the shell's mappings written for node's image?"
 ok "execnode: ${unmapped:-0} of $walks walks of a just-exec()ed node stopped unmapped"
