@@ -13,16 +13,25 @@
 #
 # With -x, each child execs forker instead (-m exec -e 0: fork+exec+exit,
 # as a shell script or a build runs its commands), ~1,000 a second.
+# With -P, the workload runs on CPU 1 and the profiler on CPU 0 (taskset):
+# what the profiler's work costs the workload's CPU apart from the CPU
+# time the scheduler gives the profiler beside it.
 #
-#   tests/bench/fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] BPFPROF...
+#   tests/bench/fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] [-P] BPFPROF...
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-n=10000 reps=2 mode=(-m fork -c 0)
-while getopts n:r:x o; do
-	case $o in n) n=$OPTARG ;; r) reps=$OPTARG ;; x) mode=(-m exec -e 0 -c 0) ;; *) exit 2 ;; esac
+n=10000 reps=2 mode=(-m fork -c 0) on_wl=() on_prof=()
+while getopts n:r:xP o; do
+	case $o in
+	n) n=$OPTARG ;;
+	r) reps=$OPTARG ;;
+	x) mode=(-m exec -e 0 -c 0) ;;
+	P) on_wl=(taskset -c 1) on_prof=(taskset -c 0) ;;
+	*) exit 2 ;;
+	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] BPFPROF..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: fork_cpu.sh [-n CHILDREN] [-r REPS] [-x] [-P] BPFPROF..." >&2; exit 2; }
 forker=$SRC/build/workloads/forker
 [ -x "$forker" ] || { echo "fork_cpu.sh: no $forker (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -31,15 +40,16 @@ trap 'rm -rf "$tmp"' EXIT
 # one VARIANT: a forker run under it; prints one line
 one() {
 	local v=$1 r=$2 wl pid bp t0 t1 user sys
-	"$forker" --wait -n "$n" "${mode[@]}" > "$tmp/out" 2> "$tmp/forker.err" &
+	local timed=(/usr/bin/time -f "%U %S" -o "$tmp/time" ${on_prof[@]+"${on_prof[@]}"})
+	${on_wl[@]+"${on_wl[@]}"} "$forker" --wait -n "$n" "${mode[@]}" > "$tmp/out" 2> "$tmp/forker.err" &
 	wl=$!
 	pid=$(python3 "$SRC/tests/lib/procwait.py" ready "$tmp/out" 20)
 	bp=
 	case $v in
 	none) ;;
-	perf) /usr/bin/time -f "%U %S" -o "$tmp/time" perf record -q -g -e cpu-clock -F 999 \
+	perf) "${timed[@]}" perf record -q -g -e cpu-clock -F 999 \
 		-p "$pid" -o "$tmp/perf.data" 2> /dev/null & bp=$! ;;
-	*) /usr/bin/time -f "%U %S" -o "$tmp/time" "$v" -q -F 999 -o "$tmp/out.prof" -p "$pid" \
+	*) "${timed[@]}" "$v" -q -F 999 -o "$tmp/out.prof" -p "$pid" \
 		2> /dev/null & bp=$! ;;
 	esac
 	if [ -n "$bp" ]; then	# the profiler under /usr/bin/time, once it is there
