@@ -24,11 +24,17 @@
 #  3. -v reports the copies, and that at least 99% of the code objects
 #     named were named from one (the others read from the process: a copy
 #     without the object's whole header, at the end of its mapping, or
-#     none made, the ring being half full).
+#     none made, the ring being half full; or named before their copy was
+#     read).  97% under the sanitizers (BPFPROF_SANITIZED), whose slower
+#     collector names more before their copy: 99.1-99.8% in seven runs
+#     here, 97.8% once in CI (docs/PERFORMANCE.md, session 24).  Without
+#     the copies it is 0.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FIRST_ONLY=1 find_pythons 3.13 3.12
 
+COPY_PCT=99	# (3.)
+[ -z "${BPFPROF_SANITIZED:-}" ] || COPY_PCT=97
 MODULES="json, decimal, asyncio, argparse, email.parser, http.client, logging, unittest, typing, dataclasses, pathlib, subprocess"
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
@@ -51,7 +57,7 @@ for py in "${pythons[@]}"; do
 	read -r c cn <<<"$copied"
 	read -r nm nu <<<"$named"
 	[ -n "$cn" ] && [ -n "$nu" ] || fail "$tag: no code objects line with copies in -v"
-	[ "$cn" -ge 500 ] && [ $((cn * 100)) -ge $((nm * 99)) ] ||
+	[ "$cn" -ge 500 ] && [ $((cn * 100)) -ge $((nm * COPY_PCT)) ] ||
 		fail "$tag: imports: $nm code objects named, $cn of them from the program's $c copies"
 	ok "$tag: -v: $c code objects copied by the program, $cn named from the copy, of $nm named ($nu unreadable)"
 
