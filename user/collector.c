@@ -15,7 +15,6 @@
  * profile (signals.c).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,23 +353,6 @@ static int make_steps(struct collector *c)
 	return 0;
 }
 
-/*
- * The collector's work is throughput, not latency: the rings hold what it
- * has not read yet.  As SCHED_BATCH (same weight, no wake-up preemption)
- * it stops taking the CPU from a profiled thread at each wake-up (an
- * exec'd child's first instructions, the sampled loop), and runs when a
- * CPU is free or at the next tick instead (docs/PERFORMANCE.md, session
- * 24).  Only from the default policy: a policy the user set stays.  The
- * command was forked before this, with the user's policy.
- */
-static void run_as_batch(void)
-{
-	struct sched_param param = { 0 };
-
-	if (sched_getscheduler(0) == SCHED_OTHER)
-		(void)sched_setscheduler(0, SCHED_BATCH, &param);
-}
-
 static int setup(struct collector *c)
 {
 	const struct options *o = c->opts;
@@ -388,7 +370,6 @@ static int setup(struct collector *c)
 	if (o->targets == TARGETS_COMMAND && (err = command_start(&c->command, o->command)))
 		return err;
 	command_pid = (uint32_t)c->command.pid;
-	run_as_batch();
 	err = sampler_config_from_options(o, c->session.stream, &command_pid,
 					  c->info.run.nr_cpus_online, &cfg);
 	if (o->cgroup) {

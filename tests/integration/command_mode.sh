@@ -6,7 +6,6 @@
 # command's status: 0, 3, and 128+N when a signal N killed it (the profile
 # is still written).  A command that cannot be executed (missing, not
 # executable) makes bpfprof exit 127 with a one-line error and no file.
-# bpfprof itself runs as SCHED_BATCH; the command does not inherit that.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 
@@ -79,15 +78,3 @@ for cmd in "$TMP/does-not-exist" "$TMP/notexec" no-such-command-bpfprof-test; do
 	[ -z "$(ls -A "$TMP/none")" ] || fail "'$cmd': files left behind: $(ls -A "$TMP/none")"
 	ok "'$cmd': 127, one line, no file: $out"
 done
-
-# 4. bpfprof runs as SCHED_BATCH (no wake-up preemption of the profiled
-# threads: user/collector.c, run_as_batch()); the command keeps the policy
-# bpfprof was started with, and a policy the user gave bpfprof stays.
-policy() {	# bpfprof-wrapper...: "command's policy/bpfprof's policy"
-	"$@" "$BPFPROF" -F 99 -o "$TMP/sched.prof" -- sh -c \
-		'echo "$(chrt -p $$ | sed -n "s/.*policy: //p")/$(chrt -p $PPID | sed -n "s/.*policy: //p")"' \
-		2> "$TMP/sched.err" || { cat "$TMP/sched.err"; fail "bpfprof -- sh (scheduling policy)"; }
-}
-expect_eq "policies of the command and of bpfprof" "$(policy env)" "SCHED_OTHER/SCHED_BATCH"
-expect_eq "policies under chrt --idle 0" "$(policy chrt --idle 0)" "SCHED_IDLE/SCHED_IDLE"
-ok "bpfprof runs as SCHED_BATCH; the command keeps its policy"
