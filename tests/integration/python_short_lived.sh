@@ -26,9 +26,9 @@
 #     without the object's whole header, at the end of its mapping, or
 #     none made, the ring being half full; or named before their copy was
 #     read).  97% under the sanitizers (BPFPROF_SANITIZED), whose slower
-#     collector names more before their copy: 99.1-99.8% in seven runs
-#     here, 97.8% once in CI (docs/PERFORMANCE.md, session 24).  Without
-#     the copies it is 0.
+#     collector names more before their copy: at least 99.1% in every
+#     run here, 97.8% once in CI (docs/PERFORMANCE.md, session 24).
+#     Without the copies it is 0.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FIRST_ONLY=1 find_pythons 3.13 3.12
