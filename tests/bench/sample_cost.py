@@ -31,7 +31,18 @@ runs SECONDS.  Reported, medians over the repetitions:
     and interrupts);
   - time taken per sample = (gap time under the profiler - gap time of
     the run alone in the same repetition) / (HZ x SECONDS);
-  - the slowdown this makes at HZ, the same difference over SECONDS.
+  - the slowdown this makes at HZ, the same difference over SECONDS;
+  - the time each sample of the loop spent in the kernel's sample handler
+    (the cpu-clock timer's callback, perf_swevent_hrtimer(): perf's
+    callchain walk and ring-buffer output, or bpfprof's BPF program),
+    measured by tests/bench/sample_kernel_time.bpf.c from the timer
+    tracepoints around that callback during the loop's run: the mean per
+    run, medians over the repetitions, and bpfprof's minus perf record
+    -g's paired by repetition.  The gaps include the interrupt itself and
+    the host's share, which cost both profilers the same and make them
+    noisy (+-3 us a sample); this counts only what differs, to ~0.1 us.
+    Its two tracepoint programs run at every timer callback of the loop's
+    CPU, for every variant alike.
 
 With --busy, every CPU runs such a loop (one process each, pinned), as
 on a fully subscribed node, and the profilers run where the scheduler
@@ -47,6 +58,7 @@ Prints a Markdown section on stdout (progress on stderr).  Needs 2 CPUs.
 """
 import json
 import os
+import shlex
 import re
 import shutil
 import signal
@@ -56,7 +68,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import bench_parser, med, quartiles, rotating_reps  # noqa: E402
+from overhead import bench_parser, log, med, quartiles, rotating_reps  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -71,6 +83,61 @@ NAMES = {
     "bpfprof-fp": "bpfprof -g --no-interpreters",
 }
 SETTLE_S = 1.5
+KTIME = "sample_kernel_time"
+
+
+def build_tool(a):
+    """tests/bench/sample_kernel_time (BPF object, skeleton, loader) built
+    into BUILD/bench/ unless up to date: its path, or None when clang or
+    bpftool is missing (then the kernel-time column is left empty)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = os.path.join(a.build, "bench")
+    tool = os.path.join(out, KTIME)
+    srcs = [os.path.join(here, KTIME + x) for x in (".bpf.c", ".c", ".h")]
+    if os.path.exists(tool) and all(os.path.getmtime(tool) >= os.path.getmtime(f) for f in srcs):
+        return tool
+    if not shutil.which("clang") or not shutil.which("bpftool"):
+        log("sample cost: no clang or bpftool; the kernel time per sample is not measured")
+        return None
+    os.makedirs(out, exist_ok=True)
+    obj = os.path.join(out, KTIME + ".bpf.o")
+    skel = os.path.join(out, KTIME + ".skel.h")
+    subprocess.run(["clang", "-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86",
+                    "-I" + a.build, "-I" + here, "-c", srcs[0], "-o", obj], check=True)
+    with open(skel + ".tmp", "w") as f:
+        subprocess.run(["bpftool", "gen", "skeleton", obj, "name", KTIME + "_bpf"],
+                       stdout=f, check=True)
+    os.rename(skel + ".tmp", skel)
+    subprocess.run(["cc", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+                    "-Wno-unused-parameter", "-D_GNU_SOURCE", "-I" + here, "-I" + out,
+                    srcs[1], "-lbpf", "-o", tool], check=True)
+    return tool
+
+
+def ktime_start(a, pids):
+    """The kernel-time counter on @pids, attached (None without the tool)."""
+    if not a.ktime:
+        return None
+    k = subprocess.Popen(["taskset", "-c", "0", a.ktime, pids], stdout=subprocess.PIPE,
+                         text=True)
+    if "ready" not in k.stdout.readline():
+        k.wait()
+        raise RuntimeError("%s did not start: %s" % (a.ktime, shlex.join(k.args)))
+    return k
+
+
+def ktime_stop(k):
+    """{"ktime_n", "ktime_mean_us", "ktime_p50_us"} of counter @k, stopped
+    ("ktime_n" 0 alone: no profiler, no sample)."""
+    k.send_signal(signal.SIGINT)
+    out, _ = k.communicate(timeout=30)
+    if not k.returncode and "samples 0\n" in out:
+        return {"ktime_n": 0}
+    m = re.search(r"samples (\d+) mean (\d+) p25 (\d+) p50 (\d+)", out)
+    if k.returncode or not m:
+        raise RuntimeError("%s: %r" % (KTIME, out))
+    return {"ktime_n": int(m.group(1)), "ktime_mean_us": int(m.group(2)) / 1000.0,
+            "ktime_p50_us": int(m.group(4)) / 1000.0}
 
 
 def profiler(variant, a, pid, out):
@@ -115,16 +182,18 @@ def run_one(variant, a, tmp):
     ws = [subprocess.Popen(["taskset", "-c", str(cpu), PY, PYGAPS, str(a.seconds)],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
           for cpu in a.loop_cpus]
-    p = None
+    p = k = None
     res = {"variant": variant}
     try:
         for w in ws:
             if "pygaps: ready" not in w.stdout.readline():
                 raise RuntimeError("pygaps did not start")
-        p = profiler(variant, a, ",".join(str(w.pid) for w in ws), out)
+        pids = ",".join(str(w.pid) for w in ws)
+        p = profiler(variant, a, pids, out)
         time.sleep(SETTLE_S)
         if p and p.poll() is not None:
             raise RuntimeError("%s exited early" % variant)
+        k = ktime_start(a, pids)
         for w in ws:
             w.stdin.write("go\n")
             w.stdin.flush()
@@ -134,8 +203,11 @@ def run_one(variant, a, tmp):
                           line)
             if not m:
                 raise RuntimeError("pygaps output %r" % line)
-            for k, v in zip(("elapsed_ns", "gaps", "gap_ns", "long", "long_ns"), m.groups()):
-                res[k] = res.get(k, 0) + int(v)
+            for f, v in zip(("elapsed_ns", "gaps", "gap_ns", "long", "long_ns"), m.groups()):
+                res[f] = res.get(f, 0) + int(v)
+        if k:
+            res.update(ktime_stop(k))
+            k = None
         if p:
             err = stop(p, variant)
             p = None
@@ -145,9 +217,10 @@ def run_one(variant, a, tmp):
         for w in ws:
             w.wait(timeout=30)
     finally:
-        if p and p.poll() is None:
-            p.kill()
-            p.wait()
+        for q in (p, k):
+            if q and q.poll() is None:
+                q.kill()
+                q.wait()
         for w in ws:
             if w.poll() is None:
                 w.kill()
@@ -189,17 +262,19 @@ def markdown(a, reps):
         % (where, a.freq),
         "",
         "| run | loop time in gaps (%%) | taken per sample (us) | slowdown at %d Hz (%%) |"
-        % a.freq,
-        "|---|---:|---:|---:|",
+        " in the kernel's sample handler per sample (us) |" % a.freq,
+        "|---|---:|---:|---:|---:|",
     ]
     for v in VARIANTS:
         sh = [share(r[v]) for r in reps]
         if v == "none":
-            lines.append("| alone | %.2f [%s] | | |" % (med(sh), quartiles(sh, "%.2f")))
+            lines.append("| alone | %.2f [%s] | | | |" % (med(sh), quartiles(sh, "%.2f")))
             continue
-        lines.append("| %s | %.2f [%s] | %.1f [%s] | %.2f |"
+        kt = [r[v].get("ktime_mean_us") for r in reps]
+        lines.append("| %s | %.2f [%s] | %.1f [%s] | %.2f | %s |"
                      % (NAMES[v], med(sh), quartiles(sh, "%.2f"), med(per[v]),
-                        quartiles(per[v], "%.1f"), med(per[v]) * a.freq / 1e4))
+                        quartiles(per[v], "%.1f"), med(per[v]) * a.freq / 1e4,
+                        "%.2f [%s]" % (med(kt), quartiles(kt, "%.2f")) if med(kt) else "–"))
     lines += [
         "",
         "bpfprof minus perf record -g, per sample, paired by repetition: %.1f us [%s]"
@@ -212,6 +287,17 @@ def markdown(a, reps):
            a.freq * a.seconds * len(a.loop_cpus)),
         "",
     ]
+    kt = {v: [r[v].get("ktime_mean_us") for r in reps] for v in ("perf", "bpfprof")}
+    if all(x is not None for x in kt["perf"] + kt["bpfprof"]):
+        kd = [b - p for b, p in zip(kt["bpfprof"], kt["perf"])]
+        n = med([r["bpfprof"].get("ktime_n") for r in reps])
+        lines += [
+            "In the kernel's sample handler (the cpu-clock timer's callback; means per run"
+            " of %.0f samples for bpfprof), bpfprof minus perf record -g, paired by"
+            " repetition: %.2f us [%s] a sample (a ratio of %.2f of the medians)."
+            % (n, med(kd), quartiles(kd, "%.2f"), med(kt["bpfprof"]) / med(kt["perf"])),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -230,6 +316,7 @@ def main():
         print("### Time each sample takes from a Python thread: skipped (needs %s, perf"
               " and 2 CPUs)\n" % PY)
         return 0
+    a.ktime = build_tool(a)
     tmp = tempfile.mkdtemp(prefix="bpfprof-gaps.", dir=a.tmpdir)
     try:
         a.cache = os.path.join(tmp, "cfi-cache")

@@ -8,8 +8,9 @@
 # per short-lived exec'd child; one row per plugin in the writers table and
 # the symbolizer table; the Python frames section (pyburn under perf and
 # bpfprof), with frames read per sample; the time each sample takes from a
-# Python thread, a number for every profiler run, with the loop on one CPU
-# and with a loop on every CPU.  No timing is asserted: the numbers of a smoke run
+# Python thread, a number for every profiler run (the gaps in the loop, and
+# the time in the kernel's sample handler), with the loop on one CPU and
+# with a loop on every CPU.  No timing is asserted: the numbers of a smoke run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -65,12 +66,14 @@ ok "symbolizer table complete"
 if ! grep -q "^### Time each sample takes from a Python thread: skipped" "$R"; then
 	# the loop on one CPU, then (--busy) one on every CPU
 	for busy in "" ", all CPUs busy"; do
-		S=$(grep -A14 -E "^### Time each sample takes from a Python thread .*repetitions? of [0-9.]+ s$busy\$" "$R")
+		S=$(grep -A16 -E "^### Time each sample takes from a Python thread .*repetitions? of [0-9.]+ s$busy\$" "$R")
 		[ -n "$S" ] || fail "section on the time each sample takes${busy:+ ($busy)} missing"
 		for v in "perf record -g" "bpfprof" "perf record, no callchain" "bpfprof -g --no-interpreters"; do
-			echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \|$" ||
+			echo "$S" | grep -qE "^\| $v \| [0-9.]+ \[.*\] \| -?[0-9.]+ \[.*\] \| -?[0-9.]+ \| [0-9.]+ \[.*\] \|$" ||
 				fail "sample cost row '$v'${busy:+ ($busy)} missing or incomplete"
 		done
+		echo "$S" | grep -q "^In the kernel's sample handler .* bpfprof minus perf record -g, paired by repetition: -\?[0-9.]\+ us" ||
+			fail "sample cost${busy:+ ($busy)}: no paired kernel time of bpfprof and perf record -g"
 	done
 	ok "sample cost tables complete (one loop; a loop on every CPU)"
 fi
