@@ -19,7 +19,10 @@ its build-id cache (~/.debug; `perf --buildid-dir`): three first runs of
 each, each with new empty caches, give the cold cost of both (median),
 and the repetitions find the last caches filled.
 The cost of taking a sample in the kernel (perf's callchain walk, the BPF
-program) is charged to the workload: its CPU time over the one alone.
+program) is charged to the workload: its CPU time over the one alone; and
+measured apart, per sample, in the kernel's sample handler
+(tests/bench/kernel_time.py: the cpu-clock timer's callback, for the
+tasks named like the interpreter).
 Medians over the repetitions.  bpfprof's -v lines give the frames read
 per sample with Python frames and the caches' hit rates.
 
@@ -41,6 +44,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel_time  # noqa: E402
 from overhead import (bench_parser, log, med, prog_id, prog_show, quartiles,  # noqa: E402
                       rotating_reps, task_cpu_ns)
 
@@ -101,6 +105,7 @@ def run_one(variant, a, tmp):
     env = dict(os.environ, PYBURN_ROUNDS=str(a.rounds))
     cmd = command(variant, a, out) + [PY, PYBURN, "0"]
     errf = open(os.path.join(out, "stderr"), "w+")
+    k = kernel_time.start(a.ktime, "comm=" + os.path.basename(PY)) if variant != "none" else None
     p = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.PIPE, stderr=errf, text=True)
     res = {"variant": variant}
     try:
@@ -117,6 +122,9 @@ def run_one(variant, a, tmp):
         res["python_cpu"] = float(m.group(3))
         _, status, ru = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
+        if k:
+            res.update(kernel_time.stop(k))
+            k = None
         errf.seek(0)
         err = errf.read()
         if p.returncode:
@@ -133,9 +141,10 @@ def run_one(variant, a, tmp):
         if variant == "bpfprof":
             res.update(parse_python(err))
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        for q in (p, k):
+            if q and q.poll() is None:
+                q.kill()
+                q.wait()
         errf.close()
         shutil.rmtree(out, ignore_errors=True)
     return res
@@ -198,6 +207,8 @@ def markdown(a, reps):
                       for p, b in zip(a.cold["perf"], a.cold["bpfprof"])])
     spread = {v: quartiles([(r[v]["wall"] / r["none"]["wall"] - 1) * 100 for r in reps])
               for v in ("perf", "bpfprof")}
+    kt = {v: col(v, "ktime_mean_us") for v in ("perf", "bpfprof")}
+    kt_ratio = med([b / p for b, p in zip(kt["bpfprof"], kt["perf"]) if b and p])
     run_ratio = med([r["bpfprof"]["prof_cpu_run"] / r["perf"]["prof_cpu_run"]
                      for r in reps if r["perf"].get("prof_cpu_run")])
     base_wall = med(col("none", "wall"))
@@ -227,6 +238,10 @@ def markdown(a, reps):
            spread["bpfprof"],
            fmt((slow["bpfprof"] - 1) / (slow["perf"] - 1), "%.2f")
            if slow["perf"] and slow["bpfprof"] and slow["perf"] > 1 else "–"),
+        "| in the kernel's sample handler, us per sample (the timer's callback: perf's"
+        " callchain walk and output, bpfprof's BPF program; mean per run) | %s | %s | %s |"
+        % (fmt(med(kt["perf"]), "%.2f"), fmt(med(kt["bpfprof"]), "%.2f"),
+           fmt(kt_ratio, "%.2f")),
         "| profiler CPU s while the workload ran | %s | %s | %s |"
         % (fmt(run["perf"]), fmt(run["bpfprof"]), fmt(run_ratio, "%.2f")),
         "| profiler CPU s, whole run, caches filled (start-up, writing; python's exit,"
@@ -239,8 +254,8 @@ def markdown(a, reps):
            fmt(cold_ratio, "%.2f")),
         "",
         "BPF program on_sample (one run apart, kernel.bpf_stats_enabled, sampling only the"
-        " workload's CPU): %s per sample over %s samples; perf record's in-kernel cost per"
-        " sample (its callchain walk and ring-buffer output) has no such counter."
+        " workload's CPU): %s per sample over %s samples (the table's kernel row times the"
+        " whole timer callback around it, for both profilers)."
         % (fmt(a.bpf_time[1] / 1000, "%.1f us") if a.bpf_time else "–",
            fmt(a.bpf_time[0], "%d") if a.bpf_time else "–"),
         "",
@@ -289,6 +304,7 @@ def main():
     if not os.access(PY, os.X_OK) or not shutil.which("perf"):
         print("### Python frames: skipped (needs %s and perf)\n" % PY)
         return 0
+    a.ktime = kernel_time.build_tool(a.build, "python")
     tmp = tempfile.mkdtemp(prefix="bpfprof-pybench.", dir=a.tmpdir)
     try:
         # first runs, each profiler with empty caches of its own; the

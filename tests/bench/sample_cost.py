@@ -58,7 +58,6 @@ Prints a Markdown section on stdout (progress on stderr).  Needs 2 CPUs.
 """
 import json
 import os
-import shlex
 import re
 import shutil
 import signal
@@ -68,7 +67,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import bench_parser, log, med, quartiles, rotating_reps  # noqa: E402
+from overhead import bench_parser, med, quartiles, rotating_reps  # noqa: E402
+import kernel_time  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3.11"
@@ -83,63 +83,6 @@ NAMES = {
     "bpfprof-fp": "bpfprof -g --no-interpreters",
 }
 SETTLE_S = 1.5
-KTIME = "sample_kernel_time"
-
-
-def build_tool(a):
-    """tests/bench/sample_kernel_time (BPF object, skeleton, loader) built
-    into BUILD/bench/ unless up to date: its path, or None when clang or
-    bpftool is missing (then the kernel-time column is left empty)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = os.path.join(a.build, "bench")
-    tool = os.path.join(out, KTIME)
-    srcs = [os.path.join(here, KTIME + x) for x in (".bpf.c", ".c", ".h")]
-    if os.path.exists(tool) and all(os.path.getmtime(tool) >= os.path.getmtime(f) for f in srcs):
-        return tool
-    if not shutil.which("clang") or not shutil.which("bpftool"):
-        log("sample cost: no clang or bpftool; the kernel time per sample is not measured")
-        return None
-    os.makedirs(out, exist_ok=True)
-    obj = os.path.join(out, KTIME + ".bpf.o")
-    skel = os.path.join(out, KTIME + ".skel.h")
-    subprocess.run(["clang", "-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86",
-                    "-I" + a.build, "-I" + here, "-c", srcs[0], "-o", obj], check=True)
-    with open(skel + ".tmp", "w") as f:
-        subprocess.run(["bpftool", "gen", "skeleton", obj, "name", KTIME + "_bpf"],
-                       stdout=f, check=True)
-    os.rename(skel + ".tmp", skel)
-    subprocess.run(["cc", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
-                    "-Wno-unused-parameter", "-D_GNU_SOURCE", "-I" + here, "-I" + out,
-                    srcs[1], "-lbpf", "-o", tool], check=True)
-    return tool
-
-
-def ktime_start(a, pids):
-    """The kernel-time counter on @pids, attached (None without the tool)."""
-    if not a.ktime:
-        return None
-    k = subprocess.Popen(["taskset", "-c", "0", a.ktime, pids], stdout=subprocess.PIPE,
-                         text=True)
-    if "ready" not in k.stdout.readline():
-        k.wait()
-        raise RuntimeError("%s did not start: %s" % (a.ktime, shlex.join(k.args)))
-    return k
-
-
-def ktime_stop(k):
-    """{"ktime_n", "ktime_mean_us", "ktime_p50_us"} of counter @k, stopped
-    ("ktime_n" 0 alone: no profiler, no sample)."""
-    k.send_signal(signal.SIGINT)
-    out, _ = k.communicate(timeout=30)
-    if not k.returncode and "samples 0\n" in out:
-        return {"ktime_n": 0}
-    m = re.search(r"samples (\d+) mean (\d+) p25 (\d+) p50 (\d+)", out)
-    if k.returncode or not m:
-        raise RuntimeError("%s: %r" % (KTIME, out))
-    return {"ktime_n": int(m.group(1)), "ktime_mean_us": int(m.group(2)) / 1000.0,
-            "ktime_p50_us": int(m.group(4)) / 1000.0}
-
-
 def profiler(variant, a, pid, out):
     """The profiler of @variant attached to @pid (PID[,PID...]), on CPU 0
     (anywhere with --busy), or None."""
@@ -193,7 +136,7 @@ def run_one(variant, a, tmp):
         time.sleep(SETTLE_S)
         if p and p.poll() is not None:
             raise RuntimeError("%s exited early" % variant)
-        k = ktime_start(a, pids)
+        k = kernel_time.start(a.ktime, pids)
         for w in ws:
             w.stdin.write("go\n")
             w.stdin.flush()
@@ -206,7 +149,7 @@ def run_one(variant, a, tmp):
             for f, v in zip(("elapsed_ns", "gaps", "gap_ns", "long", "long_ns"), m.groups()):
                 res[f] = res.get(f, 0) + int(v)
         if k:
-            res.update(ktime_stop(k))
+            res.update(kernel_time.stop(k))
             k = None
         if p:
             err = stop(p, variant)
@@ -316,7 +259,7 @@ def main():
         print("### Time each sample takes from a Python thread: skipped (needs %s, perf"
               " and 2 CPUs)\n" % PY)
         return 0
-    a.ktime = build_tool(a)
+    a.ktime = kernel_time.build_tool(a.build, "sample cost")
     tmp = tempfile.mkdtemp(prefix="bpfprof-gaps.", dir=a.tmpdir)
     try:
         a.cache = os.path.join(tmp, "cfi-cache")

@@ -12,8 +12,8 @@
  * exactly that callback, so the time between them is what a profiler adds
  * to a sample beyond the interrupt itself, which costs every profiler the
  * same.  Only callbacks of perf_swevent_hrtimer (address from the loader)
- * that interrupted one of @tgids count: the interrupted task is `current`
- * in the timer interrupt.  (fentry/fexit on the handler would be nearer,
+ * that interrupted one of @tgids (or, with @by_comm, a task named
+ * @comm) count: the interrupted task is `current` in the timer interrupt.  (fentry/fexit on the handler would be nearer,
  * but tracing programs are not allowed everywhere; raw tracepoints are.)
  *
  * Results: "hist", slot i counts callbacks that took [i, i+1) *
@@ -30,6 +30,8 @@
 const volatile __u64 timer_fn = 0;		/* perf_swevent_hrtimer's address */
 const volatile __u32 tgids[SKT_MAX_TGIDS] = {};
 const volatile __u32 nr_tgids = 0;
+const volatile bool by_comm = false;
+const volatile char comm[SKT_COMM_LEN] = {};
 
 /* When the callback under way on this CPU started (ns), 0: none counted. */
 struct {
@@ -56,7 +58,19 @@ struct {
 static __always_inline bool is_target(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	char now[SKT_COMM_LEN];
 
+	if (by_comm) {
+		if (bpf_get_current_comm(now, sizeof(now)))
+			return false;
+		for (__u32 i = 0; i < SKT_COMM_LEN; i++) {
+			if (now[i] != comm[i])
+				return false;
+			if (!now[i])
+				break;
+		}
+		return true;
+	}
 	for (__u32 i = 0; i < SKT_MAX_TGIDS; i++)
 		if (i < nr_tgids && tgids[i] == tgid)
 			return true;

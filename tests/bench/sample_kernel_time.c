@@ -6,11 +6,12 @@
  * tests/bench/sample_cost.py.
  *
  *   sample_kernel_time PID[,PID...]
+ *   sample_kernel_time comm=NAME        (the tasks named NAME, e.g. python3.11)
  *
  * Attaches, prints "sample_kernel_time: ready" on stdout, counts until
  * SIGINT or SIGTERM, then prints one line (times in ns):
  *
- *   sample_kernel_time: samples N mean M p25 A p50 B p75 C
+ *   sample_kernel_time: samples N mean M p25 A p50 B p75 C p90 D p99 E
  *
  * The quantiles come from a histogram of SKT_SLOT_NS ns slots (each is the
  * middle of its slot).  Root.  Build: see sample_cost.py's build_tool().
@@ -52,12 +53,22 @@ static unsigned long long timer_callback(void)
 	return found;
 }
 
-/* Parse "PID[,PID...]" into the program's constants; 0 or -EINVAL. */
-static int set_tgids(struct sample_kernel_time_bpf *skel, const char *list)
+/* Parse "PID[,PID...]" or "comm=NAME" into the program's constants; 0 or
+ * -EINVAL. */
+static int set_targets(struct sample_kernel_time_bpf *skel, const char *list)
 {
 	char *end;
 	unsigned n = 0;
 
+	if (!strncmp(list, "comm=", 5)) {
+		size_t len = strlen(list + 5);
+
+		if (!len || len >= SKT_COMM_LEN)
+			return -EINVAL;
+		memcpy((char *)skel->rodata->comm, list + 5, len);
+		skel->rodata->by_comm = true;
+		return 0;
+	}
 	for (const char *p = list; *p; p = *end ? end + 1 : end) {
 		long v = strtol(p, &end, 10);
 
@@ -102,9 +113,10 @@ static int report(struct sample_kernel_time_bpf *skel)
 		printf("sample_kernel_time: samples 0\n");
 		return 0;
 	}
-	printf("sample_kernel_time: samples %llu mean %.0f p25 %.0f p50 %.0f p75 %.0f\n",
-	       (unsigned long long)n, (double)sum / (double)n, quantile(hist, n, 0.25),
-	       quantile(hist, n, 0.5), quantile(hist, n, 0.75));
+	printf("sample_kernel_time: samples %llu mean %.0f p25 %.0f p50 %.0f p75 %.0f p90 %.0f "
+	       "p99 %.0f\n", (unsigned long long)n, (double)sum / (double)n,
+	       quantile(hist, n, 0.25), quantile(hist, n, 0.5), quantile(hist, n, 0.75),
+	       quantile(hist, n, 0.9), quantile(hist, n, 0.99));
 	return 0;
 }
 
@@ -116,7 +128,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: sample_kernel_time PID[,PID...] (at most %d)\n",
+		fprintf(stderr, "usage: sample_kernel_time PID[,PID...] (at most %d) | comm=NAME\n",
 			SKT_MAX_TGIDS);
 		return 2;
 	}
@@ -133,9 +145,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->timer_fn = fn;
-	if (set_tgids(skel, argv[1])) {
-		fprintf(stderr, "sample_kernel_time: '%s' is not a list of at most %d pids\n",
-			argv[1], SKT_MAX_TGIDS);
+	if (set_targets(skel, argv[1])) {
+		fprintf(stderr, "sample_kernel_time: '%s' is neither a list of at most %d pids "
+			"nor comm=NAME (at most %d characters)\n", argv[1], SKT_MAX_TGIDS,
+			SKT_COMM_LEN - 1);
 		sample_kernel_time_bpf__destroy(skel);
 		return 2;
 	}

@@ -8,6 +8,7 @@
 #define SAMPLE_KERNEL_TIME_H
 
 #define SKT_MAX_TGIDS 8		/* processes whose samples count */
+#define SKT_COMM_LEN 16		/* a task's name, with its NUL (TASK_COMM_LEN) */
 #define SKT_SLOT_NS 50		/* histogram resolution, ns */
 #define SKT_SLOTS 2048		/* 0 .. 102.4 us; the last slot takes longer ones */
 

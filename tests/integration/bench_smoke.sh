@@ -7,7 +7,8 @@
 # output size and sample counts; the long --all runs; the collector's CPU
 # per short-lived exec'd child; one row per plugin in the writers table and
 # the symbolizer table; the Python frames section (pyburn under perf and
-# bpfprof), with frames read per sample; the time each sample takes from a
+# bpfprof), with frames read per sample and the time each sample spends in
+# the kernel's sample handler; the time each sample takes from a
 # Python thread, a number for every profiler run (the gaps in the loop, and
 # the time in the kernel's sample handler), with the loop on one CPU and
 # with a loop on every CPU.  No timing is asserted: the numbers of a smoke run
@@ -27,6 +28,9 @@ done
 ok "every section present"
 grep -q "frames read per sample with Python frames" "$R" || grep -q "^### Python frames: skipped" "$R" ||
 	fail "Python section without frames read per sample"
+grep -q "^### Python frames: skipped" "$R" ||
+	grep -q "^| in the kernel's sample handler, us per sample .* | [0-9.]* | [0-9.]* | [0-9.]* |$" "$R" ||
+	fail "Python section without the kernel time per sample of perf record and bpfprof"
 ! grep -q "FAILED\|failed\]" "$R" || fail "a measurement failed"
 ok "no failed measurement"
 for t in -p -a; do
