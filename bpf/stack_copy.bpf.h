@@ -35,8 +35,9 @@ _Static_assert((1 << FAULT_PROBES) > BPFPROF_MAX_USER_STACK / 4096 + 2,
  * reach the next probe in states it can prune as one.  In registers the
  * size read depends on them, it tracks their bounds exactly, and the six
  * probes' outcomes made up to 2^6 states (~4,400 of auto's and dwarf's
- * instructions processed, docs/PERFORMANCE.md).  The same loads and
- * stores a spill would take.
+ * instructions processed, docs/PERFORMANCE.md).  It costs a few loads
+ * and stores, on a path that only runs after a read faulted and then
+ * makes up to seven more.
  */
 static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
 							__u64 sp, __u32 n)
@@ -160,9 +161,10 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
  * readable end of a copy that faults: a young process's copy up to
  * env_end often does (1 in 7 copies of nofp_deep in young_processes.sh;
  * why, not known), and the rest of sp's page alone, which this copy took
- * before, ends the stack a few frames up.  The search doubles the
+ * before, ends the stack a few frames up.  The search doubled the
  * verifier's work on the program (6,242 -> 11,439 instructions in auto
- * mode, docs/PERFORMANCE.md).  Returns 0, or -1 (dropped, counted).
+ * mode, docs/PERFORMANCE.md), until its bounds moved to the record
+ * (copy_user_stack_below_fault()).  Returns 0, or -1 (dropped, counted).
  */
 __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
