@@ -298,12 +298,18 @@ static __always_inline const struct cfi_row *cfi_mapping_row(struct cfi_walk *w,
 	}
 	v->cache_misses++;
 	row = cfi_find_row(rows, v, m->first, m->rows, vaddr);
-	if (row && slot) {
-		slot->key = key;
-		slot->table = table + 1;
-		slot->row = *row;
-	}
-	return row;
+	if (!row || !slot)	/* no slot: an address beyond 32 bits, no row */
+		return row;
+	slot->key = key;
+	slot->table = table + 1;
+	slot->row = *row;
+	/*
+	 * The copy just cached, not the table's row: the walk's step then
+	 * reads every row from cfi_row_cache, and the verifier checks it once,
+	 * not once for a row in the cache and again for one in a table (a
+	 * pointer into another map, a state no other prunes).
+	 */
+	return &slot->row;
 }
 
 /* The row for the walk's current frame, or NULL with v->stop set. */
@@ -690,6 +696,11 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	 * task pointer with a search of the kernel's BTF by name (~2 ms) */
 	if (!v || !BPF_CORE_READ(task, mm))
 		return 0;
+	/* never NULL (key 0 of a per-CPU array); checked here, the verifier
+	 * knows it is not in each frame (cfi_mapping_row()) */
+	w.cache = bpf_map_lookup_elem(&cfi_row_cache, &zero);
+	if (!w.cache)
+		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, win));
 	v->regs = (__u64)regs;
@@ -703,7 +714,6 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	v->n = 1;
 	st->ips[0] = v->ip;
 	w.v = v;
-	w.cache = bpf_map_lookup_elem(&cfi_row_cache, &zero);
 	w.proc = process_entry(&cfi_procs, tgid);	/* a forked child's: its parent's */
 	if (!w.proc) {
 		v->stop = CFI_WALK_NO_PROCESS;

@@ -360,11 +360,11 @@ __noinline int py_splice_scratch(__u32 tgid, __u32 tid, __u32 copy)
 		return 0;
 	/* load-time constants: no copies, no branch */
 	copy = copy && (cfi_copies || dwarf_mode);
-	if (py_splice_stack(st, tgid, tid, copy))
-		return 1;
-	if (copy)		/* whatever the splice left, or an old stack */
+	/* A copy's stack is left with nr 0 unless Python frames are written:
+	 * set here, not tested after the splice (see py_splice_stack()). */
+	if (copy)
 		st->nr = 0;
-	return 0;
+	return py_splice_stack(st, tgid, tid, copy) ? 1 : 0;
 }
 
 /*

@@ -29,32 +29,48 @@ _Static_assert((1 << FAULT_PROBES) > BPFPROF_MAX_USER_STACK / 4096 + 2,
  * readable ones are those up to the first bad page, found by a binary
  * search: a few reads instead of one per page (a failed read zeroes its
  * destination, so the longest good prefix is read last).
+ * The search's bounds, in pages, live in the record (stack_size and pad,
+ * both set again at the end) rather than in registers: the verifier does not
+ * track what a ring buffer record holds, so each probe's two outcomes
+ * reach the next probe in states it can prune as one.  In registers the
+ * size read depends on them, it tracks their bounds exactly, and the six
+ * probes' outcomes made up to 2^6 states (~4,400 of auto's and dwarf's
+ * instructions processed, docs/PERFORMANCE.md).  It costs a few loads
+ * and stores, on a path that only runs after a read faulted and then
+ * makes up to seven more.
  */
 static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
 							__u64 sp, __u32 n)
 {
-	__u64 base = sp & ~4095ull;
+	/* volatile: read back from the record, not forwarded in a register */
+	volatile __u32 *lo = &e->stack_size, *hi = &e->pad;
+	__u64 base = sp & ~4095ull, m = 0;
+	bool last_ok = true;
+	__u32 good;
+
 	/* Page ends base + 4096 j, for j in (lo, hi), may be the answer:
 	 * j = lo is readable (0: nothing), j = hi is not. */
-	__u64 lo = 0, hi = (((sp + n) & ~4095ull) - base) / 4096 + 1, m = 0;
-	bool last_ok = true;
-
-	for (int i = 0; i < FAULT_PROBES && hi - lo > 1; i++) {
-		__u64 mid = (lo + hi) / 2;
+	*lo = 0;
+	*hi = (((sp + n) & ~4095ull) - base) / 4096 + 1;
+	for (int i = 0; i < FAULT_PROBES && *hi - *lo > 1; i++) {
+		__u32 mid = (*lo + *hi) / 2;
 
 		/* 64-bit: no sub-register copy that loses the bound */
-		m = base + 4096 * mid - sp;
+		m = base + 4096 * (__u64)mid - sp;
 		if (m > user_stack_size)
 			m = user_stack_size;
 		last_ok = bpf_probe_read_user(e->stack, m, (void *)sp) == 0;
 		if (last_ok)
-			lo = mid;
+			*lo = mid;
 		else
-			hi = mid;
+			*hi = mid;
 	}
-	if (lo == 0)
+	good = *lo;
+	*lo = 0;
+	*hi = 0;
+	if (good == 0)
 		return;
-	m = base + 4096 * lo - sp;
+	m = base + 4096 * (__u64)good - sp;
 	if (m > user_stack_size)
 		m = user_stack_size;
 	if (last_ok || bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
@@ -145,9 +161,10 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
  * readable end of a copy that faults: a young process's copy up to
  * env_end often does (1 in 7 copies of nofp_deep in young_processes.sh;
  * why, not known), and the rest of sp's page alone, which this copy took
- * before, ends the stack a few frames up.  The search doubles the
+ * before, ends the stack a few frames up.  The search doubled the
  * verifier's work on the program (6,242 -> 11,439 instructions in auto
- * mode, docs/PERFORMANCE.md).  Returns 0, or -1 (dropped, counted).
+ * mode, docs/PERFORMANCE.md), until its bounds moved to the record
+ * (copy_user_stack_below_fault()).  Returns 0, or -1 (dropped, counted).
  */
 __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
