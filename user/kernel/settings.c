@@ -87,6 +87,11 @@ static void config_targets(const struct options *o, const uint32_t *command_pid,
 	cfg->target_map_size = SETTINGS_TARGET_MAP_MIN;
 	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > SETTINGS_TARGET_MAP_MIN)
 		cfg->target_map_size = (uint32_t)(cfg->nr_ids * 2);
+	if (cfg->target == SAMPLER_ALL)
+		cfg->target_map_size = SETTINGS_UNUSED_TARGET_MAP;
+	/* exec_ids holds target processes only (SETTINGS_EXEC_MAP_MAX) */
+	cfg->exec_map_size = cfg->target == SAMPLER_TGIDS ? cfg->target_map_size
+							 : SETTINGS_EXEC_MAP_MAX;
 }
 
 static void config_event(const struct options *o, struct sampler_config *cfg)

@@ -52,6 +52,7 @@ struct sampler_config {
 	uint32_t count_map_size;	/* slots (distinct count keys) of each count map */
 	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
 	uint32_t target_map_size;	/* slots of the "targets" map; 0: the program's own */
+	uint32_t exec_map_size;		/* slots of the "exec_ids" map; 0: the program's own */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
 	 * sampler_config_from_options() leaves cgroup_filter false) */
 	bool cgroup_filter;		/* sample only tasks in this cgroup and below */
@@ -81,8 +82,20 @@ struct sampler_config {
 #define SETTINGS_STACK_SLOT_OVERHEAD 56u
 #define SETTINGS_COUNT_MAP_MIN 16384
 #define SETTINGS_COUNT_MAP_MAX 65536
-/* Slots of the "targets" map up to this many ids; twice the ids above. */
+/* Slots of the "targets" map up to this many ids; twice the ids above.
+ * --all reads no target map: it gets SETTINGS_UNUSED_TARGET_MAP slots
+ * (a preallocated hash map: 4,096 slots cost ~0.6 ms to create). */
 #define SETTINGS_TARGET_MAP_MIN 4096
+#define SETTINGS_UNUSED_TARGET_MAP 1
+/*
+ * Slots of "exec_ids" (bpf/profile.bpf.c): an entry per live target process
+ * that exec()ed in the run.  Not preallocated, but the kernel allocates and
+ * initialises its buckets (as many as slots, 16 bytes each) when it creates
+ * it: 65,536 cost ~1.5 ms, 4,096 ~0.1 ms.  With -p or a command every entry
+ * is a live process of the "targets" map (both are deleted at its exit), so
+ * it gets as many slots as that map; --all and -t keep this many.
+ */
+#define SETTINGS_EXEC_MAP_MAX 65536
 /* Bytes of the ring buffer, and slots of the count maps, the mode leaves unused. */
 #define SETTINGS_UNUSED_RINGBUF 4096
 #define SETTINGS_UNUSED_COUNT_MAP 1

@@ -141,10 +141,13 @@ static void test_targets(void **unused)
 	derive(all, ARGC(all), false, 2, &cfg);
 	assert_int_equal(cfg.target, SAMPLER_ALL);
 	assert_true(cfg.include_idle);
-	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
+	assert_int_equal(cfg.target_map_size, SETTINGS_UNUSED_TARGET_MAP);
+	assert_int_equal(cfg.exec_map_size, SETTINGS_EXEC_MAP_MAX);
 	derive(tids, ARGC(tids), false, 2, &cfg);
 	assert_int_equal(cfg.target, SAMPLER_TIDS);
 	assert_int_equal(cfg.nr_ids, 2);
+	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
+	assert_int_equal(cfg.exec_map_size, SETTINGS_EXEC_MAP_MAX);
 	assert_int_equal(options_parse(ARGC(cmd), (char **)cmd, &o), 0);
 	assert_int_equal(sampler_config_from_options(&o, false, NULL, 2, &cfg), -EINVAL);
 	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
@@ -152,6 +155,7 @@ static void test_targets(void **unused)
 	assert_ptr_equal(cfg.ids, &pid);
 	assert_int_equal(cfg.nr_ids, 1);
 	assert_true(cfg.follow_forks);
+	assert_int_equal(cfg.exec_map_size, cfg.target_map_size);
 	options_free(&o);
 }
 
