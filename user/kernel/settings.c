@@ -114,6 +114,10 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 	if (cfg->dwarf && cfg->max_depth > BPFPROF_MAX_FP_DEPTH)
 		cfg->max_depth = BPFPROF_MAX_FP_DEPTH;
 	cfg->stack_value_size = BPFPROF_STACK_TRACE_SIZE(cfg->max_depth);
+	if (!cfg->cfi)
+		cfg->cfi_request_map_size = SETTINGS_UNUSED_LRU_MAP;
+	if (o->no_interpreters)
+		cfg->py_map_size = SETTINGS_UNUSED_LRU_MAP;
 }
 
 int sampler_config_from_options(const struct options *o, bool stream,

@@ -53,6 +53,11 @@ struct sampler_config {
 	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
 	uint32_t target_map_size;	/* slots of the "targets" map; 0: the program's own */
 	uint32_t exec_map_size;		/* slots of the "exec_ids" map; 0: the program's own */
+	/* Slots of LRU maps a mode leaves unused (SETTINGS_UNUSED_LRU_MAP
+	 * there), 0 elsewhere: the program's own */
+	uint32_t cfi_request_map_size;	/* "cfi_requests": auto only */
+	uint32_t py_map_size;		/* "py_threads", "py_codes_seen": not with
+					 * --no-interpreters */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
 	 * sampler_config_from_options() leaves cgroup_filter false) */
 	bool cgroup_filter;		/* sample only tasks in this cgroup and below */
@@ -99,6 +104,14 @@ struct sampler_config {
 /* Bytes of the ring buffer, and slots of the count maps, the mode leaves unused. */
 #define SETTINGS_UNUSED_RINGBUF 4096
 #define SETTINGS_UNUSED_COUNT_MAP 1
+/*
+ * Slots of an LRU map the mode leaves unused: auto's "cfi_requests" under
+ * -g and dwarf, the Python caches "py_threads" and "py_codes_seen" under
+ * --no-interpreters (no "py_procs" entry is written, so the program never
+ * gets to them).  LRU maps are always preallocated: the kernel initialises
+ * every slot when it creates one (16,384 slots: ~1.7 ms each, 4,096: ~0.5).
+ */
+#define SETTINGS_UNUSED_LRU_MAP 1
 /* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
  * buffer: struct dwarf_sample_event and the record header are under 1,024
  * (settings.c checks). */

@@ -160,19 +160,28 @@ static void test_targets(void **unused)
 }
 
 /* Counts mode uses the ring buffer only for auto's copies of young
- * processes' stacks (fp leaves it unused), the stream not the count maps. */
+ * processes' stacks (fp leaves it unused), the stream not the count maps;
+ * fp leaves cfi_requests unused, --no-interpreters the Python caches. */
 static void test_by_mode(void **unused)
 {
 	static const char *args[] = { "bpfprof", "-a", "--ringbuf-size", "65536" };
 	static const char *fp[] = { "bpfprof", "-a", "-g", "--ringbuf-size", "65536" };
+	static const char *nopy[] = { "bpfprof", "-a", "--no-interpreters" };
 	struct sampler_config cfg;
 
 	derive(fp, ARGC(fp), false, 2, &cfg);
 	assert_false(cfg.stream || cfg.cfi_copies);
 	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
+	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_UNUSED_LRU_MAP);
+	assert_int_equal(cfg.py_map_size, 0);
+	derive(nopy, ARGC(nopy), false, 2, &cfg);
+	assert_int_equal(cfg.cfi_request_map_size, 0);
+	assert_int_equal(cfg.py_map_size, SETTINGS_UNUSED_LRU_MAP);
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_false(cfg.stream);
 	assert_true(cfg.cfi && cfg.cfi_copies);
+	assert_int_equal(cfg.cfi_request_map_size, 0);
+	assert_int_equal(cfg.py_map_size, 0);
 	assert_int_equal(cfg.user_stack_size, OPT_DEFAULT_AUTO_STACK);
 	assert_int_equal(cfg.ringbuf_size, 2 << 20);	/* >= 48 * (32768 + 256) */
 	assert_int_equal(cfg.count_map_size, SETTINGS_COUNT_MAP_MIN);
