@@ -69,11 +69,12 @@ struct sampler_config {
 /*
  * Without --stack-map-size / --count-map-size the maps hold about two
  * seconds of samples on every sampled CPU (a sample adds at most two
- * stacks, user and kernel, and one count entry; the collector drains them
- * once a quarter is added, checking every 250 ms), as a power of two
- * between these bounds (slots).  The maps are preallocated: smaller ones
- * are created faster and take less kernel memory (a stack slot takes its
- * value, 1 KiB at 127 frames, plus SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
+ * stacks, user and kernel, one in dwarf mode, and one count entry; the
+ * collector drains them once a quarter is added, checking every 250 ms),
+ * as a power of two between these bounds (slots).  The maps are
+ * preallocated: smaller ones are created faster and take less kernel
+ * memory (a stack slot takes its value, 1 KiB at 127 frames, plus
+ * SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
  * deeper than 127 frames (--max-stack in auto mode) make a slot up to 32
  * times larger: the stack map then has as many slots as fit in
  * SETTINGS_STACK_MAP_MAX_BYTES (1,022 at 4,096 frames; docs/ARCHITECTURE.md
