@@ -49,7 +49,7 @@ const volatile bool cfi_copies = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 4096);		/* set before load; 1 with TARGET_ALL */
 	__type(key, __u32);			/* tgid (TARGET_TGIDS) or tid (TARGET_TIDS) */
 	__type(value, __u8);			/* BPFPROF_TARGET_NAMED, _FOLLOWED */
 } targets SEC(".maps");
@@ -67,8 +67,8 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);		/* set before load (SETTINGS_EXEC_MAP_MAX) */
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* written at exec()s only */
 	__type(key, __u32);
 	__type(value, __u64);
 } exec_ids SEC(".maps");

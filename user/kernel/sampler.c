@@ -127,6 +127,15 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	err = err ?: bpf_map__set_max_entries(skel->maps.samples, cfg->ringbuf_size);
 	if (cfg->target_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->target_map_size);
+	if (cfg->exec_map_size)
+		err = err ?: bpf_map__set_max_entries(skel->maps.exec_ids, cfg->exec_map_size);
+	if (cfg->cfi_request_map_size)
+		err = err ?: bpf_map__set_max_entries(skel->maps.cfi_requests,
+						      cfg->cfi_request_map_size);
+	if (cfg->py_map_size) {
+		err = err ?: bpf_map__set_max_entries(skel->maps.py_threads, cfg->py_map_size);
+		err = err ?: bpf_map__set_max_entries(skel->maps.py_codes_seen, cfg->py_map_size);
+	}
 	if (cfg->cfi_process_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.cfi_procs, cfg->cfi_process_map_size);
 	return err;
@@ -147,6 +156,8 @@ static int configure(struct profile_bpf *skel, const struct sampler_config *cfg,
 
 static int add_targets(struct sampler *s, const struct sampler_config *cfg)
 {
+	if (cfg->target == SAMPLER_ALL)	/* the program reads no target map */
+		return 0;
 	for (size_t i = 0; i < cfg->nr_ids; i++) {
 		int err = sampler_add_target(s, cfg->ids[i]);
 

@@ -34,23 +34,31 @@ static uint64_t sample_rate(const struct options *o, size_t nr_cpus)
 	return per_cpu * (nr_cpus ? nr_cpus : 1);
 }
 
-/* Default slots of the stack map for @rate samples a second: by rate, and
- * no more than SETTINGS_STACK_MAP_MAX_BYTES of values @value_size long. */
-static uint32_t stack_slots(uint64_t rate, uint32_t value_size)
+/* Default slots of the stack map for @rate samples a second that store
+ * @per_sample stacks each: two seconds of them, and no more than
+ * SETTINGS_STACK_MAP_MAX_BYTES of values @value_size long. */
+static uint32_t stack_slots(uint64_t rate, uint32_t per_sample, uint32_t value_size)
 {
-	uint32_t n = pow2_between(4 * rate, SETTINGS_STACK_MAP_MIN, SETTINGS_STACK_MAP_MAX);
+	uint32_t n = pow2_between(2 * per_sample * rate, SETTINGS_STACK_MAP_MIN,
+				  SETTINGS_STACK_MAP_MAX);
 	uint64_t fit = SETTINGS_STACK_MAP_MAX_BYTES / (value_size + SETTINGS_STACK_SLOT_OVERHEAD);
 
 	return n < fit ? n : (uint32_t)fit;	/* 4,096 frames: 1,022 */
 }
 
 /* The stack and count maps (slots): --stack-map-size / --count-map-size, or
- * two seconds of samples (2 stacks and 1 count entry each) on @nr_cpus. */
+ * two seconds of samples (2 stacks and 1 count entry each) on @nr_cpus.
+ * dwarf stores 1 stack a sample, the kernel's (the collector unwinds the
+ * user stack from the copy): half the slots, as many seconds.  The stack
+ * map is preallocated, 1 KiB a slot at 127 frames: 8,192 slots cost
+ * ~13 ms of bpfprof's CPU to create on the test VM, 4,096 ~6 ms. */
 static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_config *cfg)
 {
 	uint64_t rate = sample_rate(o, nr_cpus);
+	uint32_t per_sample = cfg->dwarf ? 1 : 2;
 
-	cfg->stack_map_size = o->stack_map_size ?: stack_slots(rate, cfg->stack_value_size);
+	cfg->stack_map_size = o->stack_map_size ?:
+			      stack_slots(rate, per_sample, cfg->stack_value_size);
 	cfg->count_map_size = o->count_map_size ?: pow2_between(2 * rate, SETTINGS_COUNT_MAP_MIN,
 								 SETTINGS_COUNT_MAP_MAX);
 }
@@ -87,6 +95,11 @@ static void config_targets(const struct options *o, const uint32_t *command_pid,
 	cfg->target_map_size = SETTINGS_TARGET_MAP_MIN;
 	if (cfg->target != SAMPLER_ALL && cfg->nr_ids > SETTINGS_TARGET_MAP_MIN)
 		cfg->target_map_size = (uint32_t)(cfg->nr_ids * 2);
+	if (cfg->target == SAMPLER_ALL)
+		cfg->target_map_size = SETTINGS_UNUSED_TARGET_MAP;
+	/* exec_ids holds target processes only (SETTINGS_EXEC_MAP_MAX) */
+	cfg->exec_map_size = cfg->target == SAMPLER_TGIDS ? cfg->target_map_size
+							 : SETTINGS_EXEC_MAP_MAX;
 }
 
 static void config_event(const struct options *o, struct sampler_config *cfg)
@@ -109,6 +122,10 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 	if (cfg->dwarf && cfg->max_depth > BPFPROF_MAX_FP_DEPTH)
 		cfg->max_depth = BPFPROF_MAX_FP_DEPTH;
 	cfg->stack_value_size = BPFPROF_STACK_TRACE_SIZE(cfg->max_depth);
+	if (!cfg->cfi)
+		cfg->cfi_request_map_size = SETTINGS_UNUSED_LRU_MAP;
+	if (o->no_interpreters)
+		cfg->py_map_size = SETTINGS_UNUSED_LRU_MAP;
 }
 
 int sampler_config_from_options(const struct options *o, bool stream,

@@ -52,6 +52,12 @@ struct sampler_config {
 	uint32_t count_map_size;	/* slots (distinct count keys) of each count map */
 	uint32_t ringbuf_size;		/* bytes of the "samples" ring buffer, power of two */
 	uint32_t target_map_size;	/* slots of the "targets" map; 0: the program's own */
+	uint32_t exec_map_size;		/* slots of the "exec_ids" map; 0: the program's own */
+	/* Slots of LRU maps a mode leaves unused (SETTINGS_UNUSED_LRU_MAP
+	 * there), 0 elsewhere: the program's own */
+	uint32_t cfi_request_map_size;	/* "cfi_requests": auto only */
+	uint32_t py_map_size;		/* "py_threads", "py_codes_seen": not with
+					 * --no-interpreters */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
 	 * sampler_config_from_options() leaves cgroup_filter false) */
 	bool cgroup_filter;		/* sample only tasks in this cgroup and below */
@@ -63,11 +69,12 @@ struct sampler_config {
 /*
  * Without --stack-map-size / --count-map-size the maps hold about two
  * seconds of samples on every sampled CPU (a sample adds at most two
- * stacks, user and kernel, and one count entry; the collector drains them
- * once a quarter is added, checking every 250 ms), as a power of two
- * between these bounds (slots).  The maps are preallocated: smaller ones
- * are created faster and take less kernel memory (a stack slot takes its
- * value, 1 KiB at 127 frames, plus SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
+ * stacks, user and kernel, one in dwarf mode, and one count entry; the
+ * collector drains them once a quarter is added, checking every 250 ms),
+ * as a power of two between these bounds (slots).  The maps are
+ * preallocated: smaller ones are created faster and take less kernel
+ * memory (a stack slot takes its value, 1 KiB at 127 frames, plus
+ * SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
  * deeper than 127 frames (--max-stack in auto mode) make a slot up to 32
  * times larger: the stack map then has as many slots as fit in
  * SETTINGS_STACK_MAP_MAX_BYTES (1,022 at 4,096 frames; docs/ARCHITECTURE.md
@@ -81,11 +88,31 @@ struct sampler_config {
 #define SETTINGS_STACK_SLOT_OVERHEAD 56u
 #define SETTINGS_COUNT_MAP_MIN 16384
 #define SETTINGS_COUNT_MAP_MAX 65536
-/* Slots of the "targets" map up to this many ids; twice the ids above. */
+/* Slots of the "targets" map up to this many ids; twice the ids above.
+ * --all reads no target map: it gets SETTINGS_UNUSED_TARGET_MAP slots
+ * (a preallocated hash map: 4,096 slots cost ~0.6 ms to create). */
 #define SETTINGS_TARGET_MAP_MIN 4096
+#define SETTINGS_UNUSED_TARGET_MAP 1
+/*
+ * Slots of "exec_ids" (bpf/profile.bpf.c): an entry per live target process
+ * that exec()ed in the run.  Not preallocated, but the kernel allocates and
+ * initialises its buckets (as many as slots, 16 bytes each) when it creates
+ * it: 65,536 cost ~1.5 ms, 4,096 ~0.1 ms.  With -p or a command every entry
+ * is a live process of the "targets" map (both are deleted at its exit), so
+ * it gets as many slots as that map; --all and -t keep this many.
+ */
+#define SETTINGS_EXEC_MAP_MAX 65536
 /* Bytes of the ring buffer, and slots of the count maps, the mode leaves unused. */
 #define SETTINGS_UNUSED_RINGBUF 4096
 #define SETTINGS_UNUSED_COUNT_MAP 1
+/*
+ * Slots of an LRU map the mode leaves unused: auto's "cfi_requests" under
+ * -g and dwarf, the Python caches "py_threads" and "py_codes_seen" under
+ * --no-interpreters (no "py_procs" entry is written, so the program never
+ * gets to them).  LRU maps are always preallocated: the kernel initialises
+ * every slot when it creates one (16,384 slots: ~1.7 ms each, 4,096: ~0.5).
+ */
+#define SETTINGS_UNUSED_LRU_MAP 1
 /* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
  * buffer: struct dwarf_sample_event and the record header are under 1,024
  * (settings.c checks). */

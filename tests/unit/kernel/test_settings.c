@@ -141,10 +141,13 @@ static void test_targets(void **unused)
 	derive(all, ARGC(all), false, 2, &cfg);
 	assert_int_equal(cfg.target, SAMPLER_ALL);
 	assert_true(cfg.include_idle);
-	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
+	assert_int_equal(cfg.target_map_size, SETTINGS_UNUSED_TARGET_MAP);
+	assert_int_equal(cfg.exec_map_size, SETTINGS_EXEC_MAP_MAX);
 	derive(tids, ARGC(tids), false, 2, &cfg);
 	assert_int_equal(cfg.target, SAMPLER_TIDS);
 	assert_int_equal(cfg.nr_ids, 2);
+	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
+	assert_int_equal(cfg.exec_map_size, SETTINGS_EXEC_MAP_MAX);
 	assert_int_equal(options_parse(ARGC(cmd), (char **)cmd, &o), 0);
 	assert_int_equal(sampler_config_from_options(&o, false, NULL, 2, &cfg), -EINVAL);
 	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
@@ -152,23 +155,33 @@ static void test_targets(void **unused)
 	assert_ptr_equal(cfg.ids, &pid);
 	assert_int_equal(cfg.nr_ids, 1);
 	assert_true(cfg.follow_forks);
+	assert_int_equal(cfg.exec_map_size, cfg.target_map_size);
 	options_free(&o);
 }
 
 /* Counts mode uses the ring buffer only for auto's copies of young
- * processes' stacks (fp leaves it unused), the stream not the count maps. */
+ * processes' stacks (fp leaves it unused), the stream not the count maps;
+ * fp leaves cfi_requests unused, --no-interpreters the Python caches. */
 static void test_by_mode(void **unused)
 {
 	static const char *args[] = { "bpfprof", "-a", "--ringbuf-size", "65536" };
 	static const char *fp[] = { "bpfprof", "-a", "-g", "--ringbuf-size", "65536" };
+	static const char *nopy[] = { "bpfprof", "-a", "--no-interpreters" };
 	struct sampler_config cfg;
 
 	derive(fp, ARGC(fp), false, 2, &cfg);
 	assert_false(cfg.stream || cfg.cfi_copies);
 	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
+	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_UNUSED_LRU_MAP);
+	assert_int_equal(cfg.py_map_size, 0);
+	derive(nopy, ARGC(nopy), false, 2, &cfg);
+	assert_int_equal(cfg.cfi_request_map_size, 0);
+	assert_int_equal(cfg.py_map_size, SETTINGS_UNUSED_LRU_MAP);
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_false(cfg.stream);
 	assert_true(cfg.cfi && cfg.cfi_copies);
+	assert_int_equal(cfg.cfi_request_map_size, 0);
+	assert_int_equal(cfg.py_map_size, 0);
 	assert_int_equal(cfg.user_stack_size, OPT_DEFAULT_AUTO_STACK);
 	assert_int_equal(cfg.ringbuf_size, 2 << 20);	/* >= 48 * (32768 + 256) */
 	assert_int_equal(cfg.count_map_size, SETTINGS_COUNT_MAP_MIN);
@@ -208,8 +221,9 @@ static void test_dwarf_largest_copy(void **unused)
 
 /*
  * dwarf --max-stack 4096: the collector unwinds the user stacks, the
- * program stores kernel stacks only, so stored stacks keep 127 frames and
- * the stack map its size (no 32 KiB slots for nothing).
+ * program stores kernel stacks only, so stored stacks keep 127 frames (no
+ * 32 KiB slots for nothing), and the stack map holds two seconds of one
+ * stack a sample: half of fp's 8,192 at 999 Hz on 2 CPUs.
  */
 static void test_dwarf_deep_stores_kernel_depth(void **unused)
 {
@@ -220,7 +234,7 @@ static void test_dwarf_deep_stores_kernel_depth(void **unused)
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_int_equal(cfg.max_depth, BPFPROF_MAX_FP_DEPTH);
 	assert_int_equal(cfg.stack_value_size, 8 + 8 * BPFPROF_MAX_FP_DEPTH);
-	assert_int_equal(cfg.stack_map_size, 8192);
+	assert_int_equal(cfg.stack_map_size, 4096);
 }
 
 /* fp --max-stack N: stored stacks have room for N frames, the map its rate size. */
