@@ -6,8 +6,9 @@
 # kernel=1, ...)) and `perf record -e cpu-clock -F 499 -g -p PID` profile it
 # at the same time.  Checked: kernel frames resolve to names that are in
 # /proc/kallsyms, the syscall samples have the read path in the kernel
-# (leaf first, entry code outermost) joined to do_read <- sys_part <- main in
-# user space, and the kernel share and the hottest kernel function's share
+# (leaf first, entry code outermost; or, where a paravirtualized guest
+# enables interrupts with a call, the syscall entry) joined to do_read <-
+# sys_part <- main in user space, and the kernel share and the hottest kernel function's share
 # are within 10 points of what perf measures.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
@@ -93,10 +94,23 @@ check(abs(bsh - psh) <= 0.10, "%s: bpfprof %.1f%%, perf %.1f%% of all samples (+
 
 # Syscall samples: the read path in the kernel, entry code outermost, and
 # the user stack that made the call.
-read_path = lambda c: any(f in ("vfs_read", "ksys_read", "__x64_sys_read") for f in c.kernel)
+# In read(2)'s entry and exit: do_syscall_64 enables interrupts, and a
+# timer interrupt held back until then is taken there.  On a
+# paravirtualized guest that is a call of its own (pvm_irq_enable), which
+# both profilers show with do_syscall_64 the only frame above it: about a
+# quarter of the kernel samples there, none elsewhere.
+in_entry = lambda c: (len(c.kernel) >= 2 and c.kernel[-2] == "do_syscall_64" and
+                      all("irq_enable" in f for f in c.kernel[:-2]) and
+                      c.user[:1] == ["do_read"])
+read_path = lambda c: (any(f in ("vfs_read", "ksys_read", "__x64_sys_read") for f in c.kernel) or
+                       in_entry(c))
 reads = [c for c in kern if read_path(c)]
 nr = sum(c.samples for c in reads)
-check(nr >= 0.9 * nk, "kernel samples under read(2): %d of %d (>= 90%%)" % (nr, nk))
+ne = sum(c.samples for c in reads if in_entry(c))
+check(nr >= 0.9 * nk, "kernel samples under read(2): %d of %d (>= 90%%; %d of them in its entry"
+      " or exit, where interrupts are enabled again)" % (nr, nk, ne))
+check(nr - ne >= 0.5 * nk, "kernel samples with read(2)'s own path (vfs_read...): %d of %d (>= 50%%)"
+      % (nr - ne, nk))
 outer = sum(c.samples for c in reads if c.kernel[-1].startswith("entry_SYSCALL_64"))
 check(nr and outer >= 0.99 * nr, "read samples whose outermost kernel frame is entry_SYSCALL_64*: %d of %d"
       % (outer, nr))

@@ -104,7 +104,13 @@ cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/d
 grep -aq __vdso_clock_gettime "$TMP/v.raw" || fail "the measurement holds no vDSO name"
 "$BPFPROF" merge -q -o "$TMP/v.txt" --plugin "$TMP/dump.so" --allow-untrusted-plugin "$TMP/v.raw" ||
 	fail "merge of the vdso_loop measurement failed"
-read -r vdso all < <(awk -F'\t' '$1 == "count" { all += $4; if ($6 ~ /^__vdso_clock_gettime;/) v += $4 }
+# an unnamed leaf in code of the vDSO no symbol covers, called by
+# __vdso_clock_gettime, counts with it where this kernel has such code
+# (tests/lib/vdso_unnamed.py; see vdso.sh)
+unnamed=$(python3 "$BPFPROF_SRC/tests/lib/vdso_unnamed.py") || fail "cannot read this kernel's vDSO"
+read -r vdso all < <(awk -F'\t' -v unnamed="$unnamed" '$1 == "count" { all += $4
+	if ($6 ~ /^__vdso_clock_gettime;/ || (unnamed != "" && $6 ~ /^\?\[vdso\]@0x[0-9a-f]+;__vdso_clock_gettime;/))
+		v += $4 }
 	END { print v + 0, all + 0 }' "$TMP/v.txt")
 [ "$all" -gt 0 ] && [ $((vdso * 100)) -ge $((all * 30)) ] ||
 	fail "__vdso_clock_gettime leaves $vdso of $all samples (< 30%)"
