@@ -40,7 +40,8 @@ runs SECONDS.  Reported, medians over the repetitions:
     run, medians over the repetitions, and bpfprof's minus perf record
     -g's paired by repetition.  The gaps include the interrupt itself and
     the host's share, which cost both profilers the same and make them
-    noisy (+-3 us a sample); this counts only what differs, to ~0.1 us.
+    noisy (+-3 us a sample); this counts only what differs (quartiles
+    over the repetitions ~0.5 us apart).
     Its two tracepoint programs run at every timer callback of the loop's
     CPU, for every variant alike.
 
@@ -83,6 +84,8 @@ NAMES = {
     "bpfprof-fp": "bpfprof -g --no-interpreters",
 }
 SETTLE_S = 1.5
+
+
 def profiler(variant, a, pid, out):
     """The profiler of @variant attached to @pid (PID[,PID...]), on CPU 0
     (anywhere with --busy), or None."""
