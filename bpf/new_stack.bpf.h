@@ -112,7 +112,8 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);		/* 1 with --no-interpreters (set before load) */
+	__uint(max_entries, 16384);		/* 4,096 for named targets, 1 with
+					 * --no-interpreters (set before load) */
 	__type(key, struct py_code_key);
 	__type(value, struct py_code_names);
 } py_codes_seen SEC(".maps");

@@ -97,6 +97,8 @@ static void config_targets(const struct options *o, const uint32_t *command_pid,
 		cfg->target_map_size = (uint32_t)(cfg->nr_ids * 2);
 	if (cfg->target == SAMPLER_ALL)
 		cfg->target_map_size = SETTINGS_UNUSED_TARGET_MAP;
+	if (cfg->target != SAMPLER_ALL)
+		cfg->thread_map_size = cfg->py_map_size = SETTINGS_TARGETED_LRU_MAP;
 	/* exec_ids holds target processes only (SETTINGS_EXEC_MAP_MAX) */
 	cfg->exec_map_size = cfg->target == SAMPLER_TGIDS ? cfg->target_map_size
 							 : SETTINGS_EXEC_MAP_MAX;

@@ -57,7 +57,10 @@ struct sampler_config {
 	 * there), 0 elsewhere: the program's own */
 	uint32_t cfi_request_map_size;	/* "cfi_requests": auto only */
 	uint32_t py_map_size;		/* "py_threads", "py_codes_seen": not with
-					 * --no-interpreters */
+					 * --no-interpreters; SETTINGS_TARGETED_LRU_MAP
+					 * with -p, -t or a command */
+	uint32_t thread_map_size;	/* "threads_seen": SETTINGS_TARGETED_LRU_MAP with
+					 * -p, -t or a command, else 0 */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
 	 * sampler_config_from_options() leaves cgroup_filter false) */
 	bool cgroup_filter;		/* sample only tasks in this cgroup and below */
@@ -113,6 +116,15 @@ struct sampler_config {
  * every slot when it creates one (16,384 slots: ~1.7 ms each, 4,096: ~0.5).
  */
 #define SETTINGS_UNUSED_LRU_MAP 1
+/*
+ * Slots of the LRU maps keyed by thread or by code object ("threads_seen",
+ * "py_threads", "py_codes_seen") when the targets are named (-p, -t, a
+ * command): their threads, not a whole machine's (16,384, the program's
+ * own, under --all).  An evicted entry costs a second announcement or
+ * look-up, never a wrong stack.  4,096 slots are created in ~0.5 ms
+ * instead of ~2-3 ms each.
+ */
+#define SETTINGS_TARGETED_LRU_MAP 4096
 /* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
  * buffer: struct dwarf_sample_event and the record header are under 1,024
  * (settings.c checks). */
