@@ -368,7 +368,7 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		"table, %llu over --unwind-memory; %llu process updates (%llu refused), %llu "
 		"mappings past %d per process, %llu cache hits; anonymous code: %llu "
 		"mappings by frame pointer, %llu of CPython trampolines; %llu tables from the "
-		"on-disk cache\n",
+		"on-disk cache, read in %.1f ms\n",
 		(unsigned long long)ls.tables, (unsigned long long)ls.rows, ls.table_bytes / 1024.0,
 		ls.chunk_bytes / 1024.0,
 		ls.cfi_bytes / 1024.0, ls.build_ns / 1e6,
@@ -377,7 +377,8 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)ls.process_updates, (unsigned long long)ls.process_update_errors,
 		(unsigned long long)ls.mappings_dropped, CFI_MAX_MAPPINGS,
 		(unsigned long long)ls.cache_hits, (unsigned long long)ls.anonymous_mappings,
-		(unsigned long long)ls.trampoline_mappings, (unsigned long long)ls.cached_tables);
+		(unsigned long long)ls.trampoline_mappings, (unsigned long long)ls.cached_tables,
+		ls.cache_read_ns / 1e6);
 }
 
 struct perfmap_totals {

@@ -516,7 +516,12 @@ void cfi_loader_set_cache(struct cfi_loader *l, struct cfi_cache *cache)
 
 void cfi_loader_stats(const struct cfi_loader *l, struct cfi_loader_stats *st)
 {
+	struct cfi_cache_stats cs = { 0 };
+
 	*st = l->st;
+	if (l->cache)
+		cfi_cache_stats(l->cache, &cs);
+	st->cache_read_ns = cs.read_ns;
 }
 
 void cfi_loader_free(struct cfi_loader *l)

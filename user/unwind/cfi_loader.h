@@ -46,6 +46,7 @@ struct cfi_loader_stats {
 	uint64_t table_bytes;		/* their rows' bytes */
 	uint64_t chunk_bytes;		/* BPF map memory holding them (chunks), bytes */
 	uint64_t cached_tables;		/* of those, read from the on-disk cache (cfi_cache.h) */
+	uint64_t cache_read_ns;		/* time spent reading those (ns, CLOCK_MONOTONIC) */
 	uint64_t cfi_bytes;		/* bytes of .eh_frame + .debug_frame the tables
 					 * built (not cached) came from */
 	uint64_t build_ns;		/* time spent building those (ns, CLOCK_MONOTONIC) */
