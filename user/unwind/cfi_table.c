@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
@@ -744,7 +745,10 @@ void cfi_table_free(struct cfi_table *t)
 {
 	if (!t)
 		return;
-	free(t->rows);
+	if (t->mapping)
+		munmap(t->mapping, t->mapping_size);
+	else
+		free(t->rows);
 	elf_segments_free(&t->segments);
 	free(t);
 }

@@ -66,8 +66,12 @@ struct cfi_table_stats {
  * released by cfi_table_free(); read-only for users.
  */
 struct cfi_table {
-	struct cfi_row *rows;		/* nr rows, pc strictly increasing */
+	struct cfi_row *rows;		/* nr rows, pc strictly increasing: malloc()ed,
+					 * or inside mapping */
 	uint32_t nr;
+	void *mapping;			/* a cache file read in place (cfi_cache.c,
+					 * private and writable), or NULL */
+	size_t mapping_size;		/* its bytes */
 	uint8_t build_id_size;		/* bytes in build_id, 0: none */
 	uint8_t build_id[64];		/* GNU build-id (first 64 bytes) */
 	struct elf_segments segments;	/* PT_LOAD segments and type, for load biases */
