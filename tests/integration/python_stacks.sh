@@ -10,9 +10,10 @@
 # are whole from _start through Py_RunMain and the Python frames to the
 # native leaf, and no _PyEval_EvalFrameDefault frame is left
 # (tests/lib/pystacks.py); the frames come from a third as many reads of
-# the process's memory or fewer (-v).  Then -g with python3.11: the same
-# shares, the Python frames whole with the outer ones at the root of the
-# cut native stacks.  Then --call-graph dwarf with python3.11: the same
+# the process's memory or fewer (-v); a stripped interpreter's evaluator
+# .cold part is found in its -dbg file when installed (-v).  Then -g
+# with python3.11: the same shares, the Python frames whole with the outer
+# ones at the root of the cut native stacks.  Then --call-graph dwarf with python3.11: the same
 # shares and whole stacks, the Python frames read by the BPF program with
 # each copy and put in place of the evaluator frames libdwfl unwinds
 # (user/interp/pysplice.c; before, no Python frame at all).  Then
@@ -42,6 +43,15 @@ for py in "${pythons[@]}"; do
 	# 3.12+'s entry frames from the native walk's copy of the C stack.
 	$CHECK reads "$TMP/$tag.err" 0.334 || fail "$tag: Python frames or their reads per sample"
 	ok "$tag: Python frames per sample and their reads"
+	# Debian's python3.11 is stripped: its evaluator's .cold part (GCC's
+	# split of the unlikely paths, a local symbol) is in the debug file
+	# of its build-id (python3.11-dbg), found by user/interp/python.c.
+	id=$(readelf -n "$py" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+	if [ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+		grep -q "interpreter files: 1, 1 with the evaluator's .cold part" "$TMP/$tag.err" ||
+			fail "$tag: the evaluator's .cold part not found in its debug file"
+		ok "$tag: the evaluator's .cold part from its debug file"
+	fi
 done
 
 # -g: Debian's python3.11 has no frame pointers, so the native stack ends

@@ -34,6 +34,9 @@ _Static_assert(PY_FRAME_ADDR(0, 0) >> 60 << 60 == BPFPROF_INTERP_FRAME_START &&
 struct interp_stats {
 	uint64_t processes;		/* CPython processes found */
 	uint64_t unsupported;		/* interpreters of a version without a layout */
+	uint64_t evaluator_files;	/* interpreter files (executables, libpythons) found */
+	uint64_t cold_parts;		/* ... whose evaluator's .cold part was found, in
+					 * their symbols or their -dbg file's */
 	uint64_t codes;			/* code objects named */
 	uint64_t code_failures;		/* code objects that could not be read */
 	uint64_t frames_seen;		/* Python frames in new stacks */

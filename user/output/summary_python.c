@@ -71,7 +71,8 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		"known already), %llu of them named without a read, %llu header reads, %llu "
 		"replaced before they were read, %llu copied by the BPF program (%llu named "
 		"from its copy, %llu not copied: no room); %llu Python frames put into stacks "
-		"unwound from copies; %llu samples of threads without a current frame\n",
+		"unwound from copies; %llu samples of threads without a current frame; "
+		"interpreter files: %llu, %llu with the evaluator's .cold part\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_READS] / (double)py[PY_STAT_SPLICED] : 0.0,
 		(unsigned long long)py[PY_STAT_TSTATE_HIT], (unsigned long long)py[PY_STAT_TSTATE_WALK],
@@ -82,5 +83,6 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)is.header_reads, (unsigned long long)is.replaced,
 		(unsigned long long)is.copies, (unsigned long long)is.copies_named,
 		(unsigned long long)py[PY_STAT_COPIES_SKIPPED], (unsigned long long)is.copy_frames,
-		(unsigned long long)py[PY_STAT_NO_FRAME]);
+		(unsigned long long)py[PY_STAT_NO_FRAME], (unsigned long long)is.evaluator_files,
+		(unsigned long long)is.cold_parts);
 }
