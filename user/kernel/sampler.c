@@ -143,36 +143,12 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	return err;
 }
 
-/*
- * The maps whose slots the program fills as it samples (stacks, counts,
- * followed children) allocate each element when it is added instead of all
- * of them at creation: a preallocated map initialises every slot first,
- * ~6 us a page on a paravirtualized guest, ~13 ms of start-up for the
- * three.  Kernels before 6.1 refuse non-preallocated hash maps in
- * perf_event programs; open_and_load() then loads again with @prealloc.
- */
-static int set_map_allocation(struct profile_bpf *skel, bool prealloc)
-{
-	struct bpf_map *maps[] = { skel->maps.stacks, skel->maps.counts0, skel->maps.counts1,
-				   skel->maps.targets };
-	int err = 0;
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++) {
-		__u32 flags = bpf_map__map_flags(maps[i]) & ~BPF_F_NO_PREALLOC;
-
-		err = bpf_map__set_map_flags(maps[i], prealloc ? flags : flags | BPF_F_NO_PREALLOC);
-	}
-	return err;
-}
-
 static int configure(struct profile_bpf *skel, const struct sampler_config *cfg,
-		     int nr_possible_cpus, bool prealloc)
+		     int nr_possible_cpus)
 {
 	int err;
 
 	set_rodata(skel, cfg);
-	if ((err = set_map_allocation(skel, prealloc)))
-		return err;
 	if (nr_possible_cpus < 1)	/* libbpf_num_possible_cpus() failed */
 		return nr_possible_cpus < 0 ? nr_possible_cpus : -EINVAL;
 	/* two scratch stacks (user, kernel) per CPU the program may run on */
@@ -366,31 +342,21 @@ static int load(struct profile_bpf *skel)
 	return err;
 }
 
-/*
- * Open, size and load the BPF object, its growing maps not preallocated
- * (set_map_allocation()); if the kernel refuses that, again preallocated.
- * Prints what failed.
- */
+/* Open, size and load the BPF object; prints what failed. */
 static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
 {
 	struct core_btf btf;
 	/* the kernel's types for CO-RE: the embedded minimal BTF if it fits */
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = core_btf_open(&btf));
-	bool prealloc = getenv("BPFPROF_PREALLOC") != NULL;	/* tests: the older kernels' maps */
 	int err;
 
-again:
 	s->skel = profile_bpf__open_opts(&opts);
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "bpfprof: cannot open the BPF object: %s\n", strerror(-err));
-	} else if ((err = configure(s->skel, cfg, s->nr_possible_cpus, prealloc))) {
+	} else if ((err = configure(s->skel, cfg, s->nr_possible_cpus))) {
 		fprintf(stderr, "bpfprof: cannot size the BPF maps: %s\n", strerror(-err));
-	} else if ((err = load(s->skel)) && !prealloc && err != -EPERM && err != -EACCES) {
-		profile_bpf__destroy(s->skel);
-		prealloc = true;
-		goto again;
-	} else if (err) {
+	} else if ((err = load(s->skel))) {
 		if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
 			fprintf(stderr, "bpfprof: not allowed to load BPF programs (uid %d); run as root "
 				"or with CAP_BPF and CAP_PERFMON\n", (int)geteuid());
