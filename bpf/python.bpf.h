@@ -296,6 +296,31 @@ static __always_inline __u64 py_current_frame(const struct py_process *p, __u64 
 	return frame;
 }
 
+/*
+ * The innermost Python frame of thread @tid of process @p (@tgid), 0 if
+ * none (no thread state, or none running a frame): py_thread_state(),
+ * then py_current_frame().  A global function: the verifier checks the
+ * thread state's cache, its walk and the frame's reads once, on their
+ * own, and the splice that follows from one state, the frame a scalar it
+ * knows nothing of, instead of from each of the ways the lookup ends.
+ */
+__noinline __u64 py_thread_frame(const struct py_process *p, __u32 tgid, __u32 tid)
+{
+	__u32 zero = 0;
+	__u64 ts, frame;
+
+	if (!p)
+		return 0;
+	ts = py_thread_state(p, tgid, tid);
+	if (!ts)
+		return 0;
+	frame = py_current_frame(p, ts, bpf_map_lookup_elem(&py_last_thread, &zero),
+				 cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL);
+	if (!frame)
+		py_count(PY_STAT_NO_FRAME, 1);
+	return frame;
+}
+
 /* Moving the native frames to the end of the stack (bpf_loop() data). */
 struct py_shift {
 	struct stack_trace *st;
@@ -624,7 +649,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	struct py_splice s;
 	struct py_shift sh;
 	__u32 n = st->nr, zero = 0;
-	__u64 ts, frame;
+	__u64 frame;
 
 	if (!p)
 		return false;
@@ -632,15 +657,10 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	v = bpf_map_lookup_elem(&py_vars, &zero);
 	if (!v || (!synthetic && (n == 0 || n > max_depth)))
 		return false;
-	ts = py_thread_state(p, tgid, tid);
-	if (!ts)
+	frame = py_thread_frame(p, tgid, tid);
+	if (!frame)
 		return false;
 	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
-	frame = py_current_frame(p, ts, bpf_map_lookup_elem(&py_last_thread, &zero), s.cstack);
-	if (!frame) {
-		py_count(PY_STAT_NO_FRAME, 1);
-		return false;
-	}
 	if (synthetic)
 		n = py_fill_activations(st, p);
 	sh.st = st;
