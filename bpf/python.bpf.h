@@ -321,11 +321,25 @@ __noinline __u64 py_thread_frame(const struct py_process *p, __u32 tgid, __u32 t
 	return frame;
 }
 
-/* Moving the native frames to the end of the stack (bpf_loop() data). */
+/* Moving the native frames to the end of the stack (bpf_loop() data);
+ * first, for a copy, writing py_fill_activations()'s. */
 struct py_shift {
 	struct stack_trace *st;
 	__u32 n, d;		/* frames ips[0..n) go to ips[d..d+n) */
+	__u64 eval_ip;		/* py_fill_activations()'s evaluator frame */
 };
+
+static long py_fill_step(__u32 i, void *data)
+{
+	struct py_shift *f = data;
+	__u64 k = i;
+
+	barrier_var(k);
+	if (k >= max_depth || k >= BPFPROF_MAX_STACK_DEPTH)
+		return 1;
+	f->st->ips[k] = k & 1 ? BPFPROF_PY_ACTIVATION_END : f->eval_ip;
+	return 0;
+}
 
 static long py_shift_step(__u32 i, void *data)
 {
@@ -608,20 +622,25 @@ static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
 
 /*
  * A native stack for a stack that goes out as a copy (--call-graph auto,
- * a young process): BPFPROF_COPY_PY_ACTIVATIONS evaluator frames of @p,
- * each followed by BPFPROF_PY_ACTIVATION_END, in @st.  Spliced, each
- * evaluator frame becomes an activation's Python frames: the copy's
- * py_ips (bpf/bpfprof.h).  Returns st->nr.
+ * a young process): BPFPROF_COPY_PY_ACTIVATIONS evaluator frames
+ * (@sh->eval_ip), each followed by BPFPROF_PY_ACTIVATION_END, in
+ * @sh->st.  Spliced, each evaluator frame becomes an activation's Python
+ * frames: the copy's py_ips (bpf/bpfprof.h).  Returns st->nr.
+ * A bpf_loop() callback writes the frames: the verifier checks it once,
+ * where it checked a loop's body once for each of its 32 iterations.
+ * Its data is the shift's, set whether or not there is a copy: callback
+ * data only a copy's path wrote would leave the stack slots of the two
+ * paths apart, and the verifier would check the splice's callback once
+ * for each.
  */
-static __always_inline __u32 py_fill_activations(struct stack_trace *st,
-						 const struct py_process *p)
+static __always_inline __u32 py_fill_activations(struct py_shift *sh)
 {
-	__u32 i;
+	__u32 n = 2 * BPFPROF_COPY_PY_ACTIVATIONS < max_depth ?
+		  2 * BPFPROF_COPY_PY_ACTIVATIONS : max_depth;
 
-	for (i = 0; i < 2 * BPFPROF_COPY_PY_ACTIVATIONS && i < max_depth; i++)
-		st->ips[i] = i & 1 ? BPFPROF_PY_ACTIVATION_END : p->eval_start[0] + 1;
-	st->nr = i;
-	return i;
+	bpf_loop(n, py_fill_step, sh, 0);
+	sh->st->nr = n;
+	return n;
 }
 
 /*
@@ -661,9 +680,10 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	if (!frame)
 		return false;
 	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
-	if (synthetic)
-		n = py_fill_activations(st, p);
 	sh.st = st;
+	sh.eval_ip = p->eval_start[0] + 1;
+	if (synthetic)
+		n = py_fill_activations(&sh);
 	sh.n = n;
 	sh.d = max_depth - n;
 	if (sh.d)
