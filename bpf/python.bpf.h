@@ -379,6 +379,7 @@ struct py_splice_vars {
 	__u32 at_root;		/* Python frames went to its root end */
 	__u32 reads;		/* of user memory, for frames */
 	__u32 synthetic;	/* the native stack is py_fill_activations()'s */
+	__u32 put_python;	/* the frame py_splice_step() puts is a Python frame */
 	__u64 win_lo;		/* user address of win[0] */
 	__u32 win_len;		/* bytes of win read, 0: none */
 	/* Not cleared per sample, from here on: */
@@ -402,6 +403,9 @@ struct py_splice {
 	const struct cfi_walk_vars *cstack;
 };
 
+/* A step's result (py_splice_step()): @ip goes to the stack next. */
+#define PY_PUT 2
+
 static __always_inline int py_put(struct py_splice *s, __u64 ip)
 {
 	__u64 k = s->v->k;
@@ -423,14 +427,15 @@ static __always_inline bool py_in_eval(const struct py_process *p, __u64 pc)
 }
 
 /* The activation's run ended: an activation that got no Python frame
- * keeps its evaluator frame. */
-static __always_inline long py_end_activation(struct py_splice *s)
+ * keeps its evaluator frame (PY_PUT, in @ip). */
+static __always_inline long py_end_activation(struct py_splice *s, __u64 *ip)
 {
 	s->v->in_python = 0;
 	if (s->v->written)
 		return 0;
 	s->v->unmatched++;
-	return py_put(s, s->v->eval_ip) ? 1 : 0;
+	*ip = s->v->eval_ip;
+	return PY_PUT;
 }
 
 /*
@@ -527,26 +532,27 @@ static __always_inline int py_frame_read(struct py_splice *s, __u64 f, __u64 *co
 	return 0;
 }
 
-/* One Python frame of the current activation. */
-static __always_inline long py_frame_step(struct py_splice *s)
+/* One Python frame of the current activation: 0, 1 (done), or PY_PUT
+ * and the frame to write in @ip. */
+static __always_inline long py_frame_step(struct py_splice *s, __u64 *ip)
 {
 	const struct py_offsets *o = &s->p->off;
 	__u64 f = s->v->frame, code = 0, prev = 0, instr = 0, type = 0, base, idx = 0;
 	__u8 owner = 0, entry = 0;
 
 	if (!f)
-		return py_end_activation(s);
+		return py_end_activation(s, ip);
 	if (py_frame_read(s, f, &code, &prev, &instr, &owner, &entry)) {
 		s->v->read_faults++;
 		s->v->frame = 0;
-		return py_end_activation(s);
+		return py_end_activation(s, ip);
 	}
 	s->v->frame = prev;
 	if (o->owner_cstack != 0xff && owner == o->owner_cstack)
-		return py_end_activation(s);	/* 3.12+: the activation's entry */
+		return py_end_activation(s, ip);	/* 3.12+: the activation's entry */
 	if (s->p->code_type && (!code || py_read(code + 8, &type) || type != s->p->code_type)) {
 		s->v->not_code++;
-		return entry ? py_end_activation(s) : 0;
+		return entry ? py_end_activation(s, ip) : 0;
 	}
 	if (o->frame_kind == PY_FRAME_INTERP) {
 		base = code + o->code_adaptive;
@@ -559,24 +565,20 @@ static __always_inline long py_frame_step(struct py_splice *s)
 	}
 	if (idx > PY_FRAME_INSTR_MAX)
 		idx = PY_FRAME_INSTR_MAX;
-	if (py_put(s, PY_FRAME_ADDR(code, idx)))
-		return 1;
+	*ip = PY_FRAME_ADDR(code, idx);
 	s->v->written++;
-	s->v->frames++;
+	s->v->put_python = 1;	/* counted in frames once written */
 	if (entry)
 		s->v->in_python = 0;	/* 3.11: the activation's first frame;
 					 * 3.6-3.10: its one frame */
-	return 0;
+	return PY_PUT;
 }
 
-/* One step: a native frame, or a Python frame of the current activation. */
-static long py_splice_step(__u32 i, void *data)
+/* One native frame: 0, 1 (done), or PY_PUT and the frame to write in @ip. */
+static __always_inline long py_native_step(struct py_splice *s, __u64 *ip)
 {
-	struct py_splice *s = data;
-	__u64 j = s->v->r, ip;
+	__u64 j = s->v->r;
 
-	if (s->v->in_python)
-		return py_frame_step(s);
 	barrier_var(j);
 	if (j >= s->v->end || j >= max_depth || j >= BPFPROF_MAX_STACK_DEPTH) {
 		/*
@@ -594,12 +596,12 @@ static long py_splice_step(__u32 i, void *data)
 		s->v->written = 1;
 		return 0;
 	}
-	ip = s->st->ips[j];
+	*ip = s->st->ips[j];
 	s->v->r = j + 1;
-	if (py_in_eval(s->p, j == s->v->leaf ? ip : ip - 1)) {
+	if (py_in_eval(s->p, j == s->v->leaf ? *ip : *ip - 1)) {
 		if (s->v->frame) {
 			s->v->in_python = 1;
-			s->v->eval_ip = ip;
+			s->v->eval_ip = *ip;
 			s->v->written = 0;
 			return 0;
 		}
@@ -607,7 +609,31 @@ static long py_splice_step(__u32 i, void *data)
 			return 1;	/* no activation left: done */
 		s->v->unmatched++;
 	}
-	return py_put(s, ip) ? 1 : 0;
+	return PY_PUT;
+}
+
+/*
+ * One step: a native frame, or a Python frame of the current activation.
+ * Every way of writing a frame ends in the one py_put() here, where the
+ * verifier's states from the step's many paths meet and are pruned (the
+ * put's bound checks were ~250 instructions processed, inlined in six
+ * places).  Whether the frame is a Python frame, for the count, is in v
+ * (put_python), not in a register whose value would keep those states
+ * apart.
+ */
+static long py_splice_step(__u32 i, void *data)
+{
+	struct py_splice *s = data;
+	__u64 ip = 0;
+	long r = s->v->in_python ? py_frame_step(s, &ip) : py_native_step(s, &ip);
+
+	if (r != PY_PUT)
+		return r;
+	if (py_put(s, ip))
+		return 1;
+	s->v->frames += s->v->put_python;
+	s->v->put_python = 0;
+	return 0;
 }
 
 /*
