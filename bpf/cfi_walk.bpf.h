@@ -482,14 +482,29 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 	return 0;
 }
 
-/* One step from the current frame to its caller by @row; -1 with v->stop. */
-static __always_inline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
+/*
+ * One step from the current frame to its caller by @row; -1 with v->stop
+ * (-1 alone for a NULL argument).  A global function: the verifier checks
+ * it once, on its own, where it checked it in each pass over
+ * cfi_walk_frame() (a bpf_loop() callback, checked until its state at
+ * entry repeats), each time with a path per kind of row (the kind is a
+ * constant in each case of cfi_cfa()'s switch, and the tests after it keep
+ * those apart) and per read's outcome.  A call per frame.
+ */
+__noinline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 {
-	__u64 cfa = 0, ra = 0, bp = v->bp, bp_addr = 0, bx = v->bx;
-	__u32 bp_known = v->bp_known, bx_known = v->bx_known;
-	__u32 kind = CFI_ROW_KIND(row), rbx = CFI_ROW_RBX(row);
+	__u64 cfa = 0, ra = 0, bp, bp_addr = 0, bx;
+	__u32 bp_known, bx_known, kind, rbx;
 	bool signal;
 
+	if (!v || !row)
+		return -1;
+	bp = v->bp;
+	bx = v->bx;
+	bp_known = v->bp_known;
+	bx_known = v->bx_known;
+	kind = CFI_ROW_KIND(row);
+	rbx = CFI_ROW_RBX(row);
 	if (cfi_cfa(v, row, kind, &cfa))
 		return -1;
 	signal = kind == CFI_KIND_SIGNAL;
