@@ -380,6 +380,21 @@ __noinline long cfi_walk_scratch(__u32 tgid, __u32 tid)
 }
 
 /*
+ * py_new_code() (bpf/new_stack.bpf.h) of this CPU's scratch user stack, as
+ * a global function: the verifier checks the scan's bpf_loop() callback
+ * once, on its own, not at each of its two callers (capture_stack(), and
+ * the copies' copy_python_frames()), where it made eight passes over the
+ * callback at each.  Only for a new stack with Python frames, or a copy.
+ * Returns 1 or 0.
+ */
+__noinline int py_new_code_scratch(__u32 tgid)
+{
+	struct stack_trace *st = scratch_stack(0);
+
+	return st && py_new_code(st, tgid) ? 1 : 0;
+}
+
+/*
  * Announce new user stack @id, this CPU's scratch user stack, to the
  * collector (emit_new_stack(), bpf/new_stack.bpf.h), as a global function
  * too: the verifier checks the record's copy of the frames, of a constant
@@ -458,7 +473,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 	}
 	__sync_fetch_and_add(&stacks_added, 1);
 	if (!kernel)
-		announce_new_stack(tgid, tid, *id, python && py_new_code(st, tgid));
+		announce_new_stack(tgid, tid, *id, python && py_new_code_scratch(tgid));
 	return 0;
 }
 

@@ -10,8 +10,7 @@
  *
  * Needs from profile.bpf.c: the "samples" ring, sample_header(),
  * submit_sample(), drop(), user_stack_size, cfi_copies, scratch_stack();
- * from bpf/cfi_walk.bpf.h: cfi_vars; from bpf/new_stack.bpf.h:
- * py_new_code().
+ * py_new_code_scratch(); from bpf/cfi_walk.bpf.h: cfi_vars.
  */
 #ifndef BPFPROF_STACK_COPY_BPF_H
 #define BPFPROF_STACK_COPY_BPF_H
@@ -82,8 +81,8 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
  * read for it (py_splice_scratch(), called by capture_stack() for auto's
  * copies and by on_sample() for dwarf's), from this CPU's scratch user
  * stack, cut to BPFPROF_COPY_PY_FRAMES, and whether the collector knows
- * their code objects (py_new_code(), which sends copies of those it does
- * not, before this record).
+ * their code objects (py_new_code_scratch(), which sends copies of those
+ * it does not, before this record).
  */
 static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u32 tgid)
 {
@@ -96,7 +95,7 @@ static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u
 	if (st->nr > BPFPROF_COPY_PY_FRAMES)	/* so the scan sees only those sent */
 		st->nr = BPFPROF_COPY_PY_FRAMES;
 	e->py_nr = st->nr;
-	e->py_flags = py_new_code(st, tgid) ? 0 : BPFPROF_NEW_STACK_CODES_KNOWN;
+	e->py_flags = py_new_code_scratch(tgid) ? 0 : BPFPROF_NEW_STACK_CODES_KNOWN;
 }
 
 /*
