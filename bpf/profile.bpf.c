@@ -383,9 +383,9 @@ __noinline long cfi_walk_scratch(__u32 tgid, __u32 tid)
  * py_new_code() (bpf/new_stack.bpf.h) of this CPU's scratch user stack, as
  * a global function: the verifier checks the scan's bpf_loop() callback
  * once, on its own, not at each of its two callers (capture_stack(), and
- * the copies' copy_python_frames()), where it made eight passes over the
- * callback at each.  Only for a new stack with Python frames, or a copy.
- * Returns 1 or 0.
+ * the copies' copy_python_frames()), four passes over the callback at
+ * each (auto: 10,113 -> 9,465 instructions processed).  Only for a new
+ * stack with Python frames, or a copy.  Returns 1 or 0.
  */
 __noinline int py_new_code_scratch(__u32 tgid)
 {

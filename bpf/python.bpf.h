@@ -384,6 +384,10 @@ struct py_splice_vars {
 	__u32 win_len;		/* bytes of win read, 0: none */
 	/* Not cleared per sample, from here on: */
 	__u8 win[PY_FRAME_WINDOW];	/* user memory ending with a frame read */
+	/* py_new_code()'s scan (bpf/new_stack.bpf.h), after the splice: */
+	struct py_code_key scan_key;	/* the frame's, with the process's tgid */
+	struct py_code_names scan_names;	/* the frame's, read now */
+	__u32 scan_uncopied;		/* a code object not seen before, not copied */
 };
 
 struct {

@@ -9,7 +9,7 @@
  * (cfi_copy_instead()).  Included once by profile.bpf.c.
  *
  * Needs from profile.bpf.c: the "samples" ring, sample_header(),
- * submit_sample(), drop(), user_stack_size, cfi_copies, scratch_stack();
+ * submit_sample(), drop(), user_stack_size, cfi_copies, scratch_stack(),
  * py_new_code_scratch(); from bpf/cfi_walk.bpf.h: cfi_vars.
  */
 #ifndef BPFPROF_STACK_COPY_BPF_H
