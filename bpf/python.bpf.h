@@ -178,16 +178,21 @@ static __always_inline __u16 py_tstate_lo(const struct py_offsets *o)
  * @ts, known to be the thread state of the thread whose id is @want
  * (py_thread_id()), is still (native_thread_id).  Read with the current
  * frame's field into @last->tbuf, for py_current_frame(), when @last is
- * there and both fit.
+ * there and both fit.  1 or 0.  A global function: the verifier checks
+ * its reads once, not at each of its two callers in py_thread_state() in
+ * each state that reaches them (auto: 8,696 -> 8,627 instructions
+ * processed).
  */
-static __always_inline bool py_tstate_still(const struct py_process *p, __u64 ts, __u64 want,
-					    struct py_last_thread *last)
+__noinline int py_tstate_still(const struct py_process *p, __u64 ts, __u64 want,
+			       struct py_last_thread *last)
 {
-	const struct py_offsets *o = &p->off;
-	__u64 lo = py_tstate_lo(o), id = 0;
+	const struct py_offsets *o;
+	__u64 lo, id = 0;
 
-	if (!ts)
+	if (!ts || !p)
 		return false;
+	o = &p->off;
+	lo = py_tstate_lo(o);
 	if (last && o->tstate_native_thread_id - lo <= PY_TSTATE_READ - 8 &&
 	    py_tstate_frame_off(o) - lo <= PY_TSTATE_READ - 8 &&
 	    !bpf_probe_read_user(last->tbuf, PY_TSTATE_READ, (const void *)(ts + lo))) {
