@@ -125,6 +125,7 @@ struct cfi_walk_vars {
 	__u64 map_searches;	/* binary searches of the mappings */
 	__u64 guesses;		/* leaves' callers from [sp] the walk went on from */
 	__u64 fp_steps;		/* other frames' callers from [bp + 8] */
+	struct cfi_row row;	/* the current frame's (cfi_frame_row_get()) */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
 	/* the window, not cleared between walks: only win_len bytes count */
@@ -339,6 +340,31 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 	else
 		return row;
 	return NULL;
+}
+
+/*
+ * The row for the walk's current frame (cfi_frame_row()) into v->row: 1,
+ * or 0 with v->stop set.  @proc: the process's mappings; @cache: this
+ * CPU's row cache, or NULL.  A global function: the verifier checks the
+ * lookup, with its two binary searches' bpf_loop() callbacks, once on its
+ * own, and the frame callback goes on from one state after it, where it
+ * checked the rest of the frame once for each way the lookup ended (auto:
+ * 8,627 -> 8,299 instructions processed).  A call and a row's copy per
+ * frame.
+ */
+__noinline int cfi_frame_row_get(struct cfi_walk_vars *v, const struct cfi_process *proc,
+				 struct cfi_row_cache *cache)
+{
+	struct cfi_walk w = { .proc = proc, .v = v, .cache = cache };
+	const struct cfi_row *row;
+
+	if (!v || !proc)
+		return 0;
+	row = cfi_frame_row(&w);
+	if (!row)
+		return 0;
+	v->row = *row;
+	return 1;
 }
 
 /* The 8 bytes of user memory at @addr: from the window when it holds
@@ -671,11 +697,9 @@ static long cfi_walk_frame(__u32 i, void *data)
 {
 	struct cfi_walk *w = data;
 	struct cfi_walk_vars *v = w->v;
-	const struct cfi_row *row;
 	__u32 n = v->n;
 
-	row = cfi_frame_row(w);
-	if (row) {
+	if (cfi_frame_row_get(v, w->proc, w->cache)) {
 		if (v->guessed == CFI_GUESS_LEAF)
 			v->guesses++;
 		else if (v->guessed == CFI_GUESS_FP)
@@ -685,7 +709,7 @@ static long cfi_walk_frame(__u32 i, void *data)
 			v->stop = CFI_WALK_MAX_DEPTH;
 			return 1;
 		}
-		if (cfi_step(v, row))
+		if (cfi_step(v, &v->row))
 			return 1;
 	} else if (!cfi_no_row(v)) {
 		return 1;
