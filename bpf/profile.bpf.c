@@ -297,8 +297,11 @@ static __always_inline void task_event_submit_lazy(struct task_event *e)
  * done at the fork itself, so fork()+exec() costs nothing more.  0 if
  * none: another thread's clone, an exec since the fork, a reparented
  * orphan.
+ * A global function: the verifier checks its reads once, not in each of
+ * process_entry()'s three inlined callers (auto: 8,084 -> 7,891
+ * instructions processed).  Called only for a process without an entry.
  */
-static __always_inline __u32 forked_parent(__u32 tgid)
+__noinline __u32 forked_parent(__u32 tgid)
 {
 	struct task_struct *t = bpf_get_current_task_btf(), *parent;
 	__u64 at_fork = BPF_CORE_READ(t, parent_exec_id);
