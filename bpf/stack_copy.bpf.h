@@ -36,7 +36,11 @@ _Static_assert((1 << FAULT_PROBES) > BPFPROF_MAX_USER_STACK / 4096 + 2,
  * probes' outcomes made up to 2^6 states (~4,400 of auto's and dwarf's
  * instructions processed, docs/PERFORMANCE.md).  It costs a few loads
  * and stores, on a path that only runs after a read faulted and then
- * makes up to seven more.
+ * makes up to seven more.  Whether the last probe succeeded is found
+ * after the search (its page is the one found), not kept in a flag: the
+ * flag's two values kept each probe's two outcomes apart to the end of
+ * the search (auto: 7,891 -> 7,621 instructions processed, dwarf 5,254 ->
+ * 4,922).
  */
 static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_event *e,
 							__u64 sp, __u32 n)
@@ -44,22 +48,19 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 	/* volatile: read back from the record, not forwarded in a register */
 	volatile __u32 *lo = &e->stack_size, *hi = &e->pad;
 	__u64 base = sp & ~4095ull, m = 0;
-	bool last_ok = true;
-	__u32 good;
+	__u32 good, mid = 0;
 
 	/* Page ends base + 4096 j, for j in (lo, hi), may be the answer:
 	 * j = lo is readable (0: nothing), j = hi is not. */
 	*lo = 0;
 	*hi = (((sp + n) & ~4095ull) - base) / 4096 + 1;
 	for (int i = 0; i < FAULT_PROBES && *hi - *lo > 1; i++) {
-		__u32 mid = (*lo + *hi) / 2;
-
+		mid = (*lo + *hi) / 2;
 		/* 64-bit: no sub-register copy that loses the bound */
 		m = base + 4096 * (__u64)mid - sp;
 		if (m > user_stack_size)
 			m = user_stack_size;
-		last_ok = bpf_probe_read_user(e->stack, m, (void *)sp) == 0;
-		if (last_ok)
+		if (bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
 			*lo = mid;
 		else
 			*hi = mid;
@@ -72,7 +73,8 @@ static __always_inline void copy_user_stack_below_fault(struct dwarf_sample_even
 	m = base + 4096 * (__u64)good - sp;
 	if (m > user_stack_size)
 		m = user_stack_size;
-	if (last_ok || bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
+	/* the last probe read this prefix if it succeeded (mid == good) */
+	if (mid == good || bpf_probe_read_user(e->stack, m, (void *)sp) == 0)
 		e->stack_size = m;
 }
 
