@@ -515,7 +515,8 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
  * cfi_walk_frame() (a bpf_loop() callback, checked until its state at
  * entry repeats), each time with a path per kind of row (the kind is a
  * constant in each case of cfi_cfa()'s switch, and the tests after it keep
- * those apart) and per read's outcome.  A call per frame.
+ * those apart) and per read's outcome (auto: 11,692 -> 10,532
+ * instructions processed).  A call per frame.
  */
 __noinline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 {

@@ -307,7 +307,10 @@ static __always_inline __u64 py_current_frame(const struct py_process *p, __u64 
  * then py_current_frame().  A global function: the verifier checks the
  * thread state's cache, its walk and the frame's reads once, on their
  * own, and the splice that follows from one state, the frame a scalar it
- * knows nothing of, instead of from each of the ways the lookup ends.
+ * knows nothing of, instead of from each of the ways the lookup ends
+ * (auto: 13,041 -> 12,316 instructions processed, dwarf 7,723 -> 7,074;
+ * fp 4,757 -> 4,797, where fewer ways reached the splice).  A call per
+ * sample of a CPython process.
  */
 __noinline __u64 py_thread_frame(const struct py_process *p, __u32 tgid, __u32 tid)
 {
@@ -648,9 +651,9 @@ static __always_inline long py_native_step(struct py_splice *s, __u64 *ip)
  * Every way of writing a frame ends in the one py_put() here, where the
  * verifier's states from the step's many paths meet and are pruned (the
  * put's bound checks were ~250 instructions processed, inlined in six
- * places).  Whether the frame is a Python frame, for the count, is in v
- * (put_python), not in a register whose value would keep those states
- * apart.
+ * places; auto: 11,983 -> 11,692).  Whether the frame is a Python frame,
+ * for the count, is in v (put_python), not in a register whose value
+ * would keep those states apart.
  */
 static long py_splice_step(__u32 i, void *data)
 {
@@ -684,7 +687,8 @@ static __always_inline bool py_native_cut(const struct cfi_walk_vars *cs)
  * @sh->st.  Spliced, each evaluator frame becomes an activation's Python
  * frames: the copy's py_ips (bpf/bpfprof.h).  Returns st->nr.
  * A bpf_loop() callback writes the frames: the verifier checks it once,
- * where it checked a loop's body once for each of its 32 iterations.
+ * where it checked a loop's body once for each of its 32 iterations
+ * (auto: 12,316 -> 11,983 instructions processed).
  * Its data is the shift's, set whether or not there is a copy: callback
  * data only a copy's path wrote would leave the stack slots of the two
  * paths apart, and the verifier would check the splice's callback once
