@@ -2,8 +2,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # perf.data streams samples to disk: the collector's memory stays flat with
 # the length of a run.  A 60 s --all run at 999 Hz with both CPUs busy must
-# keep bpfprof's peak RSS within 10% of a 10 s run's (issue 4), and the file
-# must still be read by perf report without complaint.  The runs are -q: the
+# keep bpfprof's peak anonymous memory (RssAnon: its heap, the ring's
+# pages; polled every 0.2 s by the shell itself) within 10% of a 10 s run's (issue 4), and the
+# file must still be read by perf report without complaint.  Not the peak
+# of the whole RSS (reported too): it also counts the pages of the ELF
+# files the collector maps for build-ids and unwind tables, which depend
+# on which programs ran in the window, not on how long it was; on this
+# machine it stood within 0.5% of the limit.  The runs are -q: the
 # end-of-run summary loads symbol tables of every binary it names, a cost
 # that depends on which programs ran, not on how long (sanitizer builds:
 # AddressSanitizer's quarantine grows by design, so only the file is
@@ -17,15 +22,30 @@ need_root
 ncpu=$(nproc)
 "$WL/spin" 80 "$ncpu" & CHILD_PIDS+=($!)
 
-run() {			# SECONDS -> sets RSS (KiB) and SAMPLES
-	/usr/bin/time -f 'maxrss_kb %M' -o "$TMP/time.$1" \
-		"$BPFPROF" -q --all -F 999 -d "$1" --ringbuf-size 1048576 --format perf -o "$TMP/perf.$1.data" \
-		2> "$TMP/err.$1" || { cat "$TMP/err.$1"; fail "bpfprof -d $1 failed"; }
-	RSS=$(awk '/maxrss_kb/ { print $2 }' "$TMP/time.$1")
+# A pause of 0.2 s without a new process: --all would sample each poll's
+# awk and sleep, and the collector keep their metadata.
+exec {pause}<> <(:)
+
+run() {			# SECONDS -> sets RSS (peak RssAnon, KiB), HWM and SAMPLES
+	local pid k v _
+	"$BPFPROF" -q --all -F 999 -d "$1" --ringbuf-size 1048576 --format perf \
+		-o "$TMP/perf.$1.data" 2> "$TMP/err.$1" &
+	pid=$!
+	RSS=0 HWM=0
+	while [ -e "/proc/$pid/status" ]; do
+		while read -r k v _; do
+			case $k in
+			RssAnon:) [ "$v" -gt "$RSS" ] && RSS=$v ;;
+			VmHWM:) HWM=$v ;;
+			esac
+		done < "/proc/$pid/status" 2>/dev/null
+		read -r -t 0.2 -u "$pause" _
+	done
+	wait "$pid" || { cat "$TMP/err.$1"; fail "bpfprof -d $1 failed"; }
 	SAMPLES=$(perf report -i "$TMP/perf.$1.data" --stats 2>/dev/null |
 		  awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }')
 	[ -n "$SAMPLES" ] || SAMPLES=$(perf script -i "$TMP/perf.$1.data" -F pid 2>/dev/null | wc -l)
-	ok "-d $1: $SAMPLES samples, peak RSS $RSS KiB"
+	ok "-d $1: $SAMPLES samples, peak RssAnon $RSS KiB (peak RSS $HWM KiB)"
 }
 SHORT=10 LONG=60
 [ -z "${BPFPROF_SANITIZED:-}" ] || { SHORT=4 LONG=8; }
@@ -44,9 +64,9 @@ if [ -z "${BPFPROF_SANITIZED:-}" ]; then
 			perf report -i "$TMP/perf.$d.data" --stdio --sort comm -g none 2>/dev/null |
 				grep -v '^#' | grep .
 		done
-		fail "peak RSS grew from $short KiB ($SHORT s) to $long KiB ($LONG s), over the 10% allowance ($limit KiB)"
+		fail "peak RssAnon grew from $short KiB ($SHORT s) to $long KiB ($LONG s), over the 10% allowance ($limit KiB)"
 	fi
-	ok "peak RSS $LONG s $long KiB <= 110% of $SHORT s $short KiB"
+	ok "peak RssAnon $LONG s $long KiB <= 110% of $SHORT s $short KiB"
 fi
 [ ! -s "$TMP/report.err" ] || fail "perf report complained: $(head -5 "$TMP/report.err")"
 grep -q spin "$TMP/report" || fail "perf report does not show the spin workload"
