@@ -35,11 +35,11 @@ static uint64_t sample_rate(const struct options *o, size_t nr_cpus)
 }
 
 /* Default slots of the stack map for @rate samples a second that store
- * @per_sample stacks each: two seconds of them, and no more than
+ * @per_sample stacks each: one second of them, and no more than
  * SETTINGS_STACK_MAP_MAX_BYTES of values @value_size long. */
 static uint32_t stack_slots(uint64_t rate, uint32_t per_sample, uint32_t value_size)
 {
-	uint32_t n = pow2_between(2 * per_sample * rate, SETTINGS_STACK_MAP_MIN,
+	uint32_t n = pow2_between(per_sample * rate, SETTINGS_STACK_MAP_MIN,
 				  SETTINGS_STACK_MAP_MAX);
 	uint64_t fit = SETTINGS_STACK_MAP_MAX_BYTES / (value_size + SETTINGS_STACK_SLOT_OVERHEAD);
 
@@ -47,11 +47,14 @@ static uint32_t stack_slots(uint64_t rate, uint32_t per_sample, uint32_t value_s
 }
 
 /* The stack and count maps (slots): --stack-map-size / --count-map-size, or
- * two seconds of samples (2 stacks and 1 count entry each) on @nr_cpus.
+ * one second of samples that each store 2 new stacks (the worst case: the
+ * collector prunes the stacks it copied once half the slots are taken),
+ * and two seconds of samples that each add 1 count entry, on @nr_cpus.
  * dwarf stores 1 stack a sample, the kernel's (the collector unwinds the
- * user stack from the copy): half the slots, as many seconds.  The stack
- * map is preallocated, 1 KiB a slot at 127 frames: 8,192 slots cost
- * ~13 ms of bpfprof's CPU to create on the test VM, 4,096 ~6 ms. */
+ * user stack from the copy): half the slots, as many seconds.  The maps
+ * are preallocated: the stack map's 1 KiB slots at 127 frames cost
+ * ~12.6 ms of bpfprof's CPU to create at 8,192 slots on the test VM,
+ * ~6.4 ms at 4,096; a count map ~2.4 ms at 16,384, ~0.7 ms at 4,096. */
 static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_config *cfg)
 {
 	uint64_t rate = sample_rate(o, nr_cpus);

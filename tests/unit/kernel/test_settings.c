@@ -59,10 +59,10 @@ static void test_by_rate(void **unused)
 	sizes(f99, 4, 2, &s, &c);		/* 198/s: the floors */
 	assert_int_equal(s, SETTINGS_STACK_MAP_MIN);
 	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
-	sizes(f999, 4, 2, &s, &c);		/* 1,998/s: 7,992 stacks, 3,996 counts */
-	assert_int_equal(s, 8192);
-	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
-	sizes(f4999, 4, 2, &s, &c);		/* 9,998/s: 39,992 stacks, 19,996 counts */
+	sizes(f999, 4, 2, &s, &c);		/* 1,998/s: 3,996 stacks, 3,996 counts */
+	assert_int_equal(s, 4096);
+	assert_int_equal(c, 4096);
+	sizes(f4999, 4, 2, &s, &c);		/* 9,998/s: 19,996 stacks, 19,996 counts */
 	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
 	assert_int_equal(c, 32768);
 	sizes(f999, 4, 64, &s, &c);		/* 63,936/s: both capped */
@@ -77,9 +77,9 @@ static void test_by_period(void **unused)
 	static const char *c250us[] = { "bpfprof", "-a", "-c", "250000" };	/* 4,000/s */
 	uint32_t s, c;
 
-	sizes(c250us, 4, 2, &s, &c);		/* 8,000/s: 32,000 stacks, 16,000 counts */
+	sizes(c250us, 4, 2, &s, &c);		/* 8,000/s: 16,000 stacks, 16,000 counts */
 	assert_int_equal(s, SETTINGS_STACK_MAP_MAX);
-	assert_int_equal(c, SETTINGS_COUNT_MAP_MIN);
+	assert_int_equal(c, 16384);
 }
 
 static void test_given_sizes_kept(void **unused)
@@ -232,8 +232,8 @@ static void test_dwarf_largest_copy(void **unused)
 /*
  * dwarf --max-stack 4096: the collector unwinds the user stacks, the
  * program stores kernel stacks only, so stored stacks keep 127 frames (no
- * 32 KiB slots for nothing), and the stack map holds two seconds of one
- * stack a sample: half of fp's 8,192 at 999 Hz on 2 CPUs.
+ * 32 KiB slots for nothing), and the stack map holds one second of one
+ * stack a sample: 1,998 at 999 Hz on 2 CPUs, the floor of 4,096.
  */
 static void test_dwarf_deep_stores_kernel_depth(void **unused)
 {
@@ -257,11 +257,11 @@ static void test_value_size_by_depth(void **unused)
 	derive(d9, ARGC(d9), false, 2, &cfg);
 	assert_int_equal(cfg.max_depth, 9);
 	assert_int_equal(cfg.stack_value_size, 80);
-	assert_int_equal(cfg.stack_map_size, 8192);
+	assert_int_equal(cfg.stack_map_size, 4096);
 	derive(dflt, ARGC(dflt), false, 2, &cfg);
 	assert_int_equal(cfg.max_depth, 127);
 	assert_int_equal(cfg.stack_value_size, 1024);
-	assert_int_equal(cfg.stack_map_size, 8192);
+	assert_int_equal(cfg.stack_map_size, 4096);
 }
 
 /*
@@ -285,9 +285,9 @@ static void test_deep_stored_stacks_bounded(void **unused)
 	assert_true(bytes <= SETTINGS_STACK_MAP_MAX_BYTES);
 	assert_int_equal(cfg.stack_map_size,
 			 SETTINGS_STACK_MAP_MAX_BYTES / (8 + 8 * 4096 + SETTINGS_STACK_SLOT_OVERHEAD));
-	o.max_stack = 256;	/* 2 KiB values: the 8,192 slots of 999 Hz fit (17 MB) */
+	o.max_stack = 256;	/* 2 KiB values: the 4,096 slots of 999 Hz fit (8.6 MB) */
 	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
-	assert_int_equal(cfg.stack_map_size, 8192);
+	assert_int_equal(cfg.stack_map_size, 4096);
 	o.max_stack = 4096;
 	o.stack_map_size = 100000;
 	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
