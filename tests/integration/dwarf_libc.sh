@@ -27,11 +27,13 @@
 #   - the callback (cmp_items) is in >= 50% of the samples, and >= 95% of
 #     those have one or more libc frames between sort_round and cmp_items,
 #     i.e. the walk went from our code through libc back into our code;
-#   - >= 3% of the samples (about 8% measured) end in libc frames called
-#     from copy_round (memcpy as the leaf, CFI of hand-written assembly),
-#     and >= 3% in libc frames called from scan_round (about 21% where
-#     glibc picks __strlen_avx2, about 7% where the CPU has AVX-512 and it
-#     picks the faster __strlen_evex: the floor is the memcpy one).
+#   - >= 10 samples (1%) end in libc frames called from copy_round
+#     (memcpy as the leaf, CFI of hand-written assembly): its share is the
+#     machine's memory bandwidth's (about 8% on the first test machine,
+#     2.4-3.7% on the PVM guests of 2026-12, where a 3% floor failed under
+#     load), and >= 3% in libc frames called from scan_round (about 21%
+#     where glibc picks __strlen_avx2, 7-14% where the CPU has AVX-512 and
+#     it picks the faster __strlen_evex).
 # A "libc frame" is a function name that libc.so.6 defines (its .dynsym,
 # and the .symtab of its separate debug file from libc6-dbg when
 # installed; names such as msort_with_tmp come only from there) and the
@@ -114,7 +116,7 @@ ok "$via of $cb samples in the callback go main..sort_round -> libc frames -> cm
 
 read -r cp _ < <(python3 "$lib/folded_stacks.py" between "$F" copy_round - "$TMP/libc.names")
 p=$(pct "$cp" "$total")
-at_least "$p" 3 || fail "only $cp of $total samples end in libc below copy_round ($p%)"
+[ "$cp" -ge 10 ] || fail "only $cp of $total samples end in libc below copy_round ($p%)"
 ok "$cp of $total samples are main..copy_round -> a libc leaf (memcpy) ($p%)"
 read -r sc _ < <(python3 "$lib/folded_stacks.py" between "$F" scan_round - "$TMP/libc.names")
 p=$(pct "$sc" "$total")

@@ -37,8 +37,9 @@ for fd in os.listdir("/proc/%s/fdinfo" % pid):
 EOF
 }
 
-# run TAG [ENV=VALUE...] -- BPFPROF_ARGS...: profile spin for 2 s, list the
-# maps after 1 s, check the profile
+# run TAG [ENV=VALUE...] -- BPFPROF_ARGS...: profile spin for 4 s, list the
+# maps after 1.5 s (with 2 s, a loaded machine once let the run end before
+# the listing), check the profile
 run() {
 	local tag=$1; shift
 	local envs=()
@@ -64,7 +65,7 @@ run() {
 flag() { awk -v m="$2" '$1 == m { print $2 % 2 }' "$TMP/$1.maps"; }
 slots() { awk -v m="$2" '$1 == m { print $3 }' "$TMP/$1.maps"; }
 
-run default -- -F 999 -- "$SPIN" 2
+run default -- -F 999 -- "$SPIN" 4
 for m in stacks counts0 counts1 targets; do
 	expect_eq "$m preallocated" "$(flag default $m)" 0
 done
@@ -72,9 +73,9 @@ for m in threads_seen py_threads py_codes_seen; do
 	expect_eq "$m slots for a command" "$(slots default $m)" 4096
 done
 
-"$SPIN" 3 &
+"$SPIN" 5 &
 CHILD_PIDS+=("$!")
-run all -- -F 999 --all -d 2
+run all -- -F 999 --all -d 4
 for m in threads_seen py_threads py_codes_seen; do
 	expect_eq "$m slots under --all" "$(slots all $m)" 16384
 done
