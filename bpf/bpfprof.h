@@ -184,13 +184,10 @@ struct dwarf_sample_event {
 /*
  * TASK_EVENT_NEW_STACK records wake the collector at most this often (ns);
  * the collector polls at BPFPROF_NEW_STACK_POLL_MS while new stacks keep
- * coming, so none waits much longer than that for its copy and names
- * (their code objects are copied or wake it at once, new_stack.bpf.h).
- * 200 ms, not 50/100: pyburn's collector woke 36 times in 3.7 s, not 82,
- * and took ~5 ms less CPU while sampling (docs/PERFORMANCE.md).
+ * coming, so none waits much longer than that for its copy and names.
  */
-#define BPFPROF_NEW_STACK_WAKEUP_NS 200000000ull
-#define BPFPROF_NEW_STACK_POLL_MS 200
+#define BPFPROF_NEW_STACK_WAKEUP_NS 50000000ull
+#define BPFPROF_NEW_STACK_POLL_MS 100
 
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {
