@@ -50,7 +50,10 @@
 #       (PyEval_EvalCode), >= 93% are under <module>;pyyoung_work and at
 #       most 1% keep a _PyEval_EvalFrameDefault frame; -v counts the
 #       Python frames put into copies' stacks (at least 10, or the check
-#       means nothing).
+#       means nothing), over at least 450 samples running Python code
+#       (~900 here; 531-588 with an AddressSanitizer build, whose slower
+#       collector leaves more of each run's start as copies: 600 failed
+#       there, at 8c8893b as at 789f04f).
 #   (e) forked children (os.fork(), no exec, as fork-based process pools
 #       make them): tests/workloads/pyforkpool.py, profiled with -p, runs
 #       1.5 s, then forks 40 children two at a time, 20 ms of CPU each.
@@ -165,7 +168,7 @@ read -r work eval all < <(fs count --comm python3.11 --among 'PyEval_EvalCode' "
 	'(^|;)<module>;pyyoung_work(;|$)' '(^|;)_PyEval_EvalFrameDefault(;|$)' | paste -sd' ' | awk '{ print $1, $3, $4 }')
 echo "pyyoung: $all samples running Python code, $work under <module>;pyyoung_work, $eval with an evaluator frame; $frames Python frames put into stacks unwound from copies"
 [ "$frames" -ge 10 ] || fail "pyyoung: only $frames Python frames in stacks unwound from copies: no young process's copy to check"
-[ "$all" -ge 600 ] || fail "pyyoung: only $all samples running Python code"
+[ "$all" -ge 450 ] || fail "pyyoung: only $all samples running Python code"
 [ $((eval * 100)) -le "$all" ] || fail "pyyoung: $eval of $all samples kept an evaluator frame (over 1%)"
 [ $((work * 100)) -ge $((all * 93)) ] || fail "pyyoung: only $work of $all samples under <module>;pyyoung_work"
 ok "pyyoung: $work of $all samples of young Python processes under <module>;pyyoung_work, $eval with an evaluator frame"
