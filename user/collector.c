@@ -404,9 +404,9 @@ static int ms_until(uint64_t now, uint64_t when)
 }
 
 /* Move in-kernel counts out once the maps are a quarter full, and empty the
- * stack map of stacks already copied once they take half its slots: the
- * maps never fill up, and a steady profile (fewer distinct stacks than
- * that) is read once, at the end. */
+ * stack map of stacks already copied once they take a quarter of its
+ * slots: the maps never fill up, and a steady profile (fewer distinct
+ * stacks than that) is read once, at the end. */
 static int drain_if_filling(struct collector *c)
 {
 	int err;

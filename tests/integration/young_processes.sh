@@ -20,7 +20,8 @@
 #       symbolizer does not name: [ld-linux-x86-64.so.2] alone (a sample
 #       at the first instruction, often in its page fault: 3-16 a run),
 #       or above _dl_start or _dl_init (without the copies, 87-91% here;
-#       counting the lone entry frame as cut, 97.9% failed CI once).  Samples taken inside execve() (a kernel frame
+#       counting the lone entry frame as cut, 97.9% failed CI once).
+#       Samples taken inside execve() (a kernel frame
 #       named *execve*) are left out: their user stack is the shell's
 #       image's, named since the collector keeps an image's mappings after
 #       its exec (pre_exec.sh), but once the kernel has replaced the

@@ -48,7 +48,8 @@ static uint32_t stack_slots(uint64_t rate, uint32_t per_sample, uint32_t value_s
 
 /* The stack and count maps (slots): --stack-map-size / --count-map-size, or
  * one second of samples that each store 2 new stacks (the worst case: the
- * collector prunes the stacks it copied once half the slots are taken),
+ * collector prunes the stacks it copied once they take a quarter of the
+ * slots),
  * and two seconds of samples that each add 1 count entry, on @nr_cpus.
  * dwarf stores 1 stack a sample, the kernel's (the collector unwinds the
  * user stack from the copy): half the slots, as many seconds.  The maps

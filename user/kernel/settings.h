@@ -74,8 +74,8 @@ struct sampler_config {
  * second of new stacks on every sampled CPU at the most a sample adds
  * (two, user and kernel; one in dwarf mode), the count maps two seconds
  * of samples (one entry each); the collector drains the counts once a
- * quarter is added and prunes the stacks it copied once half the stack
- * map's slots are taken, checking every 250 ms.  Each is a power of two
+ * quarter is added and prunes the stacks it copied once they take a
+ * quarter of the stack map's slots, checking every 250 ms.  Each is a power of two
  * between these bounds (slots).  The maps are
  * preallocated: smaller ones are created faster and take less kernel
  * memory (a stack slot takes its value, 1 KiB at 127 frames, plus
