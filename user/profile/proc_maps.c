@@ -93,6 +93,10 @@ static int maps_merge(struct bpfprof_mapping **list, size_t *n,
 	qsort(merged, k, sizeof(*merged), cmp_mapping);
 	*list = merged;
 	*n = k;
+	/* Room was made for all of both lists; the overlaps left slack. */
+	merged = realloc(merged, (k + 1) * sizeof(*merged));
+	if (merged)
+		*list = merged;
 	return 0;
 }
 
@@ -118,6 +122,44 @@ void proc_clear_maps(struct proc *proc)
 static bool file_code(const struct bpfprof_mapping *m)
 {
 	return (m->prot & BPFPROF_PROT_EXEC) && m->path && m->path[0] == '/';
+}
+
+/* Keep the mappings @keep approves in *@list of *@n, in order; free the
+ * others and give the array's slack back. */
+static void maps_filter(struct bpfprof_mapping **list, size_t *n,
+			bool (*keep)(const struct bpfprof_mapping *))
+{
+	struct bpfprof_mapping *shrunk;
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (keep(&(*list)[i])) {
+			(*list)[k++] = (*list)[i];
+		} else {
+			free((char *)(*list)[i].path);
+			free((uint8_t *)(*list)[i].build_id);
+		}
+	}
+	*n = k;
+	if (!k) {
+		free(*list);
+		*list = NULL;
+		return;
+	}
+	shrunk = realloc(*list, k * sizeof(**list));
+	if (shrunk)
+		*list = shrunk;
+}
+
+static bool code(const struct bpfprof_mapping *m)
+{
+	return m->prot & BPFPROF_PROT_EXEC;
+}
+
+void proc_keep_code_maps(struct proc *proc)
+{
+	maps_filter(&proc->maps, &proc->nr_maps, code);
+	maps_filter(&proc->past_maps, &proc->nr_past_maps, code);
 }
 
 int proc_retire_maps(struct proc *proc)

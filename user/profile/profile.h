@@ -77,6 +77,15 @@ void mappings_free(struct bpfprof_mapping *maps, size_t nr);
 void proc_clear_maps(struct proc *proc);
 
 /*
+ * The process exited: keep only the mappings its samples' addresses can
+ * be in, the executable ones (file code, [vdso], anonymous JIT code), and
+ * free the rest (data, heap, stacks, files' other segments: ~3/4 of a
+ * typical process's), so that a long --all run over many short-lived
+ * processes does not keep them all.  Never fails.
+ */
+void proc_keep_code_maps(struct proc *proc);
+
+/*
  * The process executed a new image: its file-backed code mappings move to
  * past_maps (over the older images' they overlap), then proc_clear_maps().
  * Samples taken before the exec (a forked child still running its

@@ -264,8 +264,10 @@ static void on_exit_event(struct tracker *t, const struct task_event *e)
 
 	if (profile_thread_comm(t->profile, e->tid))
 		profile_thread(t->profile, e->tgid, e->tid, e->comm);
-	if (proc && e->group_dead)
+	if (proc && e->group_dead) {
 		proc->exited = true;
+		proc_keep_code_maps(proc);	/* its walks are over */
+	}
 	record_sink_put(t->sink, &ev);
 }
 

@@ -10,7 +10,8 @@
  * a thread id reused by another process, many more keys than the count
  * cache has slots); each thread's identity (host, rank, logical
  * thread index); and the code mappings of images a process executed away
- * from (proc_retire_maps, proc_restore_past_maps).
+ * from (proc_retire_maps, proc_restore_past_maps); and an exited
+ * process's code mappings alone (proc_keep_code_maps).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -444,6 +445,55 @@ static void test_past_images(void **unused)
 	profile_free(p);
 }
 
+/*
+ * At its exit a process keeps the mappings its samples can be in: code
+ * (file, anonymous JIT code, [vdso]), also of its past images; its data,
+ * heap and stack go, and what it keeps still names the samples.
+ */
+static void test_exited_keeps_code(void **unused)
+{
+	const uint32_t x = BPFPROF_PROT_EXEC | BPFPROF_PROT_READ, r = BPFPROF_PROT_READ,
+		       rw = BPFPROF_PROT_READ | BPFPROF_PROT_WRITE;
+	const struct bpfprof_mapping before[] = {
+		mapping(0x1000, 0x2000, x, "/bin/sh"),
+		mapping(0x2000, 0x3000, rw, "/bin/sh"),
+	}, after[] = {
+		mapping(0x10000, 0x11000, r, "/bin/prog"),
+		mapping(0x11000, 0x12000, x, "/bin/prog"),
+		mapping(0x12000, 0x13000, rw, "/bin/prog"),
+		mapping(0x20000, 0x30000, rw, "[heap]"),
+		mapping(0x40000, 0x41000, x, ""),
+		mapping(0x50000, 0x51000, x, "[vdso]"),
+		mapping(0x60000, 0x70000, rw, "[stack]"),
+	};
+	struct profile *p = profile_new();
+	struct proc *pr;
+
+	assert_non_null(p);
+	pr = profile_proc(p, 7);
+	assert_non_null(pr);
+	assert_int_equal(proc_merge_maps(pr, before, 2), 0);
+	assert_int_equal(proc_retire_maps(pr), 0);
+	assert_int_equal(proc_merge_maps(pr, after, 7), 0);
+	proc_keep_code_maps(pr);
+	assert_int_equal(pr->nr_maps, 3);
+	assert_mapping(pr, 0, 0x11000, "/bin/prog");
+	assert_mapping(pr, 1, 0x40000, "");
+	assert_mapping(pr, 2, 0x50000, "[vdso]");
+	assert_int_equal(pr->nr_past_maps, 1);
+	assert_string_equal(proc_find_map(pr, 0x11800)->path, "/bin/prog");
+	assert_null(proc_find_map(pr, 0x25000));
+	assert_int_equal(profile_restore_past_maps(p), 0);
+	assert_string_equal(proc_find_map(pr, 0x1800)->path, "/bin/sh");
+	/* a process with only data left keeps nothing, and that is no error */
+	pr = profile_proc(p, 8);
+	assert_int_equal(proc_merge_maps(pr, &after[3], 1), 0);
+	proc_keep_code_maps(pr);
+	assert_int_equal(pr->nr_maps, 0);
+	assert_null(pr->maps);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_host_ids_unique),
 		cmocka_unit_test(test_merged_hosts),
 		cmocka_unit_test(test_past_images),
+		cmocka_unit_test(test_exited_keeps_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
