@@ -90,7 +90,7 @@ truncate -s 500M "$TMP/zeros"
 	> "$TMP/openssl.out" 2> "$TMP/openssl.err" ||
 	{ cat "$TMP/openssl.err"; fail "bpfprof -- openssl dgst failed"; }
 grep 'user stack walks' "$TMP/openssl.err"
-rooted="$ROOT|"'^\[ld-linux-x86-64\.so\.2\];_dl_start'
+rooted="$ROOT|"'^(\[ld-linux-x86-64\.so\.2\]|_start);_dl_start|^_dl_start_user;_dl_init'
 read -r good all < <(fs count --comm openssl --among libcrypto "$TMP/openssl.folded" "$rooted")
 [ "$all" -ge 300 ] || fail "only $all samples in libcrypto (expected >= 300)"
 if [ $((good * 100)) -lt $((all * 99)) ]; then

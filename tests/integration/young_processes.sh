@@ -15,12 +15,13 @@
 # come before its tables: at 999 Hz,
 #   (a) >= 98% of the nofp_qsort samples with a named user frame reach the
 #       process's root: _start (main's stacks, and exit's), or ld.so's
-#       entry code (the start-up before main), whose two labels, _start
-#       and _dl_start_user, are local symbols without a type that the
-#       symbolizer does not name: [ld-linux-x86-64.so.2] alone (a sample
-#       at the first instruction, often in its page fault: 3-16 a run),
-#       or above _dl_start or _dl_init (without the copies, 87-91% here;
-#       counting the lone entry frame as cut, 97.9% failed CI once).
+#       entry code (the start-up before main), its two labels _start and
+#       _dl_start_user (local symbols without a type, in libc6-dbg's
+#       ld.so: [ld-linux-x86-64.so.2] where the symbolizer has no name):
+#       alone (a sample at the first instruction, often in its page
+#       fault: 3-16 a run), or above _dl_start or _dl_init (without the
+#       copies, 87-91% here; counting the lone entry frame as cut, 97.9%
+#       failed CI once).
 #       Samples taken inside execve() (a kernel frame
 #       named *execve*) are left out: their user stack is the shell's
 #       image's, named since the collector keeps an image's mappings after
@@ -122,11 +123,11 @@ share() {
 children kids "for i in \$(seq 80); do $WL/nofp_qsort -s 0.01 2>/dev/null; done"
 cat "$TMP/kids.err"
 # "FULL ALL": of the nofp_qsort samples with a user frame other than
-# [unknown], those whose first user frame is _start or ld.so's entry code:
-# [ld-linux-x86-64.so.2] alone, or before _dl_start or _dl_init
-# (tests/lib/folded_stacks.py).
+# [unknown], those whose first user frame is _start (the program's or
+# ld.so's) or ld.so's _dl_start_user, named or not ([ld-linux-x86-64.so.2]
+# alone, or before _dl_start or _dl_init) (tests/lib/folded_stacks.py).
 named='(^|;)(?!\[unknown\](;|$))[^;]'
-rooted='^(_start(;|$)|\[ld-linux-x86-64\.so\.2\](;(_dl_start|_dl_init)(;|$)|$))'
+rooted='^((_start|_dl_start_user)(;|$)|\[ld-linux-x86-64\.so\.2\](;(_dl_start|_dl_init)(;|$)|$))'
 read -r full all < <(python3 "$BPFPROF_SRC/tests/lib/folded_stacks.py" count \
 	--comm nofp_qsort --among "$named" --not-kernel execve "$TMP/kids.folded" "$rooted")
 share "$full" "$all" 400 98 "nofp_qsort samples reach the process's root"

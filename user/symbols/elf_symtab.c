@@ -73,15 +73,37 @@ static int load_go_functions(struct elf_file *f)
 	return 0;
 }
 
+/* Rank of a local label (below): after every other kind at an address. */
+#define RANK_LOCAL_LABEL 7
+
+/*
+ * A local symbol without a type in an executable section: an assembly
+ * label such as ld.so's entry points _start and _dl_start_user, which
+ * perf names too.  Not __ehdr_start or _end (other sections), whose
+ * extent to the next symbol would name PLT or other unnamed code.
+ */
+static bool local_code_label(Elf *elf, GElf_Word shndx, int type, int bind)
+{
+	GElf_Shdr mem, *sh;
+
+	if (type != STT_NOTYPE || bind != STB_LOCAL || !elf)
+		return false;
+	sh = gelf_getshdr(elf_getscn(elf, shndx), &mem);
+	return sh && (sh->sh_flags & SHF_EXECINSTR);
+}
+
 /*
  * Build the file's sorted table of function symbols (symtab, or dynsym,
  * as elfutils provides them, plus .gnu_debugdata) once.  Zero-sized
- * symbols extend to the next symbol.
+ * symbols extend to the next symbol.  Local labels count only outside
+ * the sized functions: inside one (a loop's label in hand-written
+ * assembly) they would take the function's name from the rest of it.
  */
 static int load_symbols(struct elf_file *f)
 {
 	int n, i;
 	size_t k = 0, j;
+	uint64_t covered = 0;	/* end of the sized symbols so far */
 	struct fsym *syms;
 
 	f->syms_loaded = true;
@@ -96,16 +118,19 @@ static int load_symbols(struct elf_file *f)
 		GElf_Addr addr;
 		GElf_Word shndx;
 		const char *name;
+		Elf *elf = NULL;
 		int type, bind;
+		bool label;
 
-		name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, &elf, NULL);
 		if (!name || !name[0] || shndx == SHN_UNDEF || shndx == SHN_ABS ||
 		    shndx == (GElf_Word)-1)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
+		label = local_code_label(elf, shndx, type, bind);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
-		    !(type == STT_NOTYPE && bind != STB_LOCAL))
+		    !(type == STT_NOTYPE && bind != STB_LOCAL) && !label)
 			continue;
 		/* back to the file's vaddr space */
 		syms[k].addr = addr - f->bias;
@@ -113,7 +138,8 @@ static int load_symbols(struct elf_file *f)
 			      syms[k].addr + sym.st_size : 0;
 		syms[k].name = name;
 		/* prefer sized, then global over weak over local */
-		syms[k].rank = (sym.st_size ? 0 : 4) +
+		syms[k].rank = label ? RANK_LOCAL_LABEL :
+			       (sym.st_size ? 0 : 4) +
 			       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
 		k++;
 	}
@@ -123,10 +149,15 @@ static int load_symbols(struct elf_file *f)
 	}
 	if (k > 1)
 		qsort(syms, k, sizeof(*syms), cmp_fsym);
-	/* one symbol per address; zero sizes reach the next address */
+	/* one symbol per address, no local label inside a sized symbol;
+	 * zero sizes reach the next address */
 	for (i = 0, j = 0; (size_t)i < k; i++) {
 		if (j && syms[j - 1].addr == syms[i].addr)
 			continue;
+		if (syms[i].rank == RANK_LOCAL_LABEL && syms[i].addr < covered)
+			continue;
+		if (syms[i].end > covered)
+			covered = syms[i].end;
 		syms[j++] = syms[i];
 	}
 	k = j;

@@ -2,7 +2,8 @@
 /*
  * test_symbolize.c - unit tests of the symbolizer (user/symbols/): the
  * test binary's own functions (name, vaddr, DWARF file:line), libc,
- * libstdc++'s C++ names (demangled or not), a deleted library copy,
+ * libstdc++'s C++ names (demangled or not), assembly labels outside and
+ * inside functions, a deleted library copy,
  * special mappings, vDSO functions (ours, another process's, and images
  * that are not ours), processes that are gone, kernel addresses, build-ids
  * against readelf and the loaded notes, and malformed ELF files.
@@ -142,6 +143,47 @@ static void self_exe(char *buf, size_t size)
 }
 
 /* ---- tests -------------------------------------------------------------- */
+
+/*
+ * Assembly labels: a local label without a type outside any function (as
+ * ld.so's _start and _dl_start_user), named as perf names it; one inside
+ * a sized function, which keeps the function's name.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	"bpfprof_test_label:\n"		/* local, STT_NOTYPE */
+	"	nop\n	nop\n	ret\n"
+	".p2align 4\n"
+	".type bpfprof_test_asm_fn, @function\n"
+	"bpfprof_test_asm_fn:\n"
+	"	nop\n"
+	"bpfprof_test_inner_label:\n"	/* local, inside the function */
+	"	nop\n	nop\n	ret\n"
+	".size bpfprof_test_asm_fn, . - bpfprof_test_asm_fn\n");
+extern const char bpfprof_test_label[], bpfprof_test_asm_fn[];
+
+static void test_local_labels(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct bpfprof_symbol sym;
+	struct procmaps m;
+	uintptr_t label = (uintptr_t)bpfprof_test_label, fn = (uintptr_t)bpfprof_test_asm_fn;
+	uintptr_t bias = load_bias(label);
+
+	assert_non_null(s);
+	read_self_maps(&m);
+	assert_int_equal(symbolizer_user(s, (uint32_t)getpid(), m.maps, m.nr, label + 1, &sym), 0);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, "bpfprof_test_label");
+	assert_int_equal(sym.function_start, label - bias);
+	/* past the inner label (fn + 1): still the sized function */
+	assert_int_equal(symbolizer_user(s, (uint32_t)getpid(), m.maps, m.nr, fn + 2, &sym), 0);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, "bpfprof_test_asm_fn");
+	assert_int_equal(sym.function_start, fn - bias);
+	procmaps_free(&m);
+	symbolizer_free(s);
+}
 
 static void test_own_function(void **state)
 {
@@ -1046,6 +1088,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_function),
+		cmocka_unit_test(test_local_labels),
 		cmocka_unit_test(test_libc),
 		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_special_mappings),
