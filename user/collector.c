@@ -566,6 +566,7 @@ static int write_and_summarise(struct collector *c)
 		if (c->interp)
 			summary_print_python(stderr, &c->stats, c->interp, c->opts->verbose);
 		if (c->opts->verbose) {
+			summary_print_processes(stderr, c->profile);
 			summary_print_perfmaps(stderr, c->profile);
 			print_stack_copies(c);
 		}

@@ -405,6 +405,33 @@ static void add_perfmap(void *ctx, struct proc *proc)
 	t->st.misses += st->misses;
 }
 
+struct proc_totals {
+	unsigned long long procs, exited, maps, exited_maps;
+};
+
+static void add_proc(void *ctx, struct proc *proc)
+{
+	struct proc_totals *t = ctx;
+	size_t maps = proc->nr_maps + proc->nr_past_maps;
+
+	t->procs++;
+	t->maps += maps;
+	if (proc->exited) {
+		t->exited++;
+		t->exited_maps += maps;
+	}
+}
+
+void summary_print_processes(FILE *out, struct profile *profile)
+{
+	struct proc_totals t = { 0 };
+
+	profile_for_each_proc(profile, add_proc, &t);
+	fprintf(out, "bpfprof: processes tracked: %llu, %llu of them exited; mappings kept: %llu, "
+		"%.1f per exited process\n", t.procs, t.exited, t.maps,
+		t.exited ? (double)t.exited_maps / (double)t.exited : 0.0);
+}
+
 void summary_print_perfmaps(FILE *out, struct profile *profile)
 {
 	struct perfmap_totals t = { 0 };

@@ -53,6 +53,14 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 			  const struct interp *interp, bool verbose);
 
 /*
+ * With -v: the processes the collector tracked (sampled, or seen to fork,
+ * exec or exit), how many exited during the run, and the mappings it
+ * keeps of them (current and past images'), also per exited process: an
+ * exited process keeps only its code mappings (proc_keep_code_maps()).
+ */
+void summary_print_processes(FILE *out, struct profile *profile);
+
+/*
  * With -v: what the perf maps of processes with JIT code gave
  * (symbols/perfmap.h): processes, entries, lines read (malformed ones),
  * reads, lookups of frames in anonymous code and those that missed
