@@ -15,13 +15,33 @@
 #include "symbols/perfmap.h"
 #include "targets/procmaps.h"
 
+/* Free what a mapping of a list owns: its path and build-id copies. */
+static void mapping_free_strings(struct bpfprof_mapping *m)
+{
+	free((char *)m->path);
+	free((uint8_t *)m->build_id);
+}
+
 void mappings_free(struct bpfprof_mapping *maps, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		free((char *)maps[i].path);
-		free((uint8_t *)maps[i].build_id);
-	}
+	for (size_t i = 0; i < nr; i++)
+		mapping_free_strings(&maps[i]);
 	free(maps);
+}
+
+/* Give back the room of *@list beyond its @n mappings (none: freed). */
+static void maps_shrink(struct bpfprof_mapping **list, size_t n)
+{
+	struct bpfprof_mapping *shrunk;
+
+	if (!n) {
+		free(*list);
+		*list = NULL;
+		return;
+	}
+	shrunk = realloc(*list, n * sizeof(**list));
+	if (shrunk)
+		*list = shrunk;
 }
 
 static int copy_mapping(struct bpfprof_mapping *dst, const struct bpfprof_mapping *src)
@@ -82,21 +102,16 @@ static int maps_merge(struct bpfprof_mapping **list, size_t *n,
 	}
 	/* Old mappings survive unless a new one covers part of them. */
 	for (size_t i = 0; i < *n; i++) {
-		if (overlaps_any(&(*list)[i], maps, nr)) {
-			free((char *)(*list)[i].path);
-			free((uint8_t *)(*list)[i].build_id);
-		} else {
+		if (overlaps_any(&(*list)[i], maps, nr))
+			mapping_free_strings(&(*list)[i]);
+		else
 			merged[k++] = (*list)[i];
-		}
 	}
 	free(*list);
 	qsort(merged, k, sizeof(*merged), cmp_mapping);
 	*list = merged;
 	*n = k;
-	/* Room was made for all of both lists; the overlaps left slack. */
-	merged = realloc(merged, (k + 1) * sizeof(*merged));
-	if (merged)
-		*list = merged;
+	maps_shrink(list, k);	/* room was made for both lists' overlaps */
 	return 0;
 }
 
@@ -124,42 +139,26 @@ static bool file_code(const struct bpfprof_mapping *m)
 	return (m->prot & BPFPROF_PROT_EXEC) && m->path && m->path[0] == '/';
 }
 
-/* Keep the mappings @keep approves in *@list of *@n, in order; free the
- * others and give the array's slack back. */
-static void maps_filter(struct bpfprof_mapping **list, size_t *n,
-			bool (*keep)(const struct bpfprof_mapping *))
+/* Keep the executable mappings of *@list of *@n, in order; free the
+ * others and give the array's room back. */
+static void maps_keep_code(struct bpfprof_mapping **list, size_t *n)
 {
-	struct bpfprof_mapping *shrunk;
 	size_t k = 0;
 
 	for (size_t i = 0; i < *n; i++) {
-		if (keep(&(*list)[i])) {
+		if ((*list)[i].prot & BPFPROF_PROT_EXEC)
 			(*list)[k++] = (*list)[i];
-		} else {
-			free((char *)(*list)[i].path);
-			free((uint8_t *)(*list)[i].build_id);
-		}
+		else
+			mapping_free_strings(&(*list)[i]);
 	}
 	*n = k;
-	if (!k) {
-		free(*list);
-		*list = NULL;
-		return;
-	}
-	shrunk = realloc(*list, k * sizeof(**list));
-	if (shrunk)
-		*list = shrunk;
-}
-
-static bool code(const struct bpfprof_mapping *m)
-{
-	return m->prot & BPFPROF_PROT_EXEC;
+	maps_shrink(list, k);
 }
 
 void proc_keep_code_maps(struct proc *proc)
 {
-	maps_filter(&proc->maps, &proc->nr_maps, code);
-	maps_filter(&proc->past_maps, &proc->nr_past_maps, code);
+	maps_keep_code(&proc->maps, &proc->nr_maps);
+	maps_keep_code(&proc->past_maps, &proc->nr_past_maps);
 }
 
 int proc_retire_maps(struct proc *proc)
