@@ -14,30 +14,9 @@
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 LIB=$BPFPROF_SRC/tests/lib
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+. "$LIB/cgroups.sh"
 [ -n "$CG2" ] || skip "no cgroup2 mount"
 NAME=bpfprof-test-$$
-GROUPS_MADE=()
-
-# Kill what is left in a test cgroup, then remove them, deepest first.
-cleanup_cgroups() {
-	local i g
-	for ((i = ${#GROUPS_MADE[@]} - 1; i >= 0; i--)); do
-		g=${GROUPS_MADE[i]}
-		[ -d "$g" ] || continue
-		xargs -r kill -9 < "$g/cgroup.procs" 2> /dev/null
-		for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$g" 2> /dev/null && break; sleep 0.2; done
-	done
-	cleanup_test
-}
-trap cleanup_cgroups EXIT
-make_group() { mkdir "$1" || fail "cannot create cgroup $1"; GROUPS_MADE+=("$1"); }
-
-# in_group DIR CMD ARGS...: run CMD in cgroup DIR (moves itself, then execs).
-in_group() {
-	local dir=$1; shift
-	bash -c 'echo $BASHPID > "$1/cgroup.procs" && shift && exec "$@"' _ "$dir" "$@"
-}
 for n in spin_in_a spin_late spin_sub spin_in_b spin_parent spin_v1_a spin_v1_b; do
 	cp "$WL/spin" "$TMP/$n"
 done

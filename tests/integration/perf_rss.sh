@@ -26,18 +26,12 @@
 # programs more than the 10 s runs).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+. "$BPFPROF_SRC/tests/lib/cgroups.sh"
 [ -n "$CG2" ] || fail "no cgroup2 mount"
 GROUP=$CG2/bpfprof-perf-rss.$$
-mkdir "$GROUP" || fail "cannot create cgroup $GROUP"
-cleanup_group() {
-	cleanup_test
-	xargs -r kill -9 < "$GROUP/cgroup.procs" 2> /dev/null
-	for _ in $(seq 50); do rmdir "$GROUP" 2> /dev/null && break; sleep 0.1; done
-}
-trap cleanup_group EXIT
+make_group "$GROUP"
 ncpu=$(nproc)
-bash -c 'echo $BASHPID > "$1/cgroup.procs" && exec "$2" 80 "$3"' _ "$GROUP" "$WL/spin" "$ncpu" &
+in_group "$GROUP" "$WL/spin" 80 "$ncpu" &
 CHILD_PIDS+=($!)
 
 # A pause of 0.2 s without a new process (the collector would keep the
