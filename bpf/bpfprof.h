@@ -94,12 +94,31 @@ struct stack_trace {
 /* Bytes of a struct stack_trace with room for @depth frames. */
 #define BPFPROF_STACK_TRACE_SIZE(depth) (8u + 8u * (depth))
 
+/*
+ * A user stack stored without its leaf: ips[0] of the stored stack is this
+ * marker (no user or kernel address has these top bits, nor a Python
+ * frame, PY_FRAME_TAG), and the sample's leaf address goes with the
+ * sample (count_key.user_leaf, sample_event.user_leaf).  The leaf is where
+ * a thread's samples differ most (a C function's or the interpreter's
+ * every instruction), so a stack map of whole stacks takes a new entry,
+ * and the collector a new-stack record, for most samples of a busy
+ * interpreter (pyburn: 580 stacks for 1,351 samples, 83 without their
+ * leaves; docs/PERFORMANCE.md, session 30).  The program takes the leaf
+ * apart only where the collector knows its mapping (--call-graph auto:
+ * the walk found its CFI table), so the stack's record needs no leaf to
+ * make the collector read the process's mappings, and never a Python
+ * frame's (its code object is named from the stack's record).
+ */
+#define BPFPROF_LEAF_APART 0xb000000000000000ull
+
 /* Key of the in-kernel "counts" map: samples per thread and stack pair. */
 struct count_key {
 	__u32 tgid;
 	__u32 tid;
 	__u64 user_stack;		/* stack id, 0 = none */
 	__u64 kernel_stack;		/* stack id, 0 = none */
+	__u64 user_leaf;		/* the user stack's leaf when it is stored
+					 * without it (BPFPROF_LEAF_APART), else 0 */
 };
 
 /* One sample of the timestamped stream ("samples" ring buffer). */
@@ -112,6 +131,7 @@ struct sample_event {
 	__u64 user_stack;
 	__u64 kernel_stack;
 	__u64 period;			/* ns of CPU time this sample stands for */
+	__u64 user_leaf;		/* as count_key.user_leaf */
 };
 
 /* Largest user stack copy of --call-graph dwarf (bytes, multiple of 8):

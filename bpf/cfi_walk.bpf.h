@@ -119,7 +119,9 @@ struct cfi_walk_vars {
 	__u32 guessed;		/* the frame written last is a guessed caller of
 				 * a frame without a row, its own row not
 				 * checked yet (cfi_row.h): CFI_GUESS_* */
-	__u32 pad;
+	__u32 leaf_known;	/* the leaf's mapping has a table: the collector
+				 * knows it (the leaf may go apart,
+				 * BPFPROF_LEAF_APART) */
 	__u64 cache_hits, cache_misses;	/* rows from cfi_row_cache, rows searched */
 	__u64 reads;		/* 8-byte reads of user memory outside win */
 	__u64 map_searches;	/* binary searches of the mappings */
@@ -326,6 +328,8 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 		v->miss_pc = pc;
 		return NULL;
 	}
+	if (v->n == 1)
+		v->leaf_known = m->table != CFI_NO_TABLE;
 	row = cfi_mapping_row(w, m, pc - m->bias);
 	if (!row && v->stop == CFI_WALK_NO_TABLE) {
 		v->miss_pc = pc;

@@ -417,23 +417,45 @@ __noinline int announce_new_stack(__u32 tgid, __u32 tid, __u64 id, int now)
 static __always_inline bool cfi_copy_instead(void);
 
 /*
- * Capture one stack into the map.  Returns 0 and sets *id (0 for an empty
- * stack), or -1 after counting the drop; 1, with *id 0, for a user stack
- * to send as a copy instead (cfi_copy_instead()).  A global function, like
- * the two above: checked once for both stacks and whatever state the
- * program is in when it calls (docs/PERFORMANCE.md, "Verifier cost of the
- * BPF program").
+ * Whether the leaf of user stack @st, as the walk left it, goes apart from
+ * the stored stack (BPFPROF_LEAF_APART, bpf/bpfprof.h): --call-graph auto,
+ * the walk found the leaf's table, and the leaf is native code, not a
+ * Python frame put in its place.
  */
-__noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
-			     __u32 tgid, __u32 tid, __u64 *id)
+static __always_inline bool leaf_goes_apart(const struct stack_trace *st)
+{
+	struct cfi_walk_vars *v;
+	__u32 zero = 0;
+
+	if (!cfi_mode || st->nr < 2 || PY_FRAME_IS(st->ips[0]))
+		return false;
+	v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	return v && v->leaf_known;
+}
+
+/*
+ * Capture one stack of the sample of @key's thread into the map, and set
+ * its id in @key (0 for an empty stack; for the user stack, its leaf in
+ * key->user_leaf when it goes apart, leaf_goes_apart()).  Returns 0, or
+ * -1 after counting the drop; 1, with no id, for a user stack to send as
+ * a copy instead (cfi_copy_instead()).  A global function, like the two
+ * above: checked once for both stacks and whatever state the program is
+ * in when it calls (docs/PERFORMANCE.md, "Verifier cost of the BPF
+ * program").
+ */
+__noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct count_key *key)
 {
 	struct stack_trace *st = scratch_stack(kernel);
-	__u32 depth = max_depth;
+	__u32 depth = max_depth, tgid, tid;
+	__u64 *id;
 	long n;
 	bool python = false;	/* the user stack got Python frames */
 
-	if (!id)
+	if (!key)
 		return -1;
+	tgid = key->tgid;
+	tid = key->tid;
+	id = kernel ? &key->kernel_stack : &key->user_stack;
 	*id = 0;
 	if (!st)
 		return 0;
@@ -464,6 +486,10 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel,
 		python = true;
 	if (st->nr == 0)
 		return 0;
+	if (!kernel && leaf_goes_apart(st)) {
+		key->user_leaf = st->ips[0];
+		st->ips[0] = BPFPROF_LEAF_APART;
+	}
 	*id = hash_stack(st, python ? tgid : 0);
 	if (bpf_map_lookup_elem(&stacks, id))
 		return 0;
@@ -525,6 +551,7 @@ static __always_inline void sample_header(struct sample_event *e, struct bpf_per
 	e->pad = 0;
 	e->user_stack = key->user_stack;
 	e->kernel_stack = key->kernel_stack;
+	e->user_leaf = key->user_leaf;
 	e->period = ctx->sample_period;
 }
 
@@ -581,11 +608,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!is_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
 		return 0;
 	stat_inc(STAT_SEEN);
-	if (want_kernel_stack && !in_user_mode(ctx) &&
-	    capture_stack(ctx, 1, key.tgid, key.tid, &key.kernel_stack))
+	if (want_kernel_stack && !in_user_mode(ctx) && capture_stack(ctx, 1, &key))
 		return 0;
-	if (!dwarf_mode && want_user_stack &&
-	    (copy = capture_stack(ctx, 0, key.tgid, key.tid, &key.user_stack)) < 0)
+	if (!dwarf_mode && want_user_stack && (copy = capture_stack(ctx, 0, &key)) < 0)
 		return 0;
 	note_thread(key.tgid, key.tid);
 	if (copy > 0) {		/* auto: a young process's stack, cfi_copy_instead() */

@@ -348,9 +348,8 @@ static int make_steps(struct collector *c)
 	c->tracker.maps_changed = maps_changed;
 	c->tracker.exec_id = exec_id;
 	c->tracker.maps_changed_ctx = c;
-	ingest_init(&c->ingest, c->profile, NULL, &c->tracker, session_sink(&c->session),
-		    c->unwinder, o->max_stack);
-	return 0;
+	return ingest_init(&c->ingest, c->profile, NULL, &c->tracker, session_sink(&c->session),
+			   c->unwinder, o->max_stack);
 }
 
 static int setup(struct collector *c)
@@ -534,9 +533,12 @@ static void print_stack_copies(const struct collector *c)
 	const uint64_t *lookups = c->ingest.stacks_looked_up;
 
 	fprintf(stderr, "bpfprof: stacks copied from the kernel: %llu new user stacks from their "
-		"records; by map lookup %llu user stacks, %llu kernel stacks\n",
+		"records; by map lookup %llu user stacks, %llu kernel stacks; %llu stored without "
+		"their leaf, %llu leaves put back\n",
 		(unsigned long long)c->ingest.stacks_in_records, (unsigned long long)lookups[0],
-		(unsigned long long)lookups[1]);
+		(unsigned long long)lookups[1],
+		(unsigned long long)stack_bases_count(c->ingest.bases),
+		(unsigned long long)c->ingest.leaves_put_back);
 }
 
 static int write_and_summarise(struct collector *c)
@@ -591,6 +593,7 @@ static void cleanup(struct collector *c)
 	cfi_cache_trim(c->cfi_cache, CFI_CACHE_DEFAULT_MAX_BYTES);
 	cfi_cache_close(c->cfi_cache);
 	interp_free(c->interp);
+	ingest_fini(&c->ingest);
 	profile_free(c->profile);
 	free(c->changed);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * profile/ingest.c - the sample sink (see ingest.h): stack copies from the
- * kernel (from new-stack records, or from its map), dwarf-mode unwinding,
- * samples and counts into the profile.
+ * kernel (from new-stack records, or from its map), their leaves put back
+ * where the program stored them without (stack_bases.h), dwarf-mode
+ * unwinding, samples and counts into the profile.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,14 +12,18 @@
 #include "interp/interp.h"
 #include "kernel/clock.h"
 #include "kernel/sampler.h"
+#include "stack_bases.h"
 #include "symbols/perfmap.h"
 #include "targets/procmaps.h"
 
-void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
-		 struct tracker *tracker, const struct record_sink *sink,
-		 struct unwinder *unwinder, uint32_t max_stack)
+int ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
+		struct tracker *tracker, const struct record_sink *sink,
+		struct unwinder *unwinder, uint32_t max_stack)
 {
 	memset(in, 0, sizeof(*in));
+	in->bases = stack_bases_new();
+	if (!in->bases)
+		return -ENOMEM;
 	in->profile = profile;
 	in->sampler = sampler;
 	in->tracker = tracker;
@@ -26,81 +31,137 @@ void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sam
 	in->unwinder = unwinder;
 	in->max_stack = max_stack;
 	in->last_sample_tgid = UINT32_MAX;
+	return 0;
+}
+
+void ingest_fini(struct ingest *in)
+{
+	stack_bases_free(in->bases);
+	in->bases = NULL;
 }
 
 /* Intern the new stack with kernel id @id, @nr frames at @ips copied
  * from the kernel: the names of a user stack's Python frames of @pid are
  * learned now (which rewrites those frames in @ips; @known: the program
- * saw its code objects before, see interp_learn_stack()). */
+ * saw its code objects before, see interp_learn_stack()).  A user stack
+ * stored without its leaf goes to the bases, not the profile: @frames
+ * then gets the base, else the interned stack. */
 static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *ips, uint32_t nr,
-		       int kernel, bool known, uint32_t *index)
+		       int kernel, bool known, struct bpfprof_stack *frames)
 {
+	const struct stack_base *base;
+	uint32_t index;
+	int err;
+
 	in->stacks_copied++;
 	if (!kernel)
 		interp_learn_stack(in->interp, pid, ips, nr, known);
-	return profile_intern_stack(in->profile, id, ips, nr, kernel, index);
+	if (!kernel && nr >= 2 && ips[0] == BPFPROF_LEAF_APART) {
+		if ((err = stack_bases_add(in->bases, id, ips, nr, &base)))
+			return err;
+		*frames = (struct bpfprof_stack){ .ips = base->ips, .nr = base->nr };
+		return 0;
+	}
+	if ((err = profile_intern_stack(in->profile, id, ips, nr, kernel, &index)))
+		return err;
+	*frames = *profile_stack(in->profile, index);
+	return 0;
 }
 
-/* Index in the profile of the stack with kernel id @id, copied from the
- * kernel's map if new (@known: as for intern_copy()). */
-static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, bool known,
-			uint32_t *index)
+/* The frames of the stack with kernel id @id, copied from the kernel's
+ * map if new (@known: as for intern_copy()): interned, or a base. */
+static int copy_stack(struct ingest *in, uint32_t pid, uint64_t id, bool known,
+		      struct bpfprof_stack *frames)
 {
 	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
+	const struct stack_base *base = stack_bases_find(in->bases, id);
+	uint32_t index;
 	int err;
 
-	if (profile_find_stack(in->profile, id, index) == 0)
+	if (base) {
+		*frames = (struct bpfprof_stack){ .ips = base->ips, .nr = base->nr };
 		return 0;
+	}
+	if (profile_find_stack(in->profile, id, &index) == 0) {
+		*frames = *profile_stack(in->profile, index);
+		return 0;
+	}
 	err = sampler_stack(in->sampler, id, &st);
 	if (err)
 		return err;
 	in->stacks_looked_up[st.kernel ? 1 : 0]++;
-	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, known, index);
+	return intern_copy(in, pid, id, (uint64_t *)st.ips, st.nr, st.kernel, known, frames);
 }
 
-/* Index in the profile of the new user stack that record @e of @size
- * bytes announces: its frames come with it when it is a struct
+/* Index in the profile of the stack with kernel id @id (0: none), copied
+ * from the kernel's map if new; with @leaf (a user stack stored without
+ * it), of that stack with @leaf in front. */
+static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint64_t leaf,
+			uint32_t *index)
+{
+	uint64_t ips[BPFPROF_MAX_STACK_DEPTH];	/* 32 KiB */
+	struct bpfprof_stack frames;
+	uint64_t whole = leaf ? stack_bases_leaf_id(id, leaf) : id;
+	int err;
+
+	if (profile_find_stack(in->profile, whole, index) == 0)
+		return 0;
+	if ((err = copy_stack(in, pid, id, false, &frames)))
+		return err;
+	if (!leaf)
+		return profile_find_stack(in->profile, id, index);
+	if (frames.nr < 2 || frames.nr > BPFPROF_MAX_STACK_DEPTH || frames.ips[0] != BPFPROF_LEAF_APART)
+		return -EINVAL;		/* a leaf for a whole stack: cannot happen */
+	memcpy(ips, frames.ips, frames.nr * sizeof(ips[0]));
+	ips[0] = leaf;
+	in->leaves_put_back++;
+	return profile_intern_stack(in->profile, whole, ips, frames.nr, 0, index);
+}
+
+/* The frames of the new user stack that record @e of @size bytes
+ * announces (interned, or a base): they come with it when it is a struct
  * new_stack_event, else from the map. */
 static int intern_new_stack(struct ingest *in, const struct task_event *e, size_t size,
-			    uint32_t *index)
+			    struct bpfprof_stack *frames)
 {
 	const struct new_stack_event *ne = (const struct new_stack_event *)e;
 	uint64_t ips[BPFPROF_NEW_STACK_FRAMES];	/* the ring is read-only: a copy to name */
 	bool known = size >= sizeof(*ne) && (ne->flags & BPFPROF_NEW_STACK_CODES_KNOWN);
 
-	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES)
-		return intern_stack(in, e->tgid, e->stack_id, known, index);
-	if (profile_find_stack(in->profile, e->stack_id, index) == 0)
-		return 0;
+	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES ||
+	    ingest_stack_copied(in, e->stack_id))
+		return copy_stack(in, e->tgid, e->stack_id, known, frames);
 	memcpy(ips, ne->ips, ne->nr * sizeof(ips[0]));
 	in->stacks_in_records++;
-	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0, known, index);
+	return intern_copy(in, e->tgid, e->stack_id, ips, ne->nr, 0, known, frames);
 }
 
 bool ingest_stack_copied(const struct ingest *in, uint64_t id)
 {
 	uint32_t index;
 
-	return profile_find_stack(in->profile, id, &index) == 0;
+	return stack_bases_find(in->bases, id) ||
+	       profile_find_stack(in->profile, id, &index) == 0;
 }
 
 void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size)
 {
 	struct proc *proc = tracker_snapshot(in->tracker, e->tgid, e->time_ns);
-	const struct bpfprof_stack *st;
-	uint32_t index;
+	struct bpfprof_stack st;
+	uint32_t i = 0;
 
-	if (!proc || intern_new_stack(in, e, size, &index))
+	if (!proc || intern_new_stack(in, e, size, &st))
 		return;
-	st = profile_stack(in->profile, index);
-	for (uint32_t i = 0; st && i < st->nr; i++) {
-		const struct bpfprof_mapping *m = proc_find_map(proc, st->ips[i]);
+	if (st.nr && st.ips[0] == BPFPROF_LEAF_APART)
+		i = 1;		/* the program knew the leaf's mapping */
+	for (; i < st.nr; i++) {
+		const struct bpfprof_mapping *m = proc_find_map(proc, st.ips[i]);
 
 		/* JIT code: read the perf map while the process lives (first
 		 * need, then misses; rate-limited in proc_jit_symbol()) */
 		if (m && perfmap_covers_mapping(m->path, m->prot))
-			proc_jit_symbol(proc, i ? st->ips[i] - 1 : st->ips[i]);
-		if (m || interp_is_frame(st->ips[i]))
+			proc_jit_symbol(proc, i ? st.ips[i] - 1 : st.ips[i]);
+		if (m || interp_is_frame(st.ips[i]))
 			continue;
 		tracker_refresh_maps(in->tracker, proc, e->time_ns, i == 0);
 		return;
@@ -214,8 +275,8 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 	if (in->unwinder && size >= sizeof(struct dwarf_sample_event))
 		err = unwind_sample(in, (const struct dwarf_sample_event *)e, size, &user);
 	else
-		err = intern_stack(in, e->tgid, e->user_stack, false, &user);
-	if (err || intern_stack(in, e->tgid, e->kernel_stack, false, &kernel)) {
+		err = intern_stack(in, e->tgid, e->user_stack, e->user_leaf, &user);
+	if (err || intern_stack(in, e->tgid, e->kernel_stack, 0, &kernel)) {
 		/* The stack was stored before the sample was sent; cannot happen. */
 		in->drops[DROP_STACK_MAP_FULL]++;
 		return 0;
@@ -233,8 +294,8 @@ int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples)
 {
 	uint32_t user, kernel;
 
-	if (intern_stack(in, k->tgid, k->user_stack, false, &user) ||
-	    intern_stack(in, k->tgid, k->kernel_stack, false, &kernel)) {
+	if (intern_stack(in, k->tgid, k->user_stack, k->user_leaf, &user) ||
+	    intern_stack(in, k->tgid, k->kernel_stack, 0, &kernel)) {
 		in->drops[DROP_STACK_MAP_FULL] += samples;
 		return 0;
 	}

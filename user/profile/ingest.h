@@ -20,6 +20,7 @@
 #include "bpfprof.h"
 #include "profile.h"
 #include "record_sink.h"
+#include "stack_bases.h"
 #include "targets/tracker.h"
 #include "unwind/unwind.h"
 
@@ -53,14 +54,21 @@ struct ingest {
 	uint64_t stacks_in_records;	/* new user stacks taken from their records */
 	uint64_t stacks_looked_up[2];	/* copied from the map, a bpf() call each:
 					 * [0] user stacks, [1] kernel stacks */
+	struct stack_bases *bases;	/* user stacks stored without their leaf
+					 * (owned) */
+	uint64_t leaves_put_back;	/* whole stacks made from a base and a leaf */
 	uint64_t drops[DROP_NR];	/* counted here: stacks gone from the map */
 	struct ingest_unwind_stats unwind;
 };
 
-/* Set up @in for a run; all pointers are borrowed and outlive it. */
-void ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
-		 struct tracker *tracker, const struct record_sink *sink,
-		 struct unwinder *unwinder, uint32_t max_stack);
+/* Set up @in for a run; all pointers are borrowed and outlive it.  0, or
+ * -ENOMEM.  Free what it holds with ingest_fini(). */
+int ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
+		struct tracker *tracker, const struct record_sink *sink,
+		struct unwinder *unwinder, uint32_t max_stack);
+
+/* Free what @in holds (not the borrowed parts). */
+void ingest_fini(struct ingest *in);
 
 /* One streamed sample of @size bytes (a struct dwarf_sample_event in dwarf
  * mode).  0, or -ENOMEM. */
@@ -75,7 +83,8 @@ int ingest_count(struct ingest *in, const struct count_key *k, uint64_t samples)
  * (re-reading them if not). */
 void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size);
 
-/* True if the stack with kernel id @id was copied (the kernel may forget it). */
+/* True if the stack with kernel id @id was copied, whole or without its
+ * leaf (the kernel may forget it). */
 bool ingest_stack_copied(const struct ingest *in, uint64_t id);
 
 #endif /* BPFPROF_INGEST_H */
