@@ -417,26 +417,34 @@ __noinline int announce_new_stack(__u32 tgid, __u32 tid, __u64 id, int now)
 static __always_inline bool cfi_copy_instead(void);
 
 /*
- * Whether the leaf of user stack @st, as the walk left it, goes apart from
- * the stored stack (BPFPROF_LEAF_APART, bpf/bpfprof.h): --call-graph auto,
- * the walk found the leaf's table, and the leaf is native code, not a
- * Python frame put in its place.
+ * Take the leaf of this CPU's scratch user stack apart from it
+ * (BPFPROF_LEAF_APART, bpf/bpfprof.h) into key->user_leaf, when the
+ * collector knows its mapping: --call-graph auto, the walk found the
+ * leaf's table, and the leaf is native code, not a Python frame put in its
+ * place.  A global function: the verifier checks the rest of
+ * capture_stack() once, not once with the leaf apart and once without
+ * (auto: 8,542 -> 8,182 instructions processed).  Returns 0.
  */
-static __always_inline bool leaf_goes_apart(const struct stack_trace *st)
+__noinline int leaf_apart_scratch(struct count_key *key)
 {
+	struct stack_trace *st = scratch_stack(0);
 	struct cfi_walk_vars *v;
 	__u32 zero = 0;
 
-	if (!cfi_mode || st->nr < 2 || PY_FRAME_IS(st->ips[0]))
-		return false;
+	if (!cfi_mode || !key || !st || st->nr < 2 || PY_FRAME_IS(st->ips[0]))
+		return 0;
 	v = bpf_map_lookup_elem(&cfi_vars, &zero);
-	return v && v->leaf_known;
+	if (v && v->leaf_known) {
+		key->user_leaf = st->ips[0];
+		st->ips[0] = BPFPROF_LEAF_APART;
+	}
+	return 0;
 }
 
 /*
  * Capture one stack of the sample of @key's thread into the map, and set
  * its id in @key (0 for an empty stack; for the user stack, its leaf in
- * key->user_leaf when it goes apart, leaf_goes_apart()).  Returns 0, or
+ * key->user_leaf when it goes apart, leaf_apart_scratch()).  Returns 0, or
  * -1 after counting the drop; 1, with no id, for a user stack to send as
  * a copy instead (cfi_copy_instead()).  A global function, like the two
  * above: checked once for both stacks and whatever state the program is
@@ -486,10 +494,8 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct
 		python = true;
 	if (st->nr == 0)
 		return 0;
-	if (!kernel && leaf_goes_apart(st)) {
-		key->user_leaf = st->ips[0];
-		st->ips[0] = BPFPROF_LEAF_APART;
-	}
+	if (!kernel)
+		leaf_apart_scratch(key);
 	*id = hash_stack(st, python ? tgid : 0);
 	if (bpf_map_lookup_elem(&stacks, id))
 		return 0;
