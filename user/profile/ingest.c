@@ -56,7 +56,7 @@ static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *i
 	in->stacks_copied++;
 	if (!kernel)
 		interp_learn_stack(in->interp, pid, ips, nr, known);
-	if (!kernel && nr >= 2 && ips[0] == BPFPROF_LEAF_APART) {
+	if (!kernel && stack_bases_is_base(ips, nr)) {
 		if ((err = stack_bases_add(in->bases, id, ips, nr, &base)))
 			return err;
 		*frames = (struct bpfprof_stack){ .ips = base->ips, .nr = base->nr };
@@ -68,24 +68,32 @@ static int intern_copy(struct ingest *in, uint32_t pid, uint64_t id, uint64_t *i
 	return 0;
 }
 
+/* Whether the stack with kernel id @id was copied already, and then its
+ * frames: a base, or the interned stack. */
+static bool copied_stack(const struct ingest *in, uint64_t id, struct bpfprof_stack *frames)
+{
+	const struct stack_base *base = stack_bases_find(in->bases, id);
+	uint32_t index;
+
+	if (base)
+		*frames = (struct bpfprof_stack){ .ips = base->ips, .nr = base->nr };
+	else if (profile_find_stack(in->profile, id, &index) == 0)
+		*frames = *profile_stack(in->profile, index);
+	else
+		return false;
+	return true;
+}
+
 /* The frames of the stack with kernel id @id, copied from the kernel's
  * map if new (@known: as for intern_copy()): interned, or a base. */
 static int copy_stack(struct ingest *in, uint32_t pid, uint64_t id, bool known,
 		      struct bpfprof_stack *frames)
 {
 	struct stack_trace st;	/* 32 KiB: room for the deepest stack */
-	const struct stack_base *base = stack_bases_find(in->bases, id);
-	uint32_t index;
 	int err;
 
-	if (base) {
-		*frames = (struct bpfprof_stack){ .ips = base->ips, .nr = base->nr };
+	if (copied_stack(in, id, frames))
 		return 0;
-	}
-	if (profile_find_stack(in->profile, id, &index) == 0) {
-		*frames = *profile_stack(in->profile, index);
-		return 0;
-	}
 	err = sampler_stack(in->sampler, id, &st);
 	if (err)
 		return err;
@@ -110,7 +118,7 @@ static int intern_stack(struct ingest *in, uint32_t pid, uint64_t id, uint64_t l
 		return err;
 	if (!leaf)
 		return profile_find_stack(in->profile, id, index);
-	if (frames.nr < 2 || frames.nr > BPFPROF_MAX_STACK_DEPTH || frames.ips[0] != BPFPROF_LEAF_APART)
+	if (!stack_bases_is_base(frames.ips, frames.nr) || frames.nr > BPFPROF_MAX_STACK_DEPTH)
 		return -EINVAL;		/* a leaf for a whole stack: cannot happen */
 	memcpy(ips, frames.ips, frames.nr * sizeof(ips[0]));
 	ips[0] = leaf;
@@ -128,8 +136,9 @@ static int intern_new_stack(struct ingest *in, const struct task_event *e, size_
 	uint64_t ips[BPFPROF_NEW_STACK_FRAMES];	/* the ring is read-only: a copy to name */
 	bool known = size >= sizeof(*ne) && (ne->flags & BPFPROF_NEW_STACK_CODES_KNOWN);
 
-	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES ||
-	    ingest_stack_copied(in, e->stack_id))
+	if (copied_stack(in, e->stack_id, frames))
+		return 0;
+	if (size < sizeof(*ne) || ne->nr == 0 || ne->nr > BPFPROF_NEW_STACK_FRAMES)
 		return copy_stack(in, e->tgid, e->stack_id, known, frames);
 	memcpy(ips, ne->ips, ne->nr * sizeof(ips[0]));
 	in->stacks_in_records++;
@@ -138,10 +147,9 @@ static int intern_new_stack(struct ingest *in, const struct task_event *e, size_
 
 bool ingest_stack_copied(const struct ingest *in, uint64_t id)
 {
-	uint32_t index;
+	struct bpfprof_stack frames;
 
-	return stack_bases_find(in->bases, id) ||
-	       profile_find_stack(in->profile, id, &index) == 0;
+	return copied_stack(in, id, &frames);
 }
 
 void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size)
@@ -152,7 +160,7 @@ void ingest_new_stack(struct ingest *in, const struct task_event *e, size_t size
 
 	if (!proc || intern_new_stack(in, e, size, &st))
 		return;
-	if (st.nr && st.ips[0] == BPFPROF_LEAF_APART)
+	if (stack_bases_is_base(st.ips, st.nr))
 		i = 1;		/* the program knew the leaf's mapping */
 	for (; i < st.nr; i++) {
 		const struct bpfprof_mapping *m = proc_find_map(proc, st.ips[i]);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "bpfprof.h"
 #include "stack_bases.h"
 
 struct base_entry {
@@ -18,7 +17,6 @@ struct base_entry {
 
 struct stack_bases {
 	struct base_entry *by_id;
-	uint64_t nr;
 };
 
 struct stack_bases *stack_bases_new(void)
@@ -54,7 +52,7 @@ int stack_bases_add(struct stack_bases *b, uint64_t id, const uint64_t *ips, uin
 	const struct stack_base *old = stack_bases_find(b, id);
 	struct base_entry *e;
 
-	if (nr < 2 || ips[0] != BPFPROF_LEAF_APART)
+	if (!stack_bases_is_base(ips, nr))
 		return -EINVAL;
 	if (!old) {
 		e = malloc(sizeof(*e));
@@ -66,7 +64,6 @@ int stack_bases_add(struct stack_bases *b, uint64_t id, const uint64_t *ips, uin
 		e->base.id = id;
 		e->base.nr = nr;
 		HASH_ADD(hh, b->by_id, base.id, sizeof(id), e);
-		b->nr++;
 		old = &e->base;
 	}
 	if (out)
@@ -76,7 +73,7 @@ int stack_bases_add(struct stack_bases *b, uint64_t id, const uint64_t *ips, uin
 
 uint64_t stack_bases_count(const struct stack_bases *b)
 {
-	return b->nr;
+	return HASH_COUNT(b->by_id);
 }
 
 uint64_t stack_bases_leaf_id(uint64_t id, uint64_t leaf)

@@ -8,7 +8,17 @@
 #ifndef BPFPROF_STACK_BASES_H
 #define BPFPROF_STACK_BASES_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "bpfprof.h"
+
+/* Whether the @nr frames at @ips are a stack stored without its leaf:
+ * ips[0] is BPFPROF_LEAF_APART, and a frame follows. */
+static inline bool stack_bases_is_base(const uint64_t *ips, uint32_t nr)
+{
+	return nr >= 2 && ips[0] == BPFPROF_LEAF_APART;
+}
 
 /* One stored stack: ips[0] is BPFPROF_LEAF_APART, the rest its frames
  * (leaf side first, Python frames named as interp_learn_stack() left
@@ -32,7 +42,7 @@ const struct stack_base *stack_bases_find(const struct stack_bases *b, uint64_t 
 
 /* Store a copy of the @nr frames at @ips under @id (a second add of the
  * same id keeps the first).  The stored stack in @out (may be NULL).
- * 0, -EINVAL (@nr below 2 or ips[0] not BPFPROF_LEAF_APART), or -ENOMEM. */
+ * 0, -EINVAL (not stack_bases_is_base()), or -ENOMEM. */
 int stack_bases_add(struct stack_bases *b, uint64_t id, const uint64_t *ips, uint32_t nr,
 		    const struct stack_base **out);
 
