@@ -115,7 +115,6 @@ struct cfi_walk_vars {
 	__u64 addr;		/* the address looked for */
 	__u32 lo, hi;		/* the answer is in [lo, hi) */
 	__u32 failed;		/* a lookup failed */
-	__u32 last_map;		/* index + 1 of the mapping found last, 0: none */
 	__u32 guessed;		/* the frame written last is a guessed caller of
 				 * a frame without a row, its own row not
 				 * checked yet (cfi_row.h): CFI_GUESS_* */
@@ -130,7 +129,19 @@ struct cfi_walk_vars {
 	struct cfi_row row;	/* the current frame's (cfi_frame_row_get()) */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
-	/* the window, not cleared between walks: only win_len bytes count */
+	/* Not cleared between walks, from here on: */
+	/*
+	 * Indexes + 1 (0: none) of the two mappings found last, the latest
+	 * first, in whichever process this CPU walked last: most frames lie
+	 * in the mapping of the frame before, most of the others in the one
+	 * before that (an interpreter's binary and libc, one calling the
+	 * other and back), and a CPU's next walk is mostly of the same
+	 * process.  Only hints: each is checked against the address and the
+	 * process's mappings before use, so one from another process or
+	 * from mappings since rewritten costs the search it would have cost.
+	 */
+	__u32 last_map, prev_map;
+	/* the window: only win_len bytes count */
 	__u8 win[CFI_STACK_WINDOW];
 };
 
@@ -175,36 +186,51 @@ static long cfi_map_search_step(__u32 i, void *data)
 	return 0;
 }
 
+/* Whether mapping hint @hint (index + 1, cfi_walk_vars.last_map) of
+ * @p holds @addr. */
+static __always_inline bool cfi_hint_holds(const struct cfi_process *p, __u32 hint, __u64 addr)
+{
+	const struct cfi_mapping *m;
+
+	if (!hint || hint > p->nr)
+		return false;
+	m = &p->maps[(hint - 1) & (CFI_MAX_MAPPINGS - 1)];
+	return addr >= m->start && addr < m->end;
+}
+
 /*
  * The mapping of @p holding @addr: the last one with start <= addr.  The
- * mappings are sorted and disjoint, so the one found for the frame before,
- * where most callers are, is checked first.
+ * mappings are sorted and disjoint; the two found last (v->last_map,
+ * v->prev_map) are checked first.
  */
 static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct cfi_process *p,
 								  struct cfi_walk_vars *v,
 								  __u64 addr)
 {
 	struct cfi_map_search s = { .p = p, .v = v };
+	__u32 nr = p->nr, last = v->last_map, found;
 	const struct cfi_mapping *m;
-	__u32 nr = p->nr, last = v->last_map;
 
-	if (last && last <= nr) {
-		m = &p->maps[(last - 1) & (CFI_MAX_MAPPINGS - 1)];
-		if (addr >= m->start && addr < m->end)
-			return m;
+	if (cfi_hint_holds(p, last, addr))
+		return &p->maps[(last - 1) & (CFI_MAX_MAPPINGS - 1)];
+	if (cfi_hint_holds(p, v->prev_map, addr)) {
+		found = v->prev_map;
+	} else {
+		if (nr == 0 || nr > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
+			return NULL;
+		v->map_searches++;
+		v->addr = addr;
+		v->lo = 0;
+		v->hi = nr;
+		bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
+		m = &p->maps[v->lo & (CFI_MAX_MAPPINGS - 1)];
+		if (addr >= m->end)
+			return NULL;
+		found = (v->lo & (CFI_MAX_MAPPINGS - 1)) + 1;
 	}
-	if (nr == 0 || nr > CFI_MAX_MAPPINGS || addr < p->maps[0].start)
-		return NULL;
-	v->map_searches++;
-	v->addr = addr;
-	v->lo = 0;
-	v->hi = nr;
-	bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
-	m = &p->maps[v->lo & (CFI_MAX_MAPPINGS - 1)];
-	if (addr >= m->end)
-		return NULL;
-	v->last_map = (v->lo & (CFI_MAX_MAPPINGS - 1)) + 1;
-	return m;
+	v->prev_map = last;
+	v->last_map = found;
+	return &p->maps[(found - 1) & (CFI_MAX_MAPPINGS - 1)];
 }
 
 struct cfi_row_search {
@@ -677,7 +703,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	if (!w.cache)
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, win));
+	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, last_map));
 	v->regs = (__u64)regs;
 	v->ip = BPF_CORE_READ(regs, ip);
 	v->sp = BPF_CORE_READ(regs, sp);
