@@ -365,6 +365,20 @@ static long py_shift_step(__u32 i, void *data)
 	return 0;
 }
 
+/* A code object found to be one (py_code_checked()), 0: an empty slot. */
+struct py_code_slot {
+	__u64 code;		/* its address */
+	__u32 tgid;		/* in this process */
+	__u32 gen;		/* py_code_gen when it was checked */
+};
+
+/*
+ * Bumped at each exec() of a CPython process (py_forget_process()): the
+ * code objects checked before it are another image's, and every slot
+ * stored before is stale.
+ */
+__u32 py_code_gen = 0;
+
 /*
  * The splice's counters and positions.  They live in a per-CPU map value,
  * not on the stack: the verifier does not track what a map value holds,
@@ -383,6 +397,8 @@ struct py_splice_vars {
 	__u32 truncated;
 	__u32 unmatched;	/* evaluator frames left as they were */
 	__u32 read_faults, not_code;
+	__u32 code_checks;	/* frames' code objects checked */
+	__u32 code_cached;	/* ... found in code_cache */
 	__u32 cut;		/* the native stack may end before its root */
 	__u32 at_root;		/* Python frames went to its root end */
 	__u32 reads;		/* of user memory, for frames */
@@ -396,6 +412,7 @@ struct py_splice_vars {
 	struct py_code_key scan_key;	/* the frame's, with the process's tgid */
 	struct py_code_names scan_names;	/* the frame's, read now */
 	__u32 scan_uncopied;		/* a code object not seen before, not copied */
+	struct py_code_slot code_cache[PY_CODE_CACHE_SLOTS];	/* py_code_checked() */
 };
 
 struct {
@@ -409,6 +426,7 @@ struct {
 struct py_splice {
 	struct stack_trace *st;
 	const struct py_process *p;
+	__u32 tgid;
 	struct py_splice_vars *v;
 	/* the native walk's copy of this sample's C stack (--call-graph
 	 * auto, bpf/cfi_walk.bpf.h), NULL without one */
@@ -577,12 +595,49 @@ __noinline int py_frame_addr(const struct py_process *p, __u64 code, __u64 instr
 	return 0;
 }
 
+/*
+ * Whether @code, a frame's code pointer, points at a code object of the
+ * process (the type p->code_type): from this CPU's cache of the objects
+ * found to be code before (v->code_cache), else by a read of the
+ * object's type, after which a code object goes into the cache.  A
+ * frame keeps its code object alive, so a cached address is a code
+ * object in every frame that points at it; the check guards against a
+ * frame being written as it is read, and the cache cannot tell an
+ * object freed and its memory reused for another type there: such a
+ * frame would be named from whatever code object the collector reads at
+ * that address.  The type read was a bpf_probe_read_user() per Python
+ * frame (docs/PERFORMANCE.md, "Session 31").
+ */
+static __always_inline bool py_code_checked(struct py_splice *s, __u64 code)
+{
+	struct py_splice_vars *v = s->v;
+	struct py_code_slot *slot;
+	__u32 gen = py_code_gen;
+	__u64 type = 0, h;
+
+	if (!code)
+		return false;
+	v->code_checks++;
+	h = (code * 0x9e3779b97f4a7c15ull) >> (64 - PY_CODE_CACHE_BITS);
+	slot = &v->code_cache[h & (PY_CODE_CACHE_SLOTS - 1)];
+	if (slot->code == code && slot->tgid == s->tgid && slot->gen == gen) {
+		v->code_cached++;
+		return true;
+	}
+	if (py_read(code + 8, &type) || type != s->p->code_type)
+		return false;
+	slot->code = code;
+	slot->tgid = s->tgid;
+	slot->gen = gen;
+	return true;
+}
+
 /* One Python frame of the current activation: 0, 1 (done), or PY_PUT
  * and the frame to write in @ip. */
 static __always_inline long py_frame_step(struct py_splice *s, __u64 *ip)
 {
 	const struct py_offsets *o = &s->p->off;
-	__u64 f = s->v->frame, code = 0, prev = 0, instr = 0, type = 0;
+	__u64 f = s->v->frame, code = 0, prev = 0, instr = 0;
 	__u8 owner = 0, entry = 0;
 
 	if (!f)
@@ -595,7 +650,7 @@ static __always_inline long py_frame_step(struct py_splice *s, __u64 *ip)
 	s->v->frame = prev;
 	if (o->owner_cstack != 0xff && owner == o->owner_cstack)
 		return py_end_activation(s, ip);	/* 3.12+: the activation's entry */
-	if (s->p->code_type && (!code || py_read(code + 8, &type) || type != s->p->code_type)) {
+	if (s->p->code_type && !py_code_checked(s, code)) {
 		s->v->not_code++;
 		return entry ? py_end_activation(s, ip) : 0;
 	}
@@ -758,6 +813,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	v->cut = synthetic || py_native_cut(s.cstack);
 	s.st = st;
 	s.p = p;
+	s.tgid = tgid;
 	s.v = v;
 	/* a step per native frame, per Python frame, per activation left */
 	bpf_loop(3 * max_depth + 2, py_splice_step, &s, 0);
@@ -779,6 +835,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		py_count(PY_STAT_READ_FAULT, v->read_faults);
 	if (v->not_code)
 		py_count(PY_STAT_NOT_CODE, v->not_code);
+	py_count(PY_STAT_CODE_CHECKS, v->code_checks);
+	py_count(PY_STAT_CODE_CACHED, v->code_cached);
 	if (v->frames)
 		return true;
 	if (v->synthetic)	/* whatever the splice left */
@@ -789,7 +847,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 /* @tgid exec()ed: its interpreter, if it had one, is gone. */
 static __always_inline void py_forget_process(__u32 tgid)
 {
-	bpf_map_delete_elem(&py_procs, &tgid);
+	if (bpf_map_delete_elem(&py_procs, &tgid) == 0)
+		__sync_fetch_and_add(&py_code_gen, 1);
 }
 
 #endif /* BPFPROF_PYTHON_BPF_H */

@@ -143,6 +143,8 @@ enum py_stat {
 	PY_STAT_COPIES,		/* code objects copied for the collector
 				 * (TASK_EVENT_PY_CODE, bpf/new_stack.bpf.h) */
 	PY_STAT_COPIES_SKIPPED,	/* ... not copied: the "events" ring half full */
+	PY_STAT_CODE_CHECKS,	/* frames' code objects checked (their type) */
+	PY_STAT_CODE_CACHED,	/* ... answered by the per-CPU cache, no read */
 	PY_STAT_NR,
 };
 
@@ -163,6 +165,14 @@ enum py_stat {
  * user/interp/py_layout.c against this).
  */
 #define PY_TSTATE_READ 160
+
+/*
+ * Slots of the BPF program's per-CPU cache of the code objects whose type
+ * it checked (bpf/python.bpf.h, py_code_checked()): direct-mapped by
+ * address, a power of two.
+ */
+#define PY_CODE_CACHE_BITS 9
+#define PY_CODE_CACHE_SLOTS (1u << PY_CODE_CACHE_BITS)
 
 /* Threads of an interpreter looked at, at most, to find a thread state. */
 #define PY_MAX_THREADS 256

@@ -10,7 +10,8 @@
 # are whole from _start through Py_RunMain and the Python frames to the
 # native leaf, and no _PyEval_EvalFrameDefault frame is left
 # (tests/lib/pystacks.py); the frames come from a third as many reads of
-# the process's memory or fewer (-v); a stripped interpreter's evaluator
+# the process's memory or fewer (-v), and 3.13's code objects' types
+# mostly from the BPF program's cache (-v); a stripped interpreter's evaluator
 # .cold part is found in its -dbg file when installed (-v).  Then -g
 # with python3.11: the same shares, the Python frames whole with the outer
 # ones at the root of the cut native stacks.  Then --call-graph dwarf with python3.11: the same
@@ -43,6 +44,16 @@ for py in "${pythons[@]}"; do
 	# 3.12+'s entry frames from the native walk's copy of the C stack.
 	$CHECK reads "$TMP/$tag.err" 0.334 || fail "$tag: Python frames or their reads per sample"
 	ok "$tag: Python frames per sample and their reads"
+	# 3.13's frames name their code object in f_executable, which may hold
+	# another type: the BPF program checks each frame's object's type, from
+	# its per-CPU cache of the objects found to be code before
+	# (bpf/python.bpf.h, py_code_checked()), not with a read per frame.
+	if [[ $tag == python3.13* ]]; then
+		read -r n pct < <(sed -n "s/.*frames' code objects checked: \([0-9]*\), \([0-9.]*\)% from the BPF program's cache.*/\1 \2/p" "$TMP/$tag.err")
+		[ "${n:-0}" -gt 0 ] && awk -v p="$pct" 'BEGIN { exit !(p >= 90) }' ||
+			fail "$tag: code objects checked: '${n:-none}', ${pct:-?}% from the BPF cache (at least 90%)"
+		ok "$tag: $n code objects checked, $pct% from the BPF program's cache"
+	fi
 	# Debian's python3.11 is stripped: its evaluator's .cold part (GCC's
 	# split of the unlikely paths, a local symbol) is in the debug file
 	# of its build-id (python3.11-dbg), found by user/interp/python.c.
