@@ -350,7 +350,9 @@ enum cfi_walk_stop {
 #define CFI_MAP_SEARCHES (CFI_WALK_STOP_NR + 3)
 #define CFI_LEAF_CALLER_GUESSES (CFI_WALK_STOP_NR + 4)
 #define CFI_FP_STEPS (CFI_WALK_STOP_NR + 5)
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 6)	/* slots of "walk_stops" */
+#define CFI_COMMON_STEPS (CFI_WALK_STOP_NR + 6)	/* steps by the common rules
+						 * alone (cfi_step_common()) */
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 7)	/* slots of "walk_stops" */
 
 /*
  * Step 3a of the walk (a leaf without CFI, above): whether the last @k

@@ -126,6 +126,7 @@ struct cfi_walk_vars {
 	__u64 map_searches;	/* binary searches of the mappings */
 	__u64 guesses;		/* leaves' callers from [sp] the walk went on from */
 	__u64 fp_steps;		/* other frames' callers from [bp + 8] */
+	__u64 common_steps;	/* steps cfi_step_common() took */
 	struct cfi_row row;	/* the current frame's (cfi_frame_row_get()) */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
@@ -609,6 +610,72 @@ __noinline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 	return 0;
 }
 
+/* The 8 bytes at @addr into @val from the window: 1, or 0 when the
+ * window does not hold them. */
+static __always_inline int cfi_window_get(const struct cfi_walk_vars *v, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - v->win_lo;
+
+	if (addr < v->win_lo || off >= v->win_len || v->win_len - off < 8)
+		return 0;
+	barrier_var(off);
+	if (off > CFI_STACK_WINDOW - 8)
+		return 0;
+	*val = *(const __u64 *)(v->win + off);
+	return 1;
+}
+
+/*
+ * cfi_step() by the current frame's row (v->row) for the rows most
+ * frames have, with all it reads in the window: a CFA from sp, or from a
+ * known rbp (CFI_KIND_RSP, CFI_KIND_RBP), a return address that is not
+ * 0 above sp, rbp and rbx the same or saved in the frame or lost.  1 when
+ * it took the step, 0 when it left the frame as it was to cfi_step(),
+ * which takes every other step and ends the walks: the same step in
+ * about half the instructions (docs/PERFORMANCE.md, "Session 31").  A
+ * global function, checked once.
+ */
+__noinline int cfi_step_common(struct cfi_walk_vars *v)
+{
+	__u64 base, cfa, ra = 0, bp, bx;
+	__u32 kind, rbx;
+	__s32 rbp;
+
+	if (!v)
+		return 0;
+	kind = CFI_ROW_KIND(&v->row);
+	if (kind == CFI_KIND_RSP)
+		base = v->sp;
+	else if (kind == CFI_KIND_RBP && v->bp_known && v->bp)
+		base = v->bp;
+	else
+		return 0;
+	cfa = base + (__s64)v->row.cfa * 8;
+	if (cfa <= v->sp || !cfi_window_get(v, cfa - 8, &ra) || !ra)
+		return 0;
+	bp = v->bp;
+	bx = v->bx;
+	rbp = v->row.rbp;
+	if (rbp != CFI_RBP_SAME && rbp != CFI_RBP_LOST &&
+	    !cfi_window_get(v, cfa + (__s64)rbp * 8, &bp))
+		return 0;
+	rbx = CFI_ROW_RBX(&v->row);
+	if (rbx != CFI_RBX_SAME && rbx != CFI_RBX_LOST &&
+	    !cfi_window_get(v, cfa + CFI_RBX_SLOT_OFF(rbx), &bx))
+		return 0;
+	v->ip = ra;
+	v->sp = cfa;
+	v->bp = bp;
+	if (rbp != CFI_RBP_SAME)
+		v->bp_known = rbp != CFI_RBP_LOST;
+	v->bx = bx;
+	if (rbx != CFI_RBX_SAME)
+		v->bx_known = rbx != CFI_RBX_LOST;
+	v->exact = 0;
+	v->common_steps++;
+	return 1;
+}
+
 /* frames without a row: cfi_no_row() */
 #include "cfi_guess.bpf.h"
 
@@ -637,7 +704,7 @@ static long cfi_walk_frame(__u32 i, void *data)
 			v->stop = CFI_WALK_MAX_DEPTH;
 			return 1;
 		}
-		if (cfi_step(v, &v->row))
+		if (!cfi_step_common(v) && cfi_step(v, &v->row))
 			return 1;
 	} else if (!cfi_no_row(v)) {
 		return 1;
@@ -729,6 +796,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	if (v->reads)		/* rare: frames beyond the window */
 		cfi_count(CFI_STACK_READS, v->reads);
 	cfi_count(CFI_MAP_SEARCHES, v->map_searches);
+	cfi_count(CFI_COMMON_STEPS, v->common_steps);
 	if (v->guesses)
 		cfi_count(CFI_LEAF_CALLER_GUESSES, v->guesses);
 	if (v->fp_steps)

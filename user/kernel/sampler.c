@@ -580,6 +580,7 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	err = err ?: sum_percpu(wfd, CFI_MAP_SEARCHES, n, &st->map_searches);
 	err = err ?: sum_percpu(wfd, CFI_LEAF_CALLER_GUESSES, n, &st->leaf_guesses);
 	err = err ?: sum_percpu(wfd, CFI_FP_STEPS, n, &st->fp_steps);
+	err = err ?: sum_percpu(wfd, CFI_COMMON_STEPS, n, &st->common_steps);
 	for (uint32_t r = 0; r < PY_STAT_NR && !err; r++)
 		err = sum_percpu(pfd, r, n, &st->python[r]);
 	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {

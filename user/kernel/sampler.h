@@ -50,6 +50,8 @@ struct sampler_stats {
 	uint64_t stack_reads;		/* the walks' 8-byte reads of user memory
 					 * outside their stack window */
 	uint64_t map_searches;		/* the walks' binary searches of mappings */
+	uint64_t common_steps;		/* the walks' steps by the common rules
+					 * alone (cfi_step_common()) */
 	uint64_t leaf_guesses;		/* leaves without CFI whose caller came from
 					 * [sp] (bpf/cfi_row.h) */
 	uint64_t fp_steps;		/* other frames without CFI whose caller

@@ -355,13 +355,16 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 	if (stats->row_cache_hits + stats->row_cache_misses)
 		fprintf(out, "bpfprof: unwind rows: %.1f per walk; %.1f%% from the BPF row cache, "
 			"%llu searched; %.2f stack reads per walk outside its window, "
-			"%.2f mapping searches per walk\n",
+			"%.2f mapping searches per walk; %.1f%% of the steps by the common "
+			"rules\n",
 			walks ? (double)(stats->row_cache_hits + stats->row_cache_misses) / walks : 0.0,
 			100.0 * stats->row_cache_hits /
 				(stats->row_cache_hits + stats->row_cache_misses),
 			(unsigned long long)stats->row_cache_misses,
 			walks ? (double)stats->stack_reads / walks : 0.0,
-			walks ? (double)stats->map_searches / walks : 0.0);
+			walks ? (double)stats->map_searches / walks : 0.0,
+			100.0 * stats->common_steps /
+				(stats->row_cache_hits + stats->row_cache_misses));
 	cfi_loader_stats(loader, &ls);
 	fprintf(out, "bpfprof: unwind tables: %llu loaded, %llu rows (%.1f KiB) in %.1f KiB of BPF maps, from "
 		"%.1f KiB of CFI in %.1f ms (%.1f ms/MB) + %.1f ms to load; %llu files without a "
