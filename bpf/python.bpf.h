@@ -383,33 +383,15 @@ __u32 py_code_gen = 0;
 #define PY_SHIFT_SHORT 32
 
 /*
- * py_shift_step()'s move of @sh->n frames by @sh->d for a stack of at most
- * PY_SHIFT_SHORT frames, in a bounded loop: ~3 instructions a frame where
- * a bpf_loop() callback's bounds and call take ~15 ns (0.2 us a sample
- * on pyburn's ~15 native frames, docs/PERFORMANCE.md "Session 31").  The
- * verifier checks it once per iteration bound, in the one global function
- * that reaches it (py_splice_scratch()).  1 if moved, 0 for a longer stack.
+ * py_shift_step()'s move of @n frames by @d, in a bounded loop, for the
+ * user scratch stack of at most PY_SHIFT_SHORT frames (profile.bpf.c,
+ * where the scratch stack is): ~3 instructions a frame where a
+ * bpf_loop() callback's bounds and call take ~15 ns (0.2 us a sample on
+ * pyburn's ~15 native frames, docs/PERFORMANCE.md "Session 31").  A
+ * global function: the verifier checks the loop once.  1 if moved, 0 for
+ * a longer stack.
  */
-static __always_inline bool py_shift_short(struct py_shift *sh)
-{
-	__u32 n = sh->n, d = sh->d;
-
-	if (n > PY_SHIFT_SHORT)
-		return false;
-	for (__u32 i = 0; i < PY_SHIFT_SHORT && i < n; i++) {
-		__u64 src = (__u64)n - 1 - i, dst;
-
-		barrier_var(src);
-		if (src >= max_depth || src >= BPFPROF_MAX_STACK_DEPTH)
-			break;
-		dst = src + d;
-		barrier_var(dst);
-		if (dst >= max_depth || dst >= BPFPROF_MAX_STACK_DEPTH)
-			break;
-		sh->st->ips[dst] = sh->st->ips[src];
-	}
-	return true;
-}
+__noinline int py_shift_scratch(__u32 n, __u32 d);
 
 /*
  * The splice's counters and positions.  They live in a per-CPU map value,
@@ -834,7 +816,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		n = py_fill_activations(&sh);
 	sh.n = n;
 	sh.d = max_depth - n;
-	if (sh.d && !py_shift_short(&sh))
+	if (sh.d && !py_shift_scratch(n, sh.d))
 		bpf_loop(n, py_shift_step, &sh, 0);
 	__builtin_memset(v, 0, offsetof(struct py_splice_vars, win));
 	v->frame = frame;
