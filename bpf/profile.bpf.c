@@ -192,19 +192,27 @@ static long hash_frame(__u32 i, void *data)
 	return 0;
 }
 
-/* Stacks of at most this many frames are hashed in a bounded loop. */
-#define HASH_SHORT 32
-
 /*
- * hash_frame() over the @n frames of a stack of at most HASH_SHORT, in a
- * bounded loop: a few instructions a frame, where a bpf_loop() callback
- * costs ~15 ns (docs/PERFORMANCE.md, "Session 31").  The verifier checks
- * it once per iteration bound, in capture_stack() only.
+ * Frames one bpf_loop() callback takes in turn where a frame's work is a
+ * few instructions (the hash here, the shift of bpf/python.bpf.h): a
+ * callback's call costs ~15 ns, a step of its unrolled loop a few
+ * instructions, and the verifier still checks the callback once
+ * (docs/PERFORMANCE.md, "Session 31").
  */
-static __always_inline void hash_short(struct hash_state *hs, __u32 n)
+#define FRAMES_PER_STEP 4
+
+/* FRAMES_PER_STEP frames into the hash from frame @i * FRAMES_PER_STEP. */
+static long hash_frames(__u32 i, void *data)
 {
-	for (__u32 i = 0; i < HASH_SHORT && i < n; i++)
-		hash_frame(i, hs);
+	struct hash_state *hs = data;
+
+	for (__u32 k = 0; k < FRAMES_PER_STEP; k++) {
+		__u32 j = i * FRAMES_PER_STEP + k;
+
+		if (j >= hs->st->nr || hash_frame(j, hs))
+			return 1;
+	}
+	return 0;
 }
 
 /* 64-bit hash of a stack's frames (murmur3-style mixing) and @salt, never 0. */
@@ -216,10 +224,7 @@ static __always_inline __u64 hash_stack(const struct stack_trace *st, __u64 salt
 
 	hs.h = (0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ n) +
 	       salt * 0xc2b2ae3d27d4eb4fULL;
-	if (n <= HASH_SHORT)
-		hash_short(&hs, n);
-	else
-		bpf_loop(n, hash_frame, &hs, 0);
+	bpf_loop((n + FRAMES_PER_STEP - 1) / FRAMES_PER_STEP, hash_frames, &hs, 0);
 	h = hs.h;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -394,29 +399,6 @@ __noinline int py_splice_scratch(__u32 tgid, __u32 tid, __u32 copy)
  * CPU's scratch user stack (bpf/cfi_walk.bpf.h), as a global function
  * too: bytes written, like bpf_get_stack().
  */
-/* bpf/python.bpf.h's move of the native frames of the user scratch
- * stack, for up to PY_SHIFT_SHORT of them: ips[0..n) to ips[d..d+n). */
-__noinline int py_shift_scratch(__u32 n, __u32 d)
-{
-	struct stack_trace *st = scratch_stack(0);
-
-	if (!st || n > PY_SHIFT_SHORT)
-		return 0;
-	for (__u32 i = 0; i < PY_SHIFT_SHORT && i < n; i++) {
-		__u64 src = (__u64)n - 1 - i, dst;
-
-		barrier_var(src);
-		if (src >= max_depth || src >= BPFPROF_MAX_STACK_DEPTH)
-			break;
-		dst = src + d;
-		barrier_var(dst);
-		if (dst >= max_depth || dst >= BPFPROF_MAX_STACK_DEPTH)
-			break;
-		st->ips[dst] = st->ips[src];
-	}
-	return 1;
-}
-
 __noinline long cfi_walk_scratch(__u32 tgid, __u32 tid)
 {
 	struct stack_trace *st = scratch_stack(0);
@@ -484,19 +466,6 @@ __noinline int leaf_apart_scratch(struct count_key *key)
 }
 
 /*
- * hash_stack() of this CPU's scratch stack, user or @kernel: a global
- * function, so that the verifier checks hash_short()'s loop once, not in
- * each state capture_stack() reaches it in (auto: 14,274 -> 11,155
- * instructions processed).
- */
-__noinline __u64 hash_scratch(int kernel, __u64 salt)
-{
-	struct stack_trace *st = scratch_stack(kernel);
-
-	return st ? hash_stack(st, salt) : 1;
-}
-
-/*
  * Capture one stack of the sample of @key's thread into the map, and set
  * its id in @key (0 for an empty stack; for the user stack, its leaf in
  * key->user_leaf when it goes apart, leaf_apart_scratch()).  Returns 0, or
@@ -551,7 +520,7 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct
 		return 0;
 	if (!kernel)
 		leaf_apart_scratch(key);
-	*id = hash_scratch(kernel, python ? tgid : 0);
+	*id = hash_stack(st, python ? tgid : 0);
 	if (bpf_map_lookup_elem(&stacks, id))
 		return 0;
 	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);

@@ -17,7 +17,7 @@
  * each use.  Counters by outcome in "py_stats"
  * (enum py_stat).
  *
- * Needs from profile.bpf.c: max_depth, struct stack_trace; from
+ * Needs from profile.bpf.c: max_depth, struct stack_trace, FRAMES_PER_STEP; from
  * bpf/cfi_walk.bpf.h (included first): cfi_mode, cfi_vars.
  */
 #ifndef BPFPROF_PYTHON_BPF_H
@@ -352,16 +352,19 @@ static long py_fill_step(__u32 i, void *data)
 static long py_shift_step(__u32 i, void *data)
 {
 	struct py_shift *s = data;
-	__u64 src = (__u64)s->n - 1 - i, dst;
 
-	barrier_var(src);
-	if (src >= max_depth || src >= BPFPROF_MAX_STACK_DEPTH)
-		return 1;
-	dst = src + s->d;
-	barrier_var(dst);
-	if (dst >= max_depth || dst >= BPFPROF_MAX_STACK_DEPTH)
-		return 1;
-	s->st->ips[dst] = s->st->ips[src];
+	for (__u32 k = 0; k < FRAMES_PER_STEP; k++) {
+		__u64 src = (__u64)s->n - 1 - (i * FRAMES_PER_STEP + k), dst;
+
+		barrier_var(src);
+		if (src >= max_depth || src >= BPFPROF_MAX_STACK_DEPTH)
+			return 1;
+		dst = src + s->d;
+		barrier_var(dst);
+		if (dst >= max_depth || dst >= BPFPROF_MAX_STACK_DEPTH)
+			return 1;
+		s->st->ips[dst] = s->st->ips[src];
+	}
 	return 0;
 }
 
@@ -378,20 +381,6 @@ struct py_code_slot {
  * stored before is stale.
  */
 __u32 py_code_gen = 0;
-
-/* Native stacks of at most this many frames are moved by py_shift_short(). */
-#define PY_SHIFT_SHORT 32
-
-/*
- * py_shift_step()'s move of @n frames by @d, in a bounded loop, for the
- * user scratch stack of at most PY_SHIFT_SHORT frames (profile.bpf.c,
- * where the scratch stack is): ~3 instructions a frame where a
- * bpf_loop() callback's bounds and call take ~15 ns (0.2 us a sample on
- * pyburn's ~15 native frames, docs/PERFORMANCE.md "Session 31").  A
- * global function: the verifier checks the loop once.  1 if moved, 0 for
- * a longer stack.
- */
-__noinline int py_shift_scratch(__u32 n, __u32 d);
 
 /*
  * The splice's counters and positions.  They live in a per-CPU map value,
@@ -816,8 +805,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		n = py_fill_activations(&sh);
 	sh.n = n;
 	sh.d = max_depth - n;
-	if (sh.d && !py_shift_scratch(n, sh.d))
-		bpf_loop(n, py_shift_step, &sh, 0);
+	if (sh.d)
+		bpf_loop((n + FRAMES_PER_STEP - 1) / FRAMES_PER_STEP, py_shift_step, &sh, 0);
 	__builtin_memset(v, 0, offsetof(struct py_splice_vars, win));
 	v->frame = frame;
 	v->r = sh.d;
