@@ -44,6 +44,32 @@ struct {
 	__type(value, struct py_process);
 } py_procs SEC(".maps");
 
+/* False with --no-interpreters (set before load): no Python frames, and
+ * the verifier drops the code that reads them. */
+const volatile bool interpreters = true;
+
+/*
+ * Bumped by the collector after each write of a "py_procs" entry
+ * (sampler_py_procs_written()): the processes CPUs found to have no entry
+ * (py_no_interp) may have one now.
+ */
+volatile __u64 py_procs_gen = 0;
+
+/* The process this CPU found last to have no "py_procs" entry, nor a
+ * forked parent with one, and py_procs_gen then. */
+struct py_no_interp {
+	__u32 tgid;
+	__u32 pad;
+	__u64 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_no_interp);
+} py_no_interp SEC(".maps");
+
 /* A thread's state: found (tstate), or not found at time_ns (tstate 0). */
 struct py_thread {
 	__u64 tstate;
@@ -763,6 +789,34 @@ static __always_inline __u32 py_fill_activations(struct py_shift *sh)
 }
 
 /*
+ * The "py_procs" entry of process @tgid, or its forked parent's
+ * (process_entry()); NULL if neither has one.  A process found to have
+ * none is noted per CPU, and its next samples there skip the look-ups
+ * (a map miss, then forked_parent()'s reads of the task: ~0.18 us a
+ * sample of a native program, docs/PERFORMANCE.md "Session 30") until
+ * the collector writes an entry of any process (py_procs_gen).
+ */
+static __always_inline const struct py_process *py_process_of(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct py_no_interp *no = bpf_map_lookup_elem(&py_no_interp, &zero);
+	__u64 gen = py_procs_gen;	/* before the look-up: a write after it
+					 * leaves the note stale at once */
+	const struct py_process *p;
+
+	if (no && no->tgid == tgid && no->gen == gen) {
+		py_count(PY_STAT_NOT_PYTHON, 1);
+		return NULL;
+	}
+	p = process_entry(&py_procs, tgid);
+	if (!p && no) {
+		no->tgid = tgid;
+		no->gen = gen;
+	}
+	return p;
+}
+
+/*
  * Replace the evaluator frames of the user stack @st (st->nr frames, leaf
  * first, of thread @tid of process @tgid) by the Python frames they run;
  * the Python frames of evaluator frames a cut native stack did not reach
@@ -782,7 +836,7 @@ static __always_inline __u32 py_fill_activations(struct py_shift *sh)
 static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
 					    __u32 synthetic)
 {
-	const struct py_process *p = process_entry(&py_procs, tgid);
+	const struct py_process *p = interpreters ? py_process_of(tgid) : NULL;
 	struct py_splice_vars *v;
 	struct py_splice s;
 	struct py_shift sh;

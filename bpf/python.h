@@ -145,6 +145,8 @@ enum py_stat {
 	PY_STAT_COPIES_SKIPPED,	/* ... not copied: the "events" ring half full */
 	PY_STAT_CODE_CHECKS,	/* frames' code objects checked (their type) */
 	PY_STAT_CODE_CACHED,	/* ... answered by the per-CPU cache, no read */
+	PY_STAT_NOT_PYTHON,	/* samples of a process a CPU had noted to have
+				 * no interpreter: no look-up (py_process_of()) */
 	PY_STAT_NR,
 };
 

@@ -227,9 +227,11 @@ static void maps_changed(void *ctx, uint32_t pid)
 	/* The interpreter first: its Python frames go with the stack copies
 	 * sent while the tables are built (bpf/stack_copy.bpf.h).  As for
 	 * the CFI entry, a write after an exec() must not stand. */
-	if (c->interp && interp_update(c->interp, pid, proc->maps, proc->nr_maps, current) &&
-	    !entries_current(c, proc))
-		interp_forget(c->interp, pid);
+	if (c->interp && interp_update(c->interp, pid, proc->maps, proc->nr_maps, current)) {
+		sampler_py_procs_written(c->sampler);
+		if (!entries_current(c, proc))
+			interp_forget(c->interp, pid);
+	}
 	if (!c->cfi || !current)
 		return;
 	for (size_t i = 0; i < c->nr_changed; i++)

@@ -99,6 +99,7 @@ static void set_rodata(struct profile_bpf *skel, const struct sampler_config *cf
 	skel->rodata->dwarf_mode = cfg->dwarf;
 	skel->rodata->cfi_mode = cfg->cfi;
 	skel->rodata->cfi_copies = cfg->cfi_copies;
+	skel->rodata->interpreters = !cfg->no_interpreters;
 	skel->rodata->user_stack_size = cfg->user_stack_size;
 	skel->rodata->max_depth = cfg->max_depth;
 	skel->rodata->cgroup_filter = cfg->cgroup_filter;
@@ -603,6 +604,11 @@ int sampler_cfi_procs_fd(const struct sampler *s)
 int sampler_cfi_requests_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.cfi_requests);
+}
+
+void sampler_py_procs_written(struct sampler *s)
+{
+	__atomic_add_fetch(&s->skel->bss->py_procs_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 int sampler_py_procs_fd(const struct sampler *s)

@@ -138,6 +138,13 @@ int sampler_cfi_requests_fd(const struct sampler *s);
 int sampler_py_procs_fd(const struct sampler *s);
 
 /*
+ * Tell the program that an entry of "py_procs" was just written: each
+ * CPU's note of a process it found without one (bpf/python.bpf.h,
+ * py_process_of()) no longer holds.  Call after every write.
+ */
+void sampler_py_procs_written(struct sampler *s);
+
+/*
  * Process @tgid's self_exec_id after its last exec() in the run, as the
  * BPF program noted it at the exec ("exec_ids", bpf/profile.bpf.c); 0 when
  * it has not exec()ed since the run began (or the note was lost, or the

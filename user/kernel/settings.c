@@ -130,6 +130,7 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 	cfg->stack_value_size = BPFPROF_STACK_TRACE_SIZE(cfg->max_depth);
 	if (!cfg->cfi)
 		cfg->cfi_request_map_size = SETTINGS_UNUSED_LRU_MAP;
+	cfg->no_interpreters = o->no_interpreters;
 	if (o->no_interpreters)
 		cfg->py_map_size = SETTINGS_UNUSED_LRU_MAP;
 }

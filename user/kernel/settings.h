@@ -59,6 +59,9 @@ struct sampler_config {
 	uint32_t py_map_size;		/* "py_threads", "py_codes_seen": not with
 					 * --no-interpreters; SETTINGS_TARGETED_LRU_MAP
 					 * with -p, -t or a command */
+	bool no_interpreters;		/* --no-interpreters: the program reads no
+					 * Python frames (its Python code is
+					 * left out at load) */
 	uint32_t thread_map_size;	/* "threads_seen": SETTINGS_TARGETED_LRU_MAP with
 					 * -p, -t or a command, else 0 */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;

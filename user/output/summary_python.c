@@ -38,6 +38,10 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 	bool any = false;
 
 	interp_get_stats(interp, &is);
+	if (verbose && py[PY_STAT_NOT_PYTHON])	/* bpf/python.bpf.h, py_process_of() */
+		fprintf(out, "bpfprof: Python: %llu samples of processes known to run no "
+			"interpreter, found so without a look-up\n",
+			(unsigned long long)py[PY_STAT_NOT_PYTHON]);
 	if (!py[PY_STAT_SAMPLES] && !is.processes)
 		return;
 	fprintf(out, "bpfprof: Python: %llu samples of %llu CPython processes, %llu with Python "
