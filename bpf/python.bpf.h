@@ -42,7 +42,10 @@ const volatile bool interpreters = true;
 /*
  * Bumped by the collector after each write of a "py_procs" entry
  * (sampler_py_procs_written()): the processes CPUs found to have no entry
- * (py_no_interp) may have one now.
+ * (py_no_interp) may have one now, and the code objects found before
+ * (py_code_checked()) may be another process's or image's at the same
+ * tgid (a tgid reused, an exec()), since a process's Python frames are
+ * read only once its entry is written.
  */
 volatile __u64 py_procs_gen = 0;
 
@@ -160,15 +163,8 @@ static long py_shift_step(__u32 i, void *data)
 struct py_code_slot {
 	__u64 code;		/* its address */
 	__u32 tgid;		/* in this process */
-	__u32 gen;		/* py_code_gen when it was checked */
+	__u32 gen;		/* py_procs_gen when it was checked */
 };
-
-/*
- * Bumped at each exec() of a CPython process (py_forget_process()): the
- * code objects checked before it are another image's, and every slot
- * stored before is stale.
- */
-__u32 py_code_gen = 0;
 
 /*
  * The splice's counters and positions.  They live in a per-CPU map value,
@@ -396,14 +392,16 @@ __noinline int py_frame_addr(const struct py_process *p, __u64 code, __u64 instr
  * frame being written as it is read, and the cache cannot tell an
  * object freed and its memory reused for another type there: such a
  * frame would be named from whatever code object the collector reads at
- * that address.  The type read was a bpf_probe_read_user() per Python
- * frame (docs/PERFORMANCE.md, "Session 31").
+ * that address.  A slot holds for its process (tgid) while no
+ * "py_procs" entry is written (py_procs_gen).  The type read was a
+ * bpf_probe_read_user() per Python frame (docs/PERFORMANCE.md,
+ * "Session 31").
  */
 static __always_inline bool py_code_checked(struct py_splice *s, __u64 code)
 {
 	struct py_splice_vars *v = s->v;
 	struct py_code_slot *slot;
-	__u32 gen = py_code_gen;
+	__u32 gen = (__u32)py_procs_gen;
 	__u64 type = 0, h;
 
 	if (!code)
@@ -666,8 +664,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 /* @tgid exec()ed: its interpreter, if it had one, is gone. */
 static __always_inline void py_forget_process(__u32 tgid)
 {
-	if (bpf_map_delete_elem(&py_procs, &tgid) == 0)
-		__sync_fetch_and_add(&py_code_gen, 1);
+	bpf_map_delete_elem(&py_procs, &tgid);
 }
 
 #endif /* BPFPROF_PYTHON_BPF_H */
