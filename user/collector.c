@@ -455,8 +455,10 @@ static int sample_until_done(struct collector *c)
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
 			return n;
 		}
-		/* Every record stamped before @now was read: later ones may come. */
-		apply_mmaps(c, now);
+		/* Every record stamped before @now was read, unless the read
+		 * was cut short (records wait): later ones may come. */
+		if (!sampler_pass_cut(c->sampler))
+			apply_mmaps(c, now);
 		write_changed_entries(c);
 		if (monotonic_ns() >= next_drain) {
 			if ((n = drain_if_filling(c)))

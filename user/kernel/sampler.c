@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "core_btf.h"
 #include "cpus.h"
 #include "profile.skel.h"
@@ -41,6 +42,11 @@ struct sampler {
 	int nr_possible_cpus;
 	uint64_t counts_added_at_drain;	/* the program's counters at the last drain */
 	uint64_t stacks_added_at_drain;
+	/* sampler_poll()'s pass: records read, when the "samples" ring's
+	 * reading must stop (CLOCK_MONOTONIC ns), whether it stopped so */
+	int pass_records;
+	uint64_t pass_end_ns;
+	bool pass_cut;
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -170,19 +176,31 @@ static int add_targets(struct sampler *s, const struct sampler_config *cfg)
 	return 0;
 }
 
+/* Ends a pass over the "samples" ring (sampler_poll()): any value no
+ * callback returns. */
+#define PASS_CUT (-EINPROGRESS)
+
 static int on_sample_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	int err;
 
+	s->pass_records++;
 	if (size < sizeof(struct sample_event) || !s->cb.sample)
 		return 0;
-	return s->cb.sample(s->cb.ctx, data, size);
+	if ((err = s->cb.sample(s->cb.ctx, data, size)))
+		return err;
+	if (monotonic_ns() < s->pass_end_ns)
+		return 0;
+	s->pass_cut = true;
+	return PASS_CUT;
 }
 
 static int on_task_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
+	s->pass_records++;
 	if (size < sizeof(struct task_event) || !s->cb.task_event)
 		return 0;
 	return s->cb.task_event(s->cb.ctx, data, size);
@@ -426,14 +444,33 @@ int sampler_add_target(struct sampler *s, uint32_t id)
  * (TASK_EVENT_PY_CODE) that a stack copy's Python frames need, submitted
  * before it, are read before it.  The wait also ends on the timeout:
  * samples are submitted without wake-ups below a backlog.
+ *
+ * The "samples" ring is read for SAMPLER_PASS_NS at most: libbpf reads a
+ * ring until it finds it empty, and one refilled as fast as it is read
+ * kept the other from being read at all.  That happened to a young
+ * process's stack copies, each unwound here until its exec record (on
+ * the "events" ring) lets its tables and its interpreter's entry be
+ * written: under AddressSanitizer at 4999 Hz a copy took longer to unwind
+ * than the next took to come, one pass lasted 211 ms, and 1,000-2,000
+ * samples went out as copies, without their Python frames, instead of ~20.
  */
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
 	struct epoll_event ev[2];
+	int n;
 
 	if (epoll_wait(ring_buffer__epoll_fd(s->rb), ev, 2, timeout_ms) < 0)
 		return -errno;
-	return ring_buffer__consume(s->rb);
+	s->pass_records = 0;
+	s->pass_cut = false;
+	s->pass_end_ns = monotonic_ns() + SAMPLER_PASS_NS;
+	n = ring_buffer__consume(s->rb);
+	return n == PASS_CUT && s->pass_cut ? s->pass_records : n;
+}
+
+bool sampler_pass_cut(const struct sampler *s)
+{
+	return s->pass_cut;
 }
 
 void sampler_stop(struct sampler *s)

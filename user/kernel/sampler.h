@@ -73,9 +73,19 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 /* Add a tgid (or tid) to the target map while running. 0 or -errno. */
 int sampler_add_target(struct sampler *s, uint32_t id);
 
-/* Wait up to timeout_ms for data, then consume everything pending in both
- * ring buffers.  Returns records consumed, or -errno (-EINTR on a signal). */
+/* How long one sampler_poll() reads the "samples" ring at most, in ns:
+ * then it returns, and the next call reads the "events" ring first. */
+#define SAMPLER_PASS_NS (10 * 1000 * 1000ull)
+
+/* Wait up to timeout_ms for data, then consume what is pending in both
+ * ring buffers: all of the "events" ring, the "samples" ring for up to
+ * SAMPLER_PASS_NS (sampler_pass_cut() then says records were left).
+ * Returns records consumed, or -errno (-EINTR on a signal). */
 int sampler_poll(struct sampler *s, int timeout_ms);
+
+/* Whether the last sampler_poll() stopped reading the "samples" ring
+ * before it was empty (SAMPLER_PASS_NS). */
+bool sampler_pass_cut(const struct sampler *s);
 
 /* Stop sampling: detach and close the perf events (tracepoints stay). */
 void sampler_stop(struct sampler *s);
