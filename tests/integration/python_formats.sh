@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Python functions in every output format: the pyburn workload
-# (tests/workloads/pyburn.py) under Debian's python3.11, profiled at 999 Hz
+# (tests/workloads/pyburn.py) under Debian's python3.11, profiled at $SHARES_HZ Hz
 # with no option into folded, pprof, HPCToolkit, gperftools and perf.data,
 # each read back by its own reader (tests/lib/pyformats.py: the folded
 # text, tests/lib/pprof_proto.py, hpcdb --strict, google-pprof --text,
 # perf script).  In each, every pyburn_* function's total share of the
-# work is within 3 points of the CPU time the workload measured (4 CPU
-# seconds: ~4000 samples, sigma <= 0.8 points); pprof's Functions and
+# work is within 3 points of the CPU time the workload measured (3 CPU
+# seconds: ~15,000 samples, sigma <= 0.41 points; tests/lib/common.sh); pprof's Functions and
 # HPCToolkit's procedures carry pyburn.py and the def line; perf and
 # google-pprof name the frames from the image beside the output
 # (OUTPUT.python.so).  Then perf.data moved elsewhere: without the image
@@ -27,7 +27,7 @@ CHECK="python3 $BPFPROF_SRC/tests/lib/pyformats.py"
 
 for fmt in folded pprof hpctoolkit gperftools perf; do
 	out=$TMP/out.$fmt
-	"$BPFPROF" --format "$fmt" -F 999 -o "$out" -- "$PY" "$PYBURN" 4 "$TMP/$fmt.truth" \
+	"$BPFPROF" --format "$fmt" -F "$SHARES_HZ" -o "$out" -- "$PY" "$PYBURN" 3 "$TMP/$fmt.truth" \
 		2> "$TMP/$fmt.err" || { cat "$TMP/$fmt.err"; fail "bpfprof --format $fmt failed"; }
 	echo "== $fmt"
 	$CHECK "$fmt" "$out" "$TMP/$fmt.truth" 3 "$PYBURN" "$PY" ||

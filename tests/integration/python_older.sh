@@ -5,10 +5,10 @@
 # evaluator activation, whose thread states know their thread by
 # pthread_self() rather than its tid, and whose line tables have older
 # formats (bpf/python.h, user/interp/py_layout.c).  For each, with no
-# option, in command mode at 999 Hz:
+# option, in command mode at $SHARES_HZ Hz (tests/lib/common.sh; 999 Hz for (b)):
 #   (a) tests/workloads/pyburn.py: each pyburn_* function's self and total
-#       shares within 2 points of the CPU time the workload measured (4 CPU
-#       seconds), whole stacks from _start through Py_RunMain (3.7:
+#       shares within 2 points of the CPU time the workload measured (3 CPU
+#       seconds: ~15,000 samples, sigma <= 0.41 points), whole stacks from _start through Py_RunMain (3.7:
 #       _Py_UnixMain, 3.6: Py_Main) to the leaf,
 #       no _PyEval_EvalFrameDefault frame left (tests/lib/pystacks.py
 #       shares --calls-through-c: each Python call goes through a few of
@@ -28,9 +28,9 @@
 #       objects for each stack copy, by activation, and the collector puts
 #       them in place of the evaluator frames it unwinds
 #       (user/interp/pysplice.c): (a)'s shares and whole stacks, over
-#       (a)'s 4 seconds too (2 s, ~2,000 samples, leave a share a sampling
-#       error of ~0.8 points: one CI run of 2 s read 16.6% for a truth of
-#       14.4%);
+#       (a)'s samples too (at 999 Hz, 2 s, ~2,000 samples, left a share a
+#       sampling error of ~0.8 points: one CI run of 2 s read 16.6% for a
+#       truth of 14.4%);
 #   (e) 3.6 with its libpython stripped of .symtab, as distributions ship
 #       it (RHEL 8's python3.6): its list of interpreters, which has no
 #       _PyRuntime around it, is the static interp_head, found in the code
@@ -54,8 +54,8 @@ done
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
 	echo "== $py"
-	"$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
-		"$py" "$PYBURN" 4 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
+	"$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dump" -- \
+		"$py" "$PYBURN" 3 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
 		{ cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
 	cat "$TMP/$tag.err"
 	$CHECK shares "$TMP/$tag.dump" "$TMP/$tag.truth" 2 --calls-through-c ||
@@ -73,7 +73,7 @@ done
 
 for py in $(printf '%s\n' "${pythons[0]}" "${pythons[-1]}" | uniq); do
 	tag=$(basename "$py")
-	"$BPFPROF" --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.threads.dump" -- \
+	"$BPFPROF" --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.threads.dump" -- \
 		"$py" "$BPFPROF_SRC/tests/workloads/pythreads.py" 3 "$TMP/$tag.threads.truth" \
 		2> "$TMP/$tag.threads.err" ||
 		{ cat "$TMP/$tag.threads.err"; fail "bpfprof -- $py pythreads failed"; }
@@ -85,8 +85,8 @@ done
 
 py=${pythons[0]}
 tag=$(basename "$py")
-"$BPFPROF" --call-graph dwarf --plugin "$TMP/plugins/dump.so" -F 999 -o "$TMP/$tag.dwarf.dump" -- \
-	"$py" "$PYBURN" 4 "$TMP/$tag.dwarf.truth" 2> "$TMP/$tag.dwarf.err" ||
+"$BPFPROF" --call-graph dwarf --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dwarf.dump" -- \
+	"$py" "$PYBURN" 3 "$TMP/$tag.dwarf.truth" 2> "$TMP/$tag.dwarf.err" ||
 	{ cat "$TMP/$tag.dwarf.err"; fail "bpfprof --call-graph dwarf -- $py failed"; }
 $CHECK shares "$TMP/$tag.dwarf.dump" "$TMP/$tag.dwarf.truth" 2 --calls-through-c ||
 	fail "$tag --call-graph dwarf: Python stacks wrong"
@@ -101,7 +101,7 @@ nm "$TMP/stripped/libpython3.6m.so.1.0" 2>&1 | grep -q "no symbols" ||
 	fail "the stripped copy of $lib still has a .symtab"
 LD_LIBRARY_PATH=$TMP/stripped "$py" -c "print(open('/proc/self/maps').read())" |
 	grep -q "$TMP/stripped/libpython3.6m.so.1.0" || fail "python3.6 does not load the stripped copy"
-LD_LIBRARY_PATH=$TMP/stripped "$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F 999 \
+LD_LIBRARY_PATH=$TMP/stripped "$BPFPROF" -v --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" \
 	-o "$TMP/stripped.dump" -- "$py" "$PYBURN" 3 "$TMP/stripped.truth" 2> "$TMP/stripped.err" ||
 	{ cat "$TMP/stripped.err"; fail "bpfprof -- $py (stripped libpython) failed"; }
 cat "$TMP/stripped.err"

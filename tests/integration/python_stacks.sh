@@ -3,10 +3,11 @@
 # Python functions in CPython's stacks, with no option: the pyburn workload
 # (tests/workloads/pyburn.py: nested Python calls, json's C encoder calling
 # back into Python, math.sqrt) run by Debian's python3.11 and by each
-# pyenv 3.12 and 3.13 build found, in command mode at 999 Hz.  Each
+# pyenv 3.12 and 3.13 build found, in command mode at $SHARES_HZ Hz.  Each
 # pyburn_* function's self and total shares of the samples under
 # pyburn_run are within 2 points of the CPU time the workload measured
-# itself (5 CPU seconds: ~5000 samples, sigma <= 0.7 points), the stacks
+# itself (3 CPU seconds: ~15,000 samples, sigma <= 0.41 points; see
+# SHARES_HZ in tests/lib/common.sh), the stacks
 # are whole from _start through Py_RunMain and the Python frames to the
 # native leaf, and no _PyEval_EvalFrameDefault frame is left
 # (tests/lib/pystacks.py); the frames come from a third as many reads of
@@ -32,8 +33,8 @@ find_pythons 3.12 3.13
 
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
-	"$BPFPROF" -v --plugin "$TMP/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
-		"$py" "$PYBURN" 5 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
+	"$BPFPROF" -v --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dump" -- \
+		"$py" "$PYBURN" 3 "$TMP/$tag.truth" 2> "$TMP/$tag.err" ||
 		{ cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
 	cat "$TMP/$tag.err"
 	echo "== $py"
@@ -70,7 +71,7 @@ done
 # it; their Python frames go to the stack's root (bpf/python.bpf.h,
 # py_splice_step()), and the shares stay right.  Before, 2,539 of 3,016
 # samples lost their Python frames ("frames-left").
-"$BPFPROF" -g --plugin "$TMP/dump.so" -F 999 -o "$TMP/fp.dump" -- \
+"$BPFPROF" -g --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/fp.dump" -- \
 	/usr/bin/python3.11 "$PYBURN" 3 "$TMP/fp.truth" 2> "$TMP/fp.err" ||
 	{ cat "$TMP/fp.err"; fail "bpfprof -g -- python3.11 failed"; }
 cat "$TMP/fp.err"
@@ -79,7 +80,7 @@ $CHECK shares "$TMP/fp.dump" "$TMP/fp.truth" 2 --cut-native || fail "-g: Python 
 ok "-g: Python functions' shares, the outer ones at the root of cut native stacks"
 
 # --call-graph dwarf: the copies carry the Python frames.
-"$BPFPROF" -v --call-graph dwarf --plugin "$TMP/dump.so" -F 999 -o "$TMP/dwarf.dump" -- \
+"$BPFPROF" -v --call-graph dwarf --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/dwarf.dump" -- \
 	/usr/bin/python3.11 "$PYBURN" 3 "$TMP/dwarf.truth" 2> "$TMP/dwarf.err" ||
 	{ cat "$TMP/dwarf.err"; fail "bpfprof --call-graph dwarf -- python3.11 failed"; }
 grep -E 'dwarf unwinding|Python frames put' "$TMP/dwarf.err"

@@ -7,8 +7,9 @@
 # function and that function in no other thread, its stacks are whole
 # (clone3 ... start_thread ... Python frames) with no evaluator frame
 # left, and each thread's share of the workers' samples is within 3
-# points of its share of their CPU time (4 CPU seconds: ~4000 samples,
-# sigma <= 0.8 points) (tests/lib/pystacks.py).
+# points of its share of their CPU time (4 CPU seconds at $SHARES_HZ Hz,
+# tests/lib/common.sh: ~20,000 samples, sigma <= 0.36 points)
+# (tests/lib/pystacks.py).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 cc -shared -fPIC -I"$BPFPROF_SRC/include" "$BPFPROF_SRC/tests/fixtures/plugins/dump.c" \
@@ -18,7 +19,7 @@ FIRST_ONLY=1 find_pythons 3.13 3.12
 
 for py in "${pythons[@]}"; do
 	tag=$(basename "$py")
-	"$BPFPROF" --plugin "$TMP/dump.so" -F 999 -o "$TMP/$tag.dump" -- \
+	"$BPFPROF" --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dump" -- \
 		"$py" "$BPFPROF_SRC/tests/workloads/pythreads.py" 4 "$TMP/$tag.truth" \
 		2> "$TMP/$tag.err" || { cat "$TMP/$tag.err"; fail "bpfprof -- $py failed"; }
 	cat "$TMP/$tag.err" "$TMP/$tag.truth"
