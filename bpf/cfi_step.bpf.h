@@ -6,7 +6,8 @@
  * the caller's rbp and rbx; cfi_step_common() for the rules most frames
  * have, cfi_step() for all.  Included once by bpf/cfi_walk.bpf.h.
  *
- * Needs from bpf/cfi_walk.bpf.h: struct cfi_walk_vars, cfi_read().
+ * Needs from bpf/cfi_walk.bpf.h: struct cfi_walk_vars, cfi_window_get(),
+ * cfi_read().
  */
 #ifndef BPFPROF_CFI_STEP_BPF_H
 #define BPFPROF_CFI_STEP_BPF_H
@@ -175,21 +176,6 @@ __noinline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 	if (signal)		/* the registers are the interrupted frame's now */
 		v->regs = 0;
 	return 0;
-}
-
-/* The 8 bytes at @addr into @val from the window: 1, or 0 when the
- * window does not hold them. */
-static __always_inline int cfi_window_get(const struct cfi_walk_vars *v, __u64 addr, __u64 *val)
-{
-	__u64 off = addr - v->win_lo;
-
-	if (addr < v->win_lo || off >= v->win_len || v->win_len - off < 8)
-		return 0;
-	barrier_var(off);
-	if (off > CFI_STACK_WINDOW - 8)
-		return 0;
-	*val = *(const __u64 *)(v->win + off);
-	return 1;
 }
 
 /*

@@ -398,26 +398,32 @@ __noinline int cfi_frame_row_get(struct cfi_walk_vars *v, const struct cfi_proce
 	return 1;
 }
 
+/* The 8 bytes at @addr into @val from the window: 1, or 0 when the
+ * window does not hold them. */
+static __always_inline int cfi_window_get(const struct cfi_walk_vars *v, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - v->win_lo;
+
+	if (addr < v->win_lo || off >= v->win_len || v->win_len - off < 8)
+		return 0;
+	barrier_var(off);
+	if (off > CFI_STACK_WINDOW - 8)
+		return 0;
+	*val = *(const __u64 *)(v->win + off);
+	return 1;
+}
+
 /* The 8 bytes of user memory at @addr: from the window when it holds
- * them, else read.  0, or a negative errno (-1 for a NULL argument).  A
- * global function: the verifier checks its two ways once, not in every
+ * them (cfi_window_get()), else read.  0, or a negative errno (-1 for a
+ * NULL argument).  A global function: the verifier checks its two ways once, not in every
  * state of each of its seven callers (auto: 16,463 -> 13,041 instructions
  * processed, docs/PERFORMANCE.md). */
 __noinline int cfi_read(struct cfi_walk_vars *v, __u64 addr, __u64 *val)
 {
-	__u64 off;
-
 	if (!v || !val)
 		return -1;
-	off = addr - v->win_lo;
-
-	if (addr >= v->win_lo && off < v->win_len && v->win_len - off >= 8) {
-		barrier_var(off);
-		if (off <= CFI_STACK_WINDOW - 8) {
-			*val = *(const __u64 *)(v->win + off);
-			return 0;
-		}
-	}
+	if (cfi_window_get(v, addr, val))
+		return 0;
 	v->reads++;
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }

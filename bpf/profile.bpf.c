@@ -197,9 +197,10 @@ static long hash_frame(__u32 i, void *data)
  * few instructions (the hash here, the shift of bpf/python.bpf.h): a
  * callback's call costs ~15 ns, a step of its unrolled loop a few
  * instructions, and the verifier still checks the callback once
- * (docs/PERFORMANCE.md, "Session 31").
+ * (docs/PERFORMANCE.md, "Session 31"); FRAME_STEPS(n) of them take n.
  */
 #define FRAMES_PER_STEP 4
+#define FRAME_STEPS(n) (((n) + FRAMES_PER_STEP - 1) / FRAMES_PER_STEP)
 
 /* FRAMES_PER_STEP frames into the hash from frame @i * FRAMES_PER_STEP. */
 static long hash_frames(__u32 i, void *data)
@@ -224,7 +225,7 @@ static __always_inline __u64 hash_stack(const struct stack_trace *st, __u64 salt
 
 	hs.h = (0x9e3779b97f4a7c15ULL ^ ((__u64)st->kernel << 32) ^ n) +
 	       salt * 0xc2b2ae3d27d4eb4fULL;
-	bpf_loop((n + FRAMES_PER_STEP - 1) / FRAMES_PER_STEP, hash_frames, &hs, 0);
+	bpf_loop(FRAME_STEPS(n), hash_frames, &hs, 0);
 	h = hs.h;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -319,8 +320,7 @@ static __always_inline void task_event_submit_lazy(struct task_event *e)
  * PostgreSQL backends, pre-forked servers) are walked, with their Python
  * frames, instead of stopping at once or going out as copies.  Nothing is
  * done at the fork itself, so fork()+exec() costs nothing more.  0 if
- * none: another thread's clone, an exec since the fork, a reparented
- * orphan.
+ * none: another thread's clone, an exec since the fork, an orphan.
  * A global function: the verifier checks its reads once, not in each of
  * process_entry()'s three inlined callers (auto: 8,084 -> 7,891
  * instructions processed).  Called only for a process without an entry.

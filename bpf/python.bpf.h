@@ -620,7 +620,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	sh.n = n;
 	sh.d = max_depth - n;
 	if (sh.d)
-		bpf_loop((n + FRAMES_PER_STEP - 1) / FRAMES_PER_STEP, py_shift_step, &sh, 0);
+		bpf_loop(FRAME_STEPS(n), py_shift_step, &sh, 0);
 	__builtin_memset(v, 0, offsetof(struct py_splice_vars, win));
 	v->frame = frame;
 	v->r = sh.d;
@@ -652,8 +652,10 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 		py_count(PY_STAT_READ_FAULT, v->read_faults);
 	if (v->not_code)
 		py_count(PY_STAT_NOT_CODE, v->not_code);
-	py_count(PY_STAT_CODE_CHECKS, v->code_checks);
-	py_count(PY_STAT_CODE_CACHED, v->code_cached);
+	if (v->code_checks) {	/* 3.13's frames (py_code_checked()) */
+		py_count(PY_STAT_CODE_CHECKS, v->code_checks);
+		py_count(PY_STAT_CODE_CACHED, v->code_cached);
+	}
 	if (v->frames)
 		return true;
 	if (v->synthetic)	/* whatever the splice left */
