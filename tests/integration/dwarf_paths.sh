@@ -18,19 +18,19 @@
 #          count, i.e. up to _start, too); the shares of the paths
 #          main;stage_a;leaf_a and main;stage_b;leaf_b (as innermost user
 #          frames) within TOL points of `nofp_paths --truth` (60/40).  With
-#          ~1,000 samples the binomial sigma of a 60% share is 1.5 points,
-#          so 5 points is > 3 sigma.
+#          ~2,000 samples the binomial sigma of a 60% share is 1.1 points,
+#          so 5 points is > 4.5 sigma (at 499 Hz, 1,000 samples, 3.2).
 #   fp:    the same workload with frame pointers: fewer than 50% of the
 #          samples reach main through the right path.  (Measured on Debian
 #          12: 0% - the rbp chain of this binary is garbage, the stacks are
 #          just the leaf.)  A frame-pointer walk that suddenly succeeds
 #          means the workload is not built the way this test assumes.
 #
-# Environment: BPFPROF_BUILD, FREQ (499), WORK_SECONDS (2), TOL (5).
+# Environment: BPFPROF_BUILD, FREQ (999), WORK_SECONDS (2), TOL (5).
 # Exit: 0 pass, 77 skip (no root/BPF), 1 fail.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-FREQ=${FREQ:-499}
+FREQ=${FREQ:-999}
 WORK_SECONDS=${WORK_SECONDS:-2}
 TOL=${TOL:-5}
 workload=$WL/nofp_paths

@@ -58,9 +58,9 @@ sel = d.counts_of({pid})
 n = sum(c.samples for c in sel)
 kern = [c for c in sel if c.kernel]
 nk = sum(c.samples for c in kern)
-# 10 points must be >= 3 sigma of a ~50% share: >= 225 samples; ask for 400
-# (an unloaded machine gives ~2000).
-check(n >= 400 and perf_total >= 400, "samples: bpfprof %d, perf %d (>= 400 each)" % (n, perf_total))
+# 10 points must be >= 3.5 sigma of the difference of two ~50% shares:
+# >= 613 samples each; ask for 700 (an unloaded machine gives ~2000).
+check(n >= 700 and perf_total >= 700, "samples: bpfprof %d, perf %d (>= 700 each)" % (n, perf_total))
 if not n or not perf_total:
     sys.exit(1)
 ps, bs = perf_kernel / perf_total, nk / n

@@ -28,7 +28,9 @@ slurm_cluster_start 2
 cp "$WL/spin" "$TMP/outside_job"
 "$TMP/outside_job" 600 & CHILD_PIDS+=($!)
 
-slurm_profiled_job "$WL/mpi_ranks" -u 0.3
+# At $SHARES_HZ (tests/lib/common.sh): at 999 Hz a rank had ~4,200 samples,
+# and 2 points was 2.7 sigma of its share.
+BPFPROF_FREQ=$SHARES_HZ slurm_profiled_job "$WL/mpi_ranks" -u 0.3
 
 "$HPCDB" --strict --threads --top 0 "$DB" > "$TMP/threads" 2> "$TMP/hpcdb.err" ||
 	fail "the strict reader refuses the merged database: $(cat "$TMP/hpcdb.err")"

@@ -70,13 +70,13 @@ def truth_of(name):
 comm = {sh_pid: sys.argv[5], th_pid: sys.argv[6]}
 work = {sh_pid: ("shares", truth_of("shares")), th_pid: ("threads", truth_of("threads"))}
 dump = profdump.load(tmp + "/dump.txt")
-# Enough samples that 5 points are >= 3 sigma of each true share; with fewer
+# Enough samples that 5 points are >= 3.5 sigma of each true share; with fewer
 # (a machine loaded by others) the attempt is inconclusive (exit 3).
 for pid, (name, truth) in work.items():
     p = max(truth.values())
-    need = int(9 * p * (1 - p) / 0.05 ** 2) + 1
+    need = int(3.5 ** 2 * p * (1 - p) / 0.05 ** 2) + 1
     n = dump.total(pids={pid})
-    print("%s: %s: %d samples in the dump (>= %d: 5 points >= 3 sigma)"
+    print("%s: %s: %d samples in the dump (>= %d: 5 points >= 3.5 sigma)"
           % ("ok" if n >= need else "TOO FEW", name, n, need))
     if n < need:
         sys.exit(3)

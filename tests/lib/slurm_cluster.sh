@@ -183,7 +183,7 @@ slurm_wait_job() {	# id [seconds]
 
 slurm_profiled_job() {
 	SHARED=$SLURM_DIR/shared
-	JOB=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=999 OMPI_MCA_btl=self,vader,tcp \
+	JOB=$(BPFPROF=$BPFPROF BPFPROF_DIR=$SHARED/prof BPFPROF_FREQ=${BPFPROF_FREQ:-999} OMPI_MCA_btl=self,vader,tcp \
 	      slurm_sbatch --nodes=2 --ntasks-per-node=2 --output="$SHARED/job.out" \
 			   "$BPFPROF_SRC/docs/examples/bpfprof-job.sbatch" "$@") || fail "sbatch failed"
 	[ -n "$JOB" ] || fail "sbatch gave no job id"
