@@ -73,6 +73,8 @@ enum stat_slot {
 	STAT_KEPT = 1,			/* counted in "counts" or emitted to "samples" */
 	STAT_DROP_BASE = 2,		/* + enum drop_reason */
 	STAT_EVENTS_LOST = STAT_DROP_BASE + DROP_NR, /* lifecycle events lost */
+	STAT_STACK_IDS,			/* stacks given an id to store (stack_store()) */
+	STAT_STACK_IDS_NOTED,		/* ... found in the CPU's note of the ids it met */
 	STAT_NR,
 };
 

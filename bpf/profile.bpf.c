@@ -73,14 +73,6 @@ struct {
 	__type(value, __u64);
 } exec_ids SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);		/* --stack-map-size */
-	__uint(key_size, sizeof(__u64));	/* stack id: hash of the frames */
-	/* struct stack_trace with room for max_depth frames (set before load) */
-	__uint(value_size, BPFPROF_STACK_TRACE_SIZE(BPFPROF_MAX_FP_DEPTH));
-} stacks SEC(".maps");
-
 /*
  * Two count maps: the program counts into counts[active_counts]; the
  * collector flips active_counts, lets in-flight programs finish, and drains
@@ -167,6 +159,7 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 }
 
 #include "cgroup.bpf.h"
+#include "stack_store.bpf.h"
 
 struct hash_state {
 	const struct stack_trace *st;
@@ -521,16 +514,9 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct
 	if (!kernel)
 		leaf_apart_scratch(key);
 	*id = hash_stack(st, python ? tgid : 0);
-	if (bpf_map_lookup_elem(&stacks, id))
-		return 0;
-	n = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
-	if (n == -EEXIST)
-		return 0;		/* another CPU stored it meanwhile */
-	if (n) {
-		drop(DROP_STACK_MAP_FULL);
-		return -1;
-	}
-	__sync_fetch_and_add(&stacks_added, 1);
+	n = stack_store(*id, st);
+	if (n <= 0)
+		return n;
 	if (!kernel)
 		announce_new_stack(tgid, tid, *id, python && py_new_code_scratch(tgid));
 	return 0;

@@ -543,6 +543,11 @@ static void print_stack_copies(const struct collector *c)
 		(unsigned long long)lookups[1],
 		(unsigned long long)stack_bases_count(c->ingest.bases),
 		(unsigned long long)c->ingest.leaves_put_back);
+	if (c->stats.stack_ids)
+		fprintf(stderr, "bpfprof: stack ids: %llu stored or found, %.1f%% of them in the "
+			"CPU's note of the ids it met (no look-up of the map)\n",
+			(unsigned long long)c->stats.stack_ids,
+			100.0 * c->stats.stack_ids_noted / c->stats.stack_ids);
 }
 
 static int write_and_summarise(struct collector *c)

@@ -608,6 +608,8 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	err = err ?: sum_percpu(fd, STAT_SEEN, n, &st->seen);
 	err = err ?: sum_percpu(fd, STAT_KEPT, n, &st->kept);
 	err = err ?: sum_percpu(fd, STAT_EVENTS_LOST, n, &st->events_lost);
+	err = err ?: sum_percpu(fd, STAT_STACK_IDS, n, &st->stack_ids);
+	err = err ?: sum_percpu(fd, STAT_STACK_IDS_NOTED, n, &st->stack_ids_noted);
 	for (uint32_t r = 0; r < DROP_NR && !err; r++)
 		err = sum_percpu(fd, STAT_DROP_BASE + r, n, &st->drops[r]);
 	for (uint32_t r = 0; r < CFI_WALK_STOP_NR && !err; r++)

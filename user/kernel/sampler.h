@@ -43,6 +43,9 @@ struct sampler_stats {
 	uint64_t kept;			/* counted, or emitted to the ring buffer */
 	uint64_t drops[DROP_NR];	/* by enum drop_reason */
 	uint64_t events_lost;		/* lifecycle records the "events" ring buffer had no room for */
+	uint64_t stack_ids;		/* stacks given an id to store (bpf/stack_store.bpf.h) */
+	uint64_t stack_ids_noted;	/* ... found in the CPU's note of the ids it met,
+					 * without a look-up of the "stacks" map */
 	uint64_t walk_stops[CFI_WALK_STOP_NR];	/* --call-graph auto: user stack walks by
 						 * how they ended (enum cfi_walk_stop) */
 	uint64_t row_cache_hits, row_cache_misses;	/* their frames' rows: from the
