@@ -2,7 +2,8 @@
 //
 // goburn.go - a Go program for tests/integration/go_stacks.sh: main.main
 // calls goTop -> goMid -> goLeaf (none inlined), and goLeaf burns CPU, for
-// SECONDS of wall time.  Built by the test with the Go toolchain as Go
+// SECONDS of the process's CPU time (not wall time: on a loaded machine
+// the samples the test asks for are still there).  Built by the test with the Go toolchain as Go
 // programs ship (`go build -ldflags="-s -w"`: no .symtab, no
 // .debug_frame), so the only unwind information left is Go's frame
 // pointers.
@@ -15,7 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
+	"syscall"
 )
 
 //go:noinline
@@ -33,13 +34,22 @@ func goMid(n int) int { return goLeaf(n) + 1 }
 //go:noinline
 func goTop(n int) int { return goMid(n) + 2 }
 
+// The process's CPU time so far (user + system), in seconds.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
 func main() {
-	secs := flag.Float64("s", 3, "seconds of work")
+	secs := flag.Float64("s", 3, "seconds of CPU time to burn")
 	flag.Parse()
 	fmt.Printf("ready %d\n", os.Getpid())
-	end := time.Now().Add(time.Duration(*secs * float64(time.Second)))
+	start := cpuSeconds()
 	sum := 0
-	for time.Now().Before(end) {
+	for cpuSeconds()-start < *secs {
 		sum += goTop(200000)
 	}
 	fmt.Printf("sum %d\n", sum)
