@@ -415,9 +415,9 @@ static __always_inline int cfi_window_get(const struct cfi_walk_vars *v, __u64 a
 
 /* The 8 bytes of user memory at @addr: from the window when it holds
  * them (cfi_window_get()), else read.  0, or a negative errno (-1 for a
- * NULL argument).  A global function: the verifier checks its two ways once, not in every
- * state of each of its seven callers (auto: 16,463 -> 13,041 instructions
- * processed, docs/PERFORMANCE.md). */
+ * NULL argument).  A global function: the verifier checks its two ways
+ * once, not in every state of each of its seven callers (auto: 16,463 ->
+ * 13,041 instructions processed, docs/PERFORMANCE.md). */
 __noinline int cfi_read(struct cfi_walk_vars *v, __u64 addr, __u64 *val)
 {
 	if (!v || !val)
