@@ -9,8 +9,8 @@
  * and checked again on each use; then the thread state's current frame
  * (py_thread_frame()).
  *
- * Needs from bpf/python.bpf.h: py_count(), py_read(), py_buf_u64(),
- * py_holds(); from bpf/cfi_walk.bpf.h: cfi_mode, cfi_vars.
+ * Needs from bpf/python.bpf.h: py_count(), py_read(), py_buf_u64(); from
+ * bpf/cfi_walk.bpf.h: cfi_mode, cfi_vars, cfi_window_get().
  */
 #ifndef BPFPROF_PY_THREAD_BPF_H
 #define BPFPROF_PY_THREAD_BPF_H
@@ -194,10 +194,8 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
  * when it holds them, else read.  0, or a negative errno. */
 static __always_inline int py_read_cstack(const struct cfi_walk_vars *cs, __u64 addr, __u64 *val)
 {
-	if (cs && py_holds(cs->win_lo, cs->win_len, addr, 8)) {
-		*val = py_buf_u64(cs->win, CFI_STACK_WINDOW, 0, addr - cs->win_lo);
+	if (cs && cfi_window_get(cs, addr, val))
 		return 0;
-	}
 	return py_read(addr, val);
 }
 
