@@ -107,6 +107,23 @@ static __always_inline int cfi_cfa(struct cfi_walk_vars *v, const struct cfi_row
 	return 0;
 }
 
+/* Move the walk to the caller: its pc @ra, sp @cfa and registers;
+ * @exact past a signal frame, whose registers are the interrupted
+ * frame's (the sample's no longer are). */
+static __always_inline void cfi_step_to(struct cfi_walk_vars *v, __u64 ra, __u64 cfa, __u64 bp,
+					__u32 bp_known, __u64 bx, __u32 bx_known, bool exact)
+{
+	v->ip = ra;
+	v->sp = cfa;
+	v->bp = bp;
+	v->bp_known = bp_known;
+	v->bx = bx;
+	v->bx_known = bx_known;
+	v->exact = exact;
+	if (exact)
+		v->regs = 0;
+}
+
 /*
  * One step from the current frame to its caller by @row; -1 with v->stop
  * (-1 alone for a NULL argument).  A global function: the verifier checks
@@ -166,15 +183,7 @@ __noinline int cfi_step(struct cfi_walk_vars *v, const struct cfi_row *row)
 		v->stop = CFI_WALK_BAD_STEP;
 		return -1;
 	}
-	v->ip = ra;
-	v->sp = cfa;
-	v->bp = bp;
-	v->bp_known = bp_known;
-	v->bx = bx;
-	v->bx_known = bx_known;
-	v->exact = signal;
-	if (signal)		/* the registers are the interrupted frame's now */
-		v->regs = 0;
+	cfi_step_to(v, ra, cfa, bp, bp_known, bx, bx_known, signal);
 	return 0;
 }
 
@@ -216,15 +225,8 @@ __noinline int cfi_step_common(struct cfi_walk_vars *v)
 	if (rbx != CFI_RBX_SAME && rbx != CFI_RBX_LOST &&
 	    !cfi_window_get(v, cfa + CFI_RBX_SLOT_OFF(rbx), &bx))
 		return 0;
-	v->ip = ra;
-	v->sp = cfa;
-	v->bp = bp;
-	if (rbp != CFI_RBP_SAME)
-		v->bp_known = rbp != CFI_RBP_LOST;
-	v->bx = bx;
-	if (rbx != CFI_RBX_SAME)
-		v->bx_known = rbx != CFI_RBX_LOST;
-	v->exact = 0;
+	cfi_step_to(v, ra, cfa, bp, rbp == CFI_RBP_SAME ? v->bp_known : rbp != CFI_RBP_LOST,
+		    bx, rbx == CFI_RBX_SAME ? v->bx_known : rbx != CFI_RBX_LOST, false);
 	v->common_steps++;
 	return 1;
 }
