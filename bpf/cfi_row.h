@@ -194,10 +194,14 @@ enum cfi_kind {
  * starts (bpf/cfi_walk.bpf.h): the return addresses and saved registers
  * that lie there come from this copy instead of a bpf_probe_read_user()
  * each (~0.1 us apiece on the machine of docs/PERFORMANCE.md, "Issue
- * 17"); those beyond it are read one by one.  Where the stack ends sooner
- * (an unreadable page), the copy is the rest of sp's page.
+ * 17"); those beyond it are read one by one.  CFI_STACK_WINDOW_FIRST
+ * bytes, or where the thread's walk memo (bpf/cfi_memo.bpf.h) says where
+ * its stack ended last time, up to there, at most CFI_STACK_WINDOW.
+ * Where the stack ends sooner (an unreadable page), the copy is the rest
+ * of sp's page.
  */
-#define CFI_STACK_WINDOW 2048
+#define CFI_STACK_WINDOW 4096
+#define CFI_STACK_WINDOW_FIRST 2048
 
 /*
  * A frame without a row other than the first is stepped by its frame
@@ -352,7 +356,12 @@ enum cfi_walk_stop {
 #define CFI_FP_STEPS (CFI_WALK_STOP_NR + 5)
 #define CFI_COMMON_STEPS (CFI_WALK_STOP_NR + 6)	/* steps by the common rules
 						 * alone (cfi_step_common()) */
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 7)	/* slots of "walk_stops" */
+#define CFI_MEMO_FRAMES_TAKEN (CFI_WALK_STOP_NR + 7)	/* frames written from a
+							 * thread's walk memo
+							 * (bpf/cfi_memo.bpf.h) */
+#define CFI_MEMO_FAILS (CFI_WALK_STOP_NR + 8)	/* memo frames met whose stack
+						 * words had changed */
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 9)	/* slots of "walk_stops" */
 
 /*
  * Step 3a of the walk (a leaf without CFI, above): whether the last @k

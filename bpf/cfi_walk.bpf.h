@@ -90,6 +90,23 @@ struct {
 } cfi_requests SEC(".maps");
 
 /*
+ * A frame of a thread's walk memo (bpf/cfi_memo.bpf.h), and the walk's
+ * record of a frame stepped by the common rules: its registers and where
+ * its step read its caller's rbp and rbx.
+ */
+#define CFI_MEMO_FRAMES 64		/* frames a memo keeps (a power of two) */
+#define CFI_MEMO_BP_KNOWN 1		/* flags: cfi_walk_vars.bp_known */
+#define CFI_MEMO_BX_KNOWN 2		/* .bx_known */
+#define CFI_MEMO_EXACT 4		/* .exact */
+
+struct cfi_memo_frame {
+	__u64 ip, sp, bp, bx;	/* rbp, rbx: as they were, known or not */
+	__u64 bp_at, bx_at;	/* user addresses; 0: not read */
+	__u32 flags;		/* CFI_MEMO_* */
+	__u32 pad;
+};
+
+/*
  * The walk's registers and counters, and the bounds of its binary
  * searches.  They live in a per-CPU map value, not on the stack (like
  * python.bpf.h's py_vars): the verifier does not track what a map value
@@ -130,6 +147,17 @@ struct cfi_walk_vars {
 	struct cfi_row row;	/* the current frame's (cfi_frame_row_get()) */
 	__u64 win_lo;		/* user address of win[0] */
 	__u64 win_len;		/* bytes of win read (0: none) */
+	/* the thread's memo (bpf/cfi_memo.bpf.h): */
+	__u64 memo_gen;		/* cfi_procs_gen at the walk's start */
+	__u64 memo_frames;	/* frames written from it */
+	__u64 memo_fails;	/* memo frames met whose words had changed */
+	__u32 memo_r;		/* the memo frame met or next to try, + 1 (0: none) */
+	__u32 memo_off;		/* not to be tried again in this walk */
+	__u32 memo_from;	/* the first frame of the run of common steps
+				 * that reaches the frame written last */
+	__u32 memo_end;		/* the walk ended at a row's outermost frame */
+	__u32 memo_at, memo_h;	/* the memo was taken at walk frame memo_at,
+				 * its frame memo_h (0, 0: not taken) */
 	/* Not cleared between walks, from here on: */
 	/*
 	 * Indexes + 1 (0: none) of the two mappings found last, the latest
@@ -144,6 +172,9 @@ struct cfi_walk_vars {
 	__u32 last_map, prev_map;
 	/* the window: only win_len bytes count */
 	__u8 win[CFI_STACK_WINDOW];
+	/* frames the walk stepped by the common rules, by frame index mod
+	 * CFI_MEMO_FRAMES (cfi_memo_note()) */
+	struct cfi_memo_frame rec[CFI_MEMO_FRAMES];
 };
 
 struct {
@@ -159,6 +190,7 @@ struct cfi_walk {
 	const struct cfi_process *proc;
 	struct cfi_walk_vars *v;
 	struct cfi_row_cache *cache;	/* this CPU's */
+	struct cfi_memo *memo;		/* the thread's slot (cfi_memo.bpf.h), not NULL */
 };
 
 /*
@@ -428,16 +460,18 @@ __noinline int cfi_read(struct cfi_walk_vars *v, __u64 addr, __u64 *val)
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
-/* Read the window at v->sp: CFI_STACK_WINDOW bytes, or where those are
- * not all mapped (a stack's top), the rest of sp's page. */
-static __always_inline void cfi_read_window(struct cfi_walk_vars *v)
+/* Read the window at v->sp: @len bytes (8 to CFI_STACK_WINDOW), or where
+ * those are not all mapped (a stack's top), the rest of sp's page. */
+static __always_inline void cfi_read_window(struct cfi_walk_vars *v, __u64 len)
 {
 	__u64 sp = v->sp, n;
 
 	v->win_len = 0;
-	if (!bpf_probe_read_user(v->win, CFI_STACK_WINDOW, (const void *)sp)) {
+	barrier_var(len);
+	if (len >= 8 && len <= CFI_STACK_WINDOW &&
+	    !bpf_probe_read_user(v->win, len, (const void *)sp)) {
 		v->win_lo = sp;
-		v->win_len = CFI_STACK_WINDOW;
+		v->win_len = len;
 		return;
 	}
 	n = 4096 - (sp & 4095);
@@ -449,6 +483,9 @@ static __always_inline void cfi_read_window(struct cfi_walk_vars *v)
 		v->win_len = n;
 	}
 }
+
+/* the thread's last walk: cfi_memo_take(), cfi_memo_keep() */
+#include "cfi_memo.bpf.h"
 
 /* a step to the caller: cfi_step_common(), cfi_step() */
 #include "cfi_step.bpf.h"
@@ -471,6 +508,8 @@ static long cfi_walk_frame(__u32 i, void *data)
 	struct cfi_walk_vars *v = w->v;
 	__u32 n = v->n;
 
+	if (v->memo_r && cfi_memo_take(v, w->memo))
+		return 1;
 	if (cfi_frame_row_get(v, w->proc, w->cache)) {
 		if (v->guessed == CFI_GUESS_LEAF)
 			v->guesses++;
@@ -481,10 +520,16 @@ static long cfi_walk_frame(__u32 i, void *data)
 			v->stop = CFI_WALK_MAX_DEPTH;
 			return 1;
 		}
-		if (!cfi_step_common(v) && cfi_step(v, &v->row))
+		if (!cfi_step_common(v)) {
+			if (cfi_step(v, &v->row))
+				return 1;
+			v->memo_from = n;	/* not a step a memo keeps */
+		}
+	} else {
+		v->memo_end = v->stop == CFI_WALK_END;	/* by the row: outermost */
+		if (!cfi_no_row(v))
 			return 1;
-	} else if (!cfi_no_row(v)) {
-		return 1;
+		v->memo_from = n;
 	}
 	if (n >= max_depth || n >= BPFPROF_MAX_STACK_DEPTH)	/* checked: for the verifier */
 		return 1;
@@ -544,7 +589,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	/* never NULL (key 0 of a per-CPU array); checked here, the verifier
 	 * knows it is not in each frame (cfi_mapping_row()) */
 	w.cache = bpf_map_lookup_elem(&cfi_row_cache, &zero);
-	if (!w.cache)
+	w.memo = cfi_memo_slot(tid);
+	if (!w.cache || !w.memo)
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, last_map));
@@ -564,8 +610,13 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 		v->stop = CFI_WALK_NO_PROCESS;
 		v->miss_pc = v->ip;
 	} else {
-		cfi_read_window(v);
+		cfi_memo_start(v, w.memo, tgid, tid, cfi_procs_gen);
+		cfi_read_window(v, cfi_memo_window(v, w.memo));
 		bpf_loop(max_depth, cfi_walk_frame, &w, 0);
+		if (v->memo_at)
+			cfi_memo_write(v, w.memo, st);
+		if (v->memo_end && v->stop == CFI_WALK_END)
+			cfi_memo_keep(v, w.memo, tgid, tid);
 	}
 	cfi_count_stop(v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP);
 	cfi_count(CFI_ROW_CACHE_HITS, v->cache_hits);
@@ -578,6 +629,10 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 		cfi_count(CFI_LEAF_CALLER_GUESSES, v->guesses);
 	if (v->fp_steps)
 		cfi_count(CFI_FP_STEPS, v->fp_steps);
+	if (v->memo_frames)
+		cfi_count(CFI_MEMO_FRAMES_TAKEN, v->memo_frames);
+	if (v->memo_fails)
+		cfi_count(CFI_MEMO_FAILS, v->memo_fails);
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)
@@ -594,6 +649,7 @@ static __always_inline void cfi_forget_process(__u32 tgid)
 {
 	bpf_map_delete_elem(&cfi_procs, &tgid);
 	bpf_map_delete_elem(&cfi_requests, &tgid);
+	__sync_fetch_and_add(&cfi_procs_gen, 1);	/* the memos of its walks */
 }
 
 #endif /* BPFPROF_CFI_WALK_BPF_H */

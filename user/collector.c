@@ -320,6 +320,7 @@ static int before_sampling(void *ctx, struct sampler *s)
 				sampler_cfi_requests_fd(s), o->unwind_memory);
 	if (!c->cfi)
 		return -ENOMEM;
+	cfi_loader_set_generation(c->cfi, sampler_cfi_procs_gen(s));
 	if ((err = open_unwind_cache(c)))
 		return err;
 	cfi_loader_preload(c->cfi);

@@ -191,7 +191,7 @@ usage:
 
 /*
  * The start of a single-threaded workload whose only options are -s and
- * --wait (nofp_fp_bridge, nofp_lazy): parse_seconds_wait(), then with
+ * --wait (nofp_fp_bridge, nofp_lazy, nofp_twins): parse_seconds_wait(), then with
  * --wait "ready PID" and SIGUSR1 (wait_for_release()); a failed sigwait()
  * exits 1 with a message naming @name.
  */

@@ -621,6 +621,8 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	err = err ?: sum_percpu(wfd, CFI_LEAF_CALLER_GUESSES, n, &st->leaf_guesses);
 	err = err ?: sum_percpu(wfd, CFI_FP_STEPS, n, &st->fp_steps);
 	err = err ?: sum_percpu(wfd, CFI_COMMON_STEPS, n, &st->common_steps);
+	err = err ?: sum_percpu(wfd, CFI_MEMO_FRAMES_TAKEN, n, &st->memo_frames);
+	err = err ?: sum_percpu(wfd, CFI_MEMO_FAILS, n, &st->memo_fails);
 	for (uint32_t r = 0; r < PY_STAT_NR && !err; r++)
 		err = sum_percpu(pfd, r, n, &st->python[r]);
 	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {
@@ -638,6 +640,11 @@ int sampler_cfi_tables_fd(const struct sampler *s)
 int sampler_cfi_procs_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.cfi_procs);
+}
+
+uint64_t *sampler_cfi_procs_gen(struct sampler *s)
+{
+	return (uint64_t *)&s->skel->bss->cfi_procs_gen;
 }
 
 int sampler_cfi_requests_fd(const struct sampler *s)

@@ -59,6 +59,10 @@ struct sampler_stats {
 					 * [sp] (bpf/cfi_row.h) */
 	uint64_t fp_steps;		/* other frames without CFI whose caller
 					 * came from [bp + 8] (bpf/cfi_row.h) */
+	uint64_t memo_frames;		/* frames written from a thread's walk memo
+					 * (bpf/cfi_memo.bpf.h) */
+	uint64_t memo_fails;		/* memo frames met whose stack words had
+					 * changed */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */
@@ -145,6 +149,11 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st);
 int sampler_cfi_tables_fd(const struct sampler *s);
 int sampler_cfi_procs_fd(const struct sampler *s);
 int sampler_cfi_requests_fd(const struct sampler *s);
+
+/* The program's cfi_procs_gen (bpf/cfi_memo.bpf.h), in its mmapped .bss:
+ * to be bumped after each change of "cfi_procs" (cfi_loader_set_generation()).
+ * Owned by @s. */
+uint64_t *sampler_cfi_procs_gen(struct sampler *s);
 
 /* File descriptor of "py_procs" (tgid -> struct py_process, bpf/python.h),
  * owned by the sampler, valid until sampler_close(). */

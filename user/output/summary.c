@@ -365,6 +365,10 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 			walks ? (double)stats->map_searches / walks : 0.0,
 			100.0 * stats->common_steps /
 				(stats->row_cache_hits + stats->row_cache_misses));
+	if (walks)
+		fprintf(out, "bpfprof: walk memo: %.1f frames per walk from the thread's last "
+			"walk; %llu memo frames met whose stack had changed\n",
+			(double)stats->memo_frames / walks, (unsigned long long)stats->memo_fails);
 	cfi_loader_stats(loader, &ls);
 	fprintf(out, "bpfprof: unwind tables: %llu loaded, %llu rows (%.1f KiB) in %.1f KiB of BPF maps, from "
 		"%.1f KiB of CFI in %.1f ms (%.1f ms/MB) + %.1f ms to load; %llu files without a "

@@ -55,6 +55,7 @@ struct chunk {
 
 struct cfi_loader {
 	int tables_fd, procs_fd, requests_fd;
+	uint64_t *generation;		/* bumped at each cfi_procs change, or NULL */
 	uint64_t budget;
 	struct chunk chunks[CFI_MAX_CHUNKS];
 	uint32_t nr_chunks;
@@ -462,6 +463,14 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 	out->rows = e->rows;
 }
 
+/* A "cfi_procs" value was written or deleted: after it, the generation
+ * (cfi_loader_set_generation()). */
+static void procs_changed(struct cfi_loader *l)
+{
+	if (l->generation)
+		__atomic_add_fetch(l->generation, 1, __ATOMIC_SEQ_CST);
+}
+
 int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		      size_t nr)
 {
@@ -483,6 +492,7 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	bytes = sizeof(*p) - sizeof(p->maps) + p->nr * sizeof(p->maps[0]);
 	memset((char *)p + bytes, 0, sizeof(*p) - bytes);
 	err = bpf_map_update_elem(l->procs_fd, &pid, p, BPF_ANY) ? -errno : 0;
+	procs_changed(l);
 	l->st.process_updates++;
 	if (err)
 		l->st.process_update_errors++;
@@ -507,6 +517,12 @@ int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid)
 {
 	bpf_map_delete_elem(l->procs_fd, &pid);
+	procs_changed(l);
+}
+
+void cfi_loader_set_generation(struct cfi_loader *l, uint64_t *gen)
+{
+	l->generation = gen;
 }
 
 void cfi_loader_set_cache(struct cfi_loader *l, struct cfi_cache *cache)

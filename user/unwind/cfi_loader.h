@@ -108,6 +108,14 @@ int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid);
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid);
 
 /*
+ * Bump *@gen (atomically; borrowed, must outlive the loader; NULL: none)
+ * after each write or deletion of a "cfi_procs" value from now on: the
+ * BPF program's cfi_procs_gen (bpf/cfi_memo.bpf.h), so that no walk takes
+ * a thread's memo of a walk over a process's older mappings.
+ */
+void cfi_loader_set_generation(struct cfi_loader *l, uint64_t *gen);
+
+/*
  * Read tables from and write them to @cache (cfi_cache.h; borrowed, must
  * outlive the loader's use; NULL: build every table) from now on: a file
  * with a build-id is looked up there before its table is built, and a
