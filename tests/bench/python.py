@@ -92,6 +92,12 @@ def parse_python(err):
     if m:
         r["own_total"], r["own_start"], r["own_sampling"], r["own_writing"], r["own_teardown"] = \
             (float(g) for g in m.groups())
+    m = re.search(r"walk memo: ([\d.]+) frames per walk", err)
+    if m:
+        r["memo_frames_per_walk"] = float(m.group(1))
+    m = re.search(r"unwind rows: ([\d.]+) per walk", err)
+    if m:
+        r["rows_per_walk"] = float(m.group(1))
     m = re.search(r"(\d+) tables from the on-disk cache", err)
     if m:
         r["cached_tables"] = int(m.group(1))
@@ -216,7 +222,8 @@ def markdown(a, reps):
                                               "tstate_hit_pct",
                                               "code_hit_pct", "samples", "py_with",
                                               "codes_named", "own_start", "own_sampling",
-                                              "own_writing", "own_teardown", "cached_tables")}
+                                              "own_writing", "own_teardown", "cached_tables",
+                                              "memo_frames_per_walk", "rows_per_walk")}
     lines = [
         "### Python frames (issue 17): pyburn under %s at %d Hz, %d paired repetitions"
         % (PY, a.freq, len(reps)),
@@ -269,11 +276,13 @@ def markdown(a, reps):
         "bpfprof -v (medians): %s samples, %s with Python frames; %s frames read per"
         " sample with Python frames, in %s reads of the process's memory; thread-state"
         " cache %s%% hits; code objects: %s named,"
-        " %s%% of the Python frames in new stacks known already."
+        " %s%% of the Python frames in new stacks known already; native walk: %s rows"
+        " looked up and %s frames from the thread's walk memo per walk."
         % (fmt(b["samples"], "%d"), fmt(b["py_with"], "%d"),
            fmt(b["frames_per_sample"], "%.1f"), fmt(b["reads_per_sample"], "%.1f"),
            fmt(b["tstate_hit_pct"], "%.1f"),
-           fmt(b["codes_named"], "%d"), fmt(b["code_hit_pct"], "%.1f")),
+           fmt(b["codes_named"], "%d"), fmt(b["code_hit_pct"], "%.1f"),
+           fmt(b["rows_per_walk"], "%.1f"), fmt(b["memo_frames_per_walk"], "%.1f")),
         "",
         "Per repetition (wall s: alone / perf / bpfprof; profiler CPU s while working:"
         " perf / bpfprof):",
