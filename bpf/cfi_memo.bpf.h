@@ -301,7 +301,9 @@ __noinline int cfi_memo_keep(struct cfi_walk_vars *v, struct cfi_memo *m, __u32 
 	if (v->memo_h >= CFI_MEMO_FRAMES)
 		return 0;
 	from = v->memo_from > 1 ? v->memo_from : 1;
-	top = v->memo_h + v->memo_at;	/* the root index of walk frame from */
+	/* walk frame i goes to memo frame top - i, which must be below
+	 * CFI_MEMO_FRAMES: the root-most frames are kept */
+	top = v->memo_h + v->memo_at;
 	if (top >= CFI_MEMO_FRAMES && from < top - (CFI_MEMO_FRAMES - 1))
 		from = top - (CFI_MEMO_FRAMES - 1);
 	if (from > v->memo_at)
