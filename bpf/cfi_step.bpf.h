@@ -226,7 +226,8 @@ __noinline int cfi_step_common(struct cfi_walk_vars *v)
 	    !cfi_window_get(v, cfa + CFI_RBX_SLOT_OFF(rbx), &bx))
 		return 0;
 	cfi_memo_note(v, rbp != CFI_RBP_SAME && rbp != CFI_RBP_LOST ? cfa + (__s64)rbp * 8 : 0,
-		      rbx != CFI_RBX_SAME && rbx != CFI_RBX_LOST ? cfa + CFI_RBX_SLOT_OFF(rbx) : 0);
+		      (kind == CFI_KIND_RBP ? CFI_MEMO_CFA_BP : 0) |
+		      (rbp == CFI_RBP_SAME ? CFI_MEMO_BP_SAME : 0));
 	cfi_step_to(v, ra, cfa, bp, rbp == CFI_RBP_SAME ? v->bp_known : rbp != CFI_RBP_LOST,
 		    bx, rbx == CFI_RBX_SAME ? v->bx_known : rbx != CFI_RBX_LOST, false);
 	v->common_steps++;

@@ -92,16 +92,21 @@ struct {
 /*
  * A frame of a thread's walk memo (bpf/cfi_memo.bpf.h), and the walk's
  * record of a frame stepped by the common rules: its registers and where
- * its step read its caller's rbp and rbx.
+ * its step read its caller's rbp.  No rbx: the common steps never take a
+ * CFA from it, so it never changes what a memo's frames are.
  */
 #define CFI_MEMO_FRAMES 64		/* frames a memo keeps (a power of two) */
 #define CFI_MEMO_BP_KNOWN 1		/* flags: cfi_walk_vars.bp_known */
-#define CFI_MEMO_BX_KNOWN 2		/* .bx_known */
-#define CFI_MEMO_EXACT 4		/* .exact */
+#define CFI_MEMO_EXACT 2		/* .exact */
+#define CFI_MEMO_CFA_BP 4		/* its row's CFA is from rbp */
+#define CFI_MEMO_BP_SAME 8		/* its step leaves rbp as it is */
+#define CFI_MEMO_NEEDS_BP 16		/* its rbp makes a memo frame's CFA: its
+					 * own, or a caller's through BP_SAME
+					 * steps (set when the memo is kept) */
 
 struct cfi_memo_frame {
-	__u64 ip, sp, bp, bx;	/* rbp, rbx: as they were, known or not */
-	__u64 bp_at, bx_at;	/* user addresses; 0: not read */
+	__u64 ip, sp, bp;	/* rbp as it was, known or not */
+	__u64 bp_at;		/* user address; 0: not read */
 	__u32 flags;		/* CFI_MEMO_* */
 	__u32 pad;
 };

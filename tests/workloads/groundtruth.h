@@ -191,9 +191,10 @@ usage:
 
 /*
  * The start of a single-threaded workload whose only options are -s and
- * --wait (nofp_fp_bridge, nofp_lazy, nofp_twins): parse_seconds_wait(), then with
- * --wait "ready PID" and SIGUSR1 (wait_for_release()); a failed sigwait()
- * exits 1 with a message naming @name.
+ * --wait (nofp_fp_bridge, nofp_lazy, nofp_twins, nofp_alloca):
+ * parse_seconds_wait(), then with --wait "ready PID" and SIGUSR1
+ * (wait_for_release()); a failed sigwait() exits 1 with a message naming
+ * @name.
  */
 static inline void start_seconds_wait(int argc, char **argv, const char *name, double *seconds)
 {
