@@ -1489,6 +1489,9 @@ struct cmp {
 	int samples, equal, fp_prefix, mismatches, complete, in_signal;
 	int leaf_guessed;	/* a leaf without CFI, its caller from [sp] */
 	int through_libc;	/* samples with libc frames besides start-up */
+	/* sample past the count asked for, up to 4 times it, until this many
+	 * samples had a leaf without CFI (0: stop at the count) */
+	int want_leaf_guessed;
 	uint64_t frames;
 	int stops[CFI_WALK_STOP_NR];
 };
@@ -1727,7 +1730,17 @@ static void reap(pid_t pid)
 		;
 }
 
-/* Sample @argv @want times at random moments, both walks compared. */
+/* Whether @c still wants samples: @want of them, and past that (up to 4 *
+ * @want) until c->want_leaf_guessed had a leaf without CFI. */
+static int wants_more(const struct cmp *c, int want)
+{
+	if (c->samples < want)
+		return 1;
+	return c->leaf_guessed < c->want_leaf_guessed && c->samples < 4 * want;
+}
+
+/* Sample @argv @want times at random moments (more if wants_more() says so),
+ * both walks compared. */
 static void sample_program(struct cmp *c, char *const argv[], const char *in, int want)
 {
 	static struct sample s;
@@ -1740,7 +1753,7 @@ static void sample_program(struct cmp *c, char *const argv[], const char *in, in
 	assert_non_null(sym);
 	assert_non_null(u);
 	load_vdso_table();
-	while (c->samples < want && spawns <= 5 && failures < 50) {
+	while (wants_more(c, want) && spawns <= 5 && failures < 50) {
 		if (pid < 0) {
 			pid = spawn(argv, in);
 			spawns++;
@@ -1883,7 +1896,10 @@ static void test_against_libdwfl_debian(void **state)
 	 * calls to _aesni_ctr32_ghash_6x (CFI_KIND_REG in the second frame) */
 	char *gcm_argv[] = { "/usr/bin/openssl", "speed", "-seconds", "4", "-bytes", "16384",
 			     "-evp", "aes-256-gcm", NULL };
-	struct cmp cx = { .name = "xz" }, cperl = { .name = "perl" }, caom = { .name = "aomenc" };
+	/* 3-12 of aomenc's 150 samples land in a kernel without CFI (fewer
+	 * under ASan, and once none in CI): sample on until 3 did */
+	struct cmp cx = { .name = "xz" }, cperl = { .name = "perl" };
+	struct cmp caom = { .name = "aomenc", .want_leaf_guessed = 3 };
 	struct cmp cgcm = { .name = "openssl-gcm" };
 	int ran = 0;
 
@@ -1898,7 +1914,7 @@ static void test_against_libdwfl_debian(void **state)
 		sample_program(&caom, aom_argv, NULL, 150);
 		/* its frames use more than the 64 KiB copied (read-fault
 		 * stops for both walks): only the agreement is checked */
-		assert_true(caom.leaf_guessed > 0);
+		assert_true(caom.leaf_guessed >= caom.want_leaf_guessed);
 		ran++;
 	} else {
 		printf("# /usr/bin/aomenc not installed (apt-get install aom-tools)\n");
