@@ -199,7 +199,8 @@ struct py_splice_vars {
 	struct py_code_key scan_key;	/* the frame's, with the process's tgid */
 	struct py_code_names scan_names;	/* the frame's, read now */
 	__u32 scan_uncopied;		/* a code object not seen before, not copied */
-	struct py_code_slot code_cache[PY_CODE_CACHE_SLOTS];	/* py_code_checked() */
+	/* py_code_checked()'s, each set's last-filled slot first */
+	struct py_code_slot code_cache[PY_CODE_CACHE_SETS][PY_CODE_CACHE_WAYS];
 };
 
 struct {
@@ -385,7 +386,7 @@ __noinline int py_frame_addr(const struct py_process *p, __u64 code, __u64 instr
 /*
  * Whether @code, a frame's code pointer, points at a code object of the
  * process (the type p->code_type): from this CPU's cache of the objects
- * found to be code before (v->code_cache), else by a read of the
+ * found to be code before (v->code_cache, two slots a set), else by a read of the
  * object's type, after which a code object goes into the cache.  A
  * frame keeps its code object alive, so a cached address is a code
  * object in every frame that points at it; the check guards against a
@@ -397,10 +398,18 @@ __noinline int py_frame_addr(const struct py_process *p, __u64 code, __u64 instr
  * bpf_probe_read_user() per Python frame (docs/PERFORMANCE.md,
  * "Session 31").
  */
+static __always_inline bool py_code_slot_holds(const struct py_code_slot *slot, __u64 code,
+					       __u32 tgid, __u32 gen)
+{
+	return slot->code == code && slot->tgid == tgid && slot->gen == gen;
+}
+
+_Static_assert(PY_CODE_CACHE_WAYS == 2, "py_code_checked() looks at two slots a set");
+
 static __always_inline bool py_code_checked(struct py_splice *s, __u64 code)
 {
 	struct py_splice_vars *v = s->v;
-	struct py_code_slot *slot;
+	struct py_code_slot *set;
 	__u32 gen = (__u32)py_procs_gen;
 	__u64 type = 0, h;
 
@@ -408,16 +417,19 @@ static __always_inline bool py_code_checked(struct py_splice *s, __u64 code)
 		return false;
 	v->code_checks++;
 	h = (code * 0x9e3779b97f4a7c15ull) >> (64 - PY_CODE_CACHE_BITS);
-	slot = &v->code_cache[h & (PY_CODE_CACHE_SLOTS - 1)];
-	if (slot->code == code && slot->tgid == s->tgid && slot->gen == gen) {
+	set = v->code_cache[h & (PY_CODE_CACHE_SETS - 1)];
+	if (py_code_slot_holds(&set[0], code, s->tgid, gen) ||
+	    py_code_slot_holds(&set[1], code, s->tgid, gen)) {
 		v->code_cached++;
 		return true;
 	}
 	if (py_read(code + 8, &type) || type != s->p->code_type)
 		return false;
-	slot->code = code;
-	slot->tgid = s->tgid;
-	slot->gen = gen;
+	/* the set's older slot goes: two objects of one set both stay */
+	set[1] = set[0];
+	set[0].code = code;
+	set[0].tgid = s->tgid;
+	set[0].gen = gen;
 	return true;
 }
 
