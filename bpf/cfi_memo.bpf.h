@@ -62,7 +62,7 @@ struct {
 
 /* The current frame's registers into @f, with @flags (CFI_MEMO_CFA_BP,
  * CFI_MEMO_BP_SAME) and where its step read its caller's rbp (@bp_at, 0:
- * not read); bp_known and exact are 0 or 1. */
+ * not read); exact is 0 or 1. */
 static __always_inline void cfi_memo_put(struct cfi_memo_frame *f, const struct cfi_walk_vars *v,
 					 __u64 bp_at, __u32 flags)
 {
@@ -70,7 +70,7 @@ static __always_inline void cfi_memo_put(struct cfi_memo_frame *f, const struct 
 	f->sp = v->sp;
 	f->bp = v->bp;
 	f->bp_at = bp_at;
-	f->flags = flags | v->bp_known | v->exact << 1;
+	f->flags = flags | v->exact * CFI_MEMO_EXACT;
 }
 
 /* cfi_step_common() steps the current frame by a row with @flags,
@@ -200,7 +200,7 @@ __noinline int cfi_memo_take(struct cfi_walk_vars *v, const struct cfi_memo *m)
 	struct cfi_memo_fill s = { .v = v, .m = m };
 	__u32 h;
 
-	if (!v || !m || !v->memo_r || v->memo_off || v->exact || v->guessed || v->n < 2)
+	if (!v || !m || !v->memo_r || v->exact || v->guessed || v->n < 2)
 		return 0;
 	if (!cfi_memo_meets(v, m))
 		return 0;
@@ -209,7 +209,7 @@ __noinline int cfi_memo_take(struct cfi_walk_vars *v, const struct cfi_memo *m)
 		return 0;
 	bpf_loop(FRAME_STEPS(CFI_MEMO_FRAMES), cfi_memo_check_step, &s, 0);
 	if (v->memo_r != 1) {
-		v->memo_off = 1;
+		v->memo_r = 0;	/* not again: the frame loop stops calling */
 		v->memo_fails++;
 		return 0;
 	}

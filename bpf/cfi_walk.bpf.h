@@ -96,8 +96,7 @@ struct {
  * CFA from it, so it never changes what a memo's frames are.
  */
 #define CFI_MEMO_FRAMES 64		/* frames a memo keeps (a power of two) */
-#define CFI_MEMO_BP_KNOWN 1		/* flags: cfi_walk_vars.bp_known */
-#define CFI_MEMO_EXACT 2		/* .exact */
+#define CFI_MEMO_EXACT 2		/* flags: cfi_walk_vars.exact */
 #define CFI_MEMO_CFA_BP 4		/* its row's CFA is from rbp */
 #define CFI_MEMO_BP_SAME 8		/* its step leaves rbp as it is */
 #define CFI_MEMO_NEEDS_BP 16		/* its rbp makes a memo frame's CFA: its
@@ -156,8 +155,8 @@ struct cfi_walk_vars {
 	__u64 memo_gen;		/* cfi_procs_gen at the walk's start */
 	__u64 memo_frames;	/* frames written from it */
 	__u64 memo_fails;	/* memo frames met whose words had changed */
-	__u32 memo_r;		/* the memo frame met or next to try, + 1 (0: none) */
-	__u32 memo_off;		/* not to be tried again in this walk */
+	__u32 memo_r;		/* the memo frame met or next to try, + 1 (0: none,
+				 * or not to be tried again in this walk) */
 	__u32 memo_from;	/* the first frame of the run of common steps
 				 * that reaches the frame written last */
 	__u32 memo_end;		/* the walk ended at a row's outermost frame */
