@@ -123,17 +123,55 @@ struct count_key {
 					 * without it (BPFPROF_LEAF_APART), else 0 */
 };
 
-/* One sample of the timestamped stream ("samples" ring buffer). */
+/*
+ * Slots of each CPU's pending counts (bpf/profile.bpf.c, count_sample()):
+ * direct-mapped by a hash of the count key, a power of two.
+ */
+#define BPFPROF_PENDING_COUNT_BITS 10
+#define BPFPROF_PENDING_COUNT_SLOTS (1u << BPFPROF_PENDING_COUNT_BITS)
+
+/* A slot of a CPU's pending counts: @samples samples of @key (0: empty). */
+struct pending_count {
+	struct count_key key;
+	__u64 samples;
+};
+
+/* What a "samples" record is (struct sample_event, kind). */
+enum sample_kind {
+	SAMPLE_KIND_SAMPLE = 0,		/* a sample: the stream's, or a stack copy */
+	SAMPLE_KIND_MOVED_COUNTS = 1,	/* struct moved_counts_event */
+};
+
+/*
+ * One sample of the timestamped stream ("samples" ring buffer), and the
+ * head of every record of that ring.
+ */
 struct sample_event {
 	__u64 time_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 cpu;
 	__u32 tgid;
 	__u32 tid;
-	__u32 pad;
+	__u32 kind;			/* enum sample_kind */
 	__u64 user_stack;
 	__u64 kernel_stack;
 	__u64 period;			/* ns of CPU time this sample stands for */
 	__u64 user_leaf;		/* as count_key.user_leaf */
+};
+
+/* Counts in a struct moved_counts_event. */
+#define BPFPROF_MOVED_BATCH 64
+
+/*
+ * Count mode: the counts a CPU's pending slots gave up to other keys,
+ * BPFPROF_MOVED_BATCH at a time ("samples" ring buffer; the CPU's last
+ * ones, fewer, are read from the "moved_counts" map at the end).  Only
+ * head's time_ns, cpu and kind (SAMPLE_KIND_MOVED_COUNTS) are set.
+ */
+struct moved_counts_event {
+	struct sample_event head;
+	__u32 nr;			/* counts[0..nr) */
+	__u32 pad;
+	struct pending_count counts[BPFPROF_MOVED_BATCH];
 };
 
 /* Largest user stack copy of --call-graph dwarf (bytes, multiple of 8):

@@ -549,6 +549,11 @@ static void print_stack_copies(const struct collector *c)
 			"CPU's note of the ids it met (no look-up of the map)\n",
 			(unsigned long long)c->stats.stack_ids,
 			100.0 * c->stats.stack_ids_noted / c->stats.stack_ids);
+	if (!c->session.stream)
+		fprintf(stderr, "bpfprof: counts moved out of the CPUs' pending slots while "
+			"sampling: %llu, of %llu samples\n",
+			(unsigned long long)c->ingest.counts_moved,
+			(unsigned long long)c->ingest.samples_moved);
 }
 
 static int write_and_summarise(struct collector *c)

@@ -131,6 +131,8 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	err = err ?: bpf_map__set_max_entries(skel->maps.stacks, cfg->stack_map_size);
 	err = err ?: bpf_map__set_max_entries(skel->maps.counts0, cfg->count_map_size);
 	err = err ?: bpf_map__set_max_entries(skel->maps.counts1, cfg->count_map_size);
+	if (cfg->stream)	/* no counts: no pending ones */
+		err = err ?: bpf_map__set_max_entries(skel->maps.pending_counts, 1);
 	err = err ?: bpf_map__set_max_entries(skel->maps.samples, cfg->ringbuf_size);
 	if (cfg->target_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.targets, cfg->target_map_size);
@@ -563,6 +565,61 @@ bool sampler_counts_filling(const struct sampler *s)
 	       stacks >= sampler_stack_map_size(s) / 4;
 }
 
+/* Hand @fn the counts of each CPU's pending-count slots
+ * (bpf/profile.bpf.c, count_sample()), PENDING_BATCH slots a call. */
+#define PENDING_BATCH 64
+static int drain_pending_counts(struct sampler *s,
+				int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+				void *ctx)
+{
+	struct bpf_map *map = s->skel->maps.pending_counts;
+	int fd = bpf_map__fd(map), ncpus = s->nr_possible_cpus, err = 0;
+	__u32 slots = bpf_map__max_entries(map), keys[PENDING_BATCH], token = 0, *in = NULL;
+	struct pending_count *v = calloc((size_t)PENDING_BATCH * ncpus, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 done = 0; done < slots && !err;) {
+		__u32 n = PENDING_BATCH;
+		int rc = bpf_map_lookup_batch(fd, in, &token, keys, v, &n, NULL);
+
+		if (rc && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (size_t i = 0; i < (size_t)n * ncpus && !err; i++)
+			if (v[i].samples)
+				err = fn(ctx, &v[i].key, v[i].samples);
+		done += n;
+		if (rc || n == 0)
+			break;
+		in = &token;
+	}
+	free(v);
+	return err;
+}
+
+/* Hand @fn the counts each CPU's pending slots gave up and it has not
+ * sent yet (the "moved_counts" map; bpf/profile.bpf.c). */
+static int drain_moved_counts(struct sampler *s,
+			      int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
+			      void *ctx)
+{
+	int ncpus = s->nr_possible_cpus, err = 0;
+	struct moved_counts_event *v = calloc((size_t)ncpus, sizeof(*v));
+	__u32 zero = 0;
+
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.moved_counts), &zero, v))
+		err = -errno;
+	for (int c = 0; c < ncpus && !err; c++)
+		for (__u32 i = 0; i < v[c].nr && i < BPFPROF_MOVED_BATCH && !err; i++)
+			err = fn(ctx, &v[c].counts[i].key, v[c].counts[i].samples);
+	free(v);
+	return err;
+}
+
 int sampler_drain_counts(struct sampler *s, bool final,
 			 int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
 			 void *ctx)
@@ -582,6 +639,10 @@ int sampler_drain_counts(struct sampler *s, bool final,
 	err = drain_count_map(maps[old], fn, ctx);
 	if (!err && final)
 		err = drain_count_map(maps[!old], fn, ctx);
+	if (!err && final)
+		err = drain_pending_counts(s, fn, ctx);
+	if (!err && final)
+		err = drain_moved_counts(s, fn, ctx);
 	return err;
 }
 

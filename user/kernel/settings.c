@@ -69,18 +69,26 @@ static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_co
 
 /* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf
  * records; without a stream, room for auto's copies of stacks, if any. */
-static uint32_t ringbuf_bytes(const struct options *o, bool stream)
+/* Bytes of the "samples" ring buffer: --ringbuf-size for a stream (more for
+ * dwarf's copies); without one, room for auto's copies of young processes'
+ * stacks and for @nr_cpus CPUs' batches of moved counts. */
+static uint32_t ringbuf_bytes(const struct options *o, bool stream, size_t nr_cpus)
 {
 	uint64_t want = SETTINGS_DWARF_MIN_RECORDS * SETTINGS_DWARF_RECORD_BYTES(o->dwarf_stack_size);
 	uint64_t copies = SETTINGS_CFI_COPY_RECORDS *
 			  SETTINGS_DWARF_RECORD_BYTES(o->dwarf_stack_size);
+	uint64_t moved = (uint64_t)SETTINGS_MOVED_COUNT_RECORDS * (nr_cpus ? nr_cpus : 1) *
+			 (sizeof(struct moved_counts_event) + 8);
 	uint32_t rb = o->ringbuf_size;
 
-	if (!stream && o->call_graph != CALL_GRAPH_AUTO)
-		return SETTINGS_UNUSED_RINGBUF;
-	if (!stream)
-		for (rb = SETTINGS_UNUSED_RINGBUF; rb < copies; rb *= 2)
+	if (!stream) {
+		if (o->call_graph != CALL_GRAPH_AUTO)
+			copies = 0;
+		if (moved > copies)
+			copies = moved;
+		for (rb = SETTINGS_UNUSED_RINGBUF; rb < copies && rb < (1u << 30); rb *= 2)
 			;
+	}
 	while (o->call_graph == CALL_GRAPH_DWARF && rb < want && rb < (1u << 30))
 		rb *= 2;
 	return rb;
@@ -151,6 +159,6 @@ int sampler_config_from_options(const struct options *o, bool stream,
 	map_sizes(o, o->nr_cpus ? o->nr_cpus : nr_cpus_online, cfg);
 	if (cfg->stream)	/* only one of the count maps and the ring buffer is used */
 		cfg->count_map_size = SETTINGS_UNUSED_COUNT_MAP;
-	cfg->ringbuf_size = ringbuf_bytes(o, cfg->stream);
+	cfg->ringbuf_size = ringbuf_bytes(o, cfg->stream, o->nr_cpus ? o->nr_cpus : nr_cpus_online);
 	return 0;
 }

@@ -111,7 +111,8 @@ struct sampler_config {
  * it gets as many slots as that map; --all and -t keep this many.
  */
 #define SETTINGS_EXEC_MAP_MAX 65536
-/* Bytes of the ring buffer, and slots of the count maps, the mode leaves unused. */
+/* Bytes of the ring buffer (the least there is), and slots of the count maps,
+ * the mode leaves unused. */
 #define SETTINGS_UNUSED_RINGBUF 4096
 #define SETTINGS_UNUSED_COUNT_MAP 1
 /*
@@ -141,6 +142,14 @@ struct sampler_config {
  * of young processes' stacks (bpf/profile.bpf.c, cfi_copy_instead()): 2 MiB
  * with the default 32 KiB copies, where it holds 63. */
 #define SETTINGS_CFI_COPY_RECORDS 48
+/*
+ * Without a stream the ring buffer holds at least this many batches of
+ * moved counts per CPU (struct moved_counts_event, 2,632 bytes;
+ * bpf/profile.bpf.c, count_sample()): -g on 2 CPUs gets 128 KiB, and the
+ * collector is woken at a quarter of it.  A full ring sends the counts to
+ * the count map instead, never to a drop while that has room.
+ */
+#define SETTINGS_MOVED_COUNT_RECORDS 16
 
 /*
  * Derive the whole sampler configuration of a run from what the user typed

@@ -267,6 +267,21 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 				    user);
 }
 
+/* Counts a CPU's pending-count slots gave up to other keys (count mode:
+ * bpf/profile.bpf.c, count_sample()). */
+static int ingest_moved_counts(struct ingest *in, const struct moved_counts_event *b)
+{
+	uint32_t nr = b->nr < BPFPROF_MOVED_BATCH ? b->nr : BPFPROF_MOVED_BATCH;
+	int err = 0;
+
+	for (uint32_t i = 0; i < nr && !err; i++) {
+		in->samples_moved += b->counts[i].samples;
+		err = ingest_count(in, &b->counts[i].key, b->counts[i].samples);
+	}
+	in->counts_moved += nr;
+	return err;
+}
+
 int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 {
 	struct bpfprof_event ev = { .type = BPFPROF_EVENT_SAMPLE, .cpu = e->cpu,
@@ -274,6 +289,9 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 	uint32_t user, kernel;
 	int err;
 
+	if (e->kind == SAMPLE_KIND_MOVED_COUNTS)
+		return size >= sizeof(struct moved_counts_event) ?
+			ingest_moved_counts(in, (const struct moved_counts_event *)e) : 0;
 	if (e->tgid != in->last_sample_tgid) {
 		/* first sample of a process: read /proc while it is alive */
 		if (!profile_find_proc(in->profile, e->tgid))

@@ -49,6 +49,9 @@ struct ingest {
 					 * drained count: 0 while sampling, the
 					 * run's end for the final drain */
 	uint32_t last_sample_tgid;	/* process of the last sample: known */
+	uint64_t counts_moved;		/* counts a CPU's pending-count slots gave
+					 * up, read while sampling ... */
+	uint64_t samples_moved;		/* ... and their samples */
 	uint64_t stacks_copied;		/* copied from the kernel since the last prune
 					 * (from the map or from new-stack records) */
 	uint64_t stacks_in_records;	/* new user stacks taken from their records */
@@ -71,7 +74,8 @@ int ingest_init(struct ingest *in, struct profile *profile, struct sampler *samp
 void ingest_fini(struct ingest *in);
 
 /* One streamed sample of @size bytes (a struct dwarf_sample_event in dwarf
- * mode).  0, or -ENOMEM. */
+ * mode), or in count mode a struct moved_counts_event (each count as
+ * ingest_count()).  0, or -ENOMEM. */
 int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size);
 
 /* @samples samples drained from the kernel's count map.  0, or -ENOMEM. */

@@ -165,9 +165,10 @@ static void test_targets(void **unused)
 	options_free(&o);
 }
 
-/* Counts mode uses the ring buffer only for auto's copies of young
- * processes' stacks (fp leaves it unused), the stream not the count maps;
- * fp leaves cfi_requests unused, --no-interpreters the Python caches. */
+/* Counts mode uses the ring buffer for auto's copies of young processes'
+ * stacks and for each CPU's batches of moved counts, the stream not the
+ * count maps; fp leaves cfi_requests unused, --no-interpreters the Python
+ * caches. */
 static void test_by_mode(void **unused)
 {
 	static const char *args[] = { "bpfprof", "-a", "--ringbuf-size", "65536" };
@@ -178,7 +179,10 @@ static void test_by_mode(void **unused)
 
 	derive(fp, ARGC(fp), false, 2, &cfg);
 	assert_false(cfg.stream || cfg.cfi_copies);
-	assert_int_equal(cfg.ringbuf_size, SETTINGS_UNUSED_RINGBUF);
+	/* room for 16 batches of moved counts per CPU: 2 * 16 * (2,632 + 8) */
+	assert_int_equal(cfg.ringbuf_size, 128 << 10);
+	derive(fp, ARGC(fp), false, 64, &cfg);
+	assert_int_equal(cfg.ringbuf_size, 4 << 20);	/* >= 64 * 16 * 2,640 */
 	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_UNUSED_LRU_MAP);
 	assert_int_equal(cfg.py_map_size, 0);
 	derive(nopy, ARGC(nopy), false, 2, &cfg);
