@@ -7,8 +7,8 @@
  * "stacks" map under ids of our own (a 64-bit hash of the frames, see
  * docs/ARCHITECTURE.md for why not BPF_MAP_TYPE_STACK_TRACE), and either
  * counting the sample per (tgid, tid, user stack, kernel stack) in the
- * "counts" map or emitting it with its timestamp to the "samples" ring
- * buffer.  Also follows process lifecycle (fork, exec, exit) and renames
+ * kernel (counts.bpf.h) or emitting it with its timestamp to the "samples"
+ * ring buffer.  Also follows process lifecycle (fork, exec, exit) and renames
  * of target threads for the collector through the "events" ring buffer.
  * Every sample of a target is counted as seen, and then as kept or as
  * dropped for exactly one reason.  --cgroup narrows every target to the
@@ -72,22 +72,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } exec_ids SEC(".maps");
-
-/*
- * Two count maps: the program counts into counts[active_counts]; the
- * collector flips active_counts, lets in-flight programs finish, and drains
- * the other one, so long runs never fill a map and no sample is lost.
- */
-struct count_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);		/* --count-map-size */
-	__type(key, struct count_key);
-	__type(value, __u64);			/* samples */
-};
-struct count_map counts0 SEC(".maps");
-struct count_map counts1 SEC(".maps");
-
-volatile __u32 active_counts = 0;		/* written by the collector */
 
 /*
  * Entries added since load, to the count maps and to the stack map: the
@@ -536,41 +520,6 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct
 	return 0;
 }
 
-/* Add @n samples of @key to count map @counts. */
-static __always_inline int count_sample_in(void *counts, struct count_key *key, __u64 n)
-{
-	__u64 *v;
-	long err;
-
-	v = bpf_map_lookup_elem(counts, key);
-	if (v) {
-		__sync_fetch_and_add(v, n);
-		return 0;
-	}
-	err = bpf_map_update_elem(counts, key, &n, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		v = bpf_map_lookup_elem(counts, key);
-		if (v) {
-			__sync_fetch_and_add(v, n);
-			return 0;
-		}
-	}
-	if (err) {
-		drop_n(DROP_COUNT_MAP_FULL, n);
-		return -1;
-	}
-	__sync_fetch_and_add(&counts_added, 1);
-	return 0;
-}
-
-static __always_inline int count_sample_in_maps(struct count_key *key, __u64 n)
-{
-	/* Separate call sites: each lookup/update instruction sees one map. */
-	if (active_counts)
-		return count_sample_in(&counts1, key, n);
-	return count_sample_in(&counts0, key, n);
-}
-
 /* The header of every "samples" record: when, where, who, which stacks. */
 static __always_inline void sample_header(struct sample_event *e, struct bpf_perf_event_data *ctx,
 					  const struct count_key *key)
@@ -597,121 +546,7 @@ static __always_inline void submit_sample(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-/*
- * Each CPU's pending counts (struct pending_count): a sample adds one to
- * its key's slot, chosen by a hash of the key; a sample of another key
- * takes the slot, and the count it held joins the CPU's moved counts,
- * which go to the collector BPFPROF_MOVED_BATCH at a time in one
- * "samples" record (struct moved_counts_event); where the ring has no
- * room, into the count map as before.  The collector reads the slots and
- * the moved counts not sent yet at the end, after the program has
- * stopped (sampler_drain_counts()).  A count map insert for each key new
- * to the map (24% of pyburn's samples) was the dearest part of counting,
- * and a ring record per moved count not much cheaper
- * (docs/PERFORMANCE.md, "Session 34").
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BPFPROF_PENDING_COUNT_SLOTS);	/* 1 in stream mode */
-	__type(key, __u32);
-	__type(value, struct pending_count);
-} pending_counts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct moved_counts_event);
-} moved_counts SEC(".maps");
-
-static __always_inline __u32 pending_count_slot(const struct count_key *key)
-{
-	__u64 h = key->user_stack ^ key->kernel_stack * 0xc2b2ae3d27d4eb4full ^
-		  key->user_leaf * 0xff51afd7ed558ccdull ^ ((__u64)key->tid << 32 | key->tgid);
-
-	return (__u32)((h * 0x9e3779b97f4a7c15ull) >> (64 - BPFPROF_PENDING_COUNT_BITS));
-}
-
-static __always_inline bool same_count_key(const struct count_key *a, const struct count_key *b)
-{
-	return a->user_stack == b->user_stack && a->user_leaf == b->user_leaf &&
-	       a->kernel_stack == b->kernel_stack && a->tid == b->tid && a->tgid == b->tgid;
-}
-
-/* Moved count @i of the batch @data points to into the count map (a
- * bpf_loop() callback, whose data lives on the stack); dropped there, its
- * samples were counted kept when they came, and are not. */
-static long moved_count_to_map(__u32 i, void *data)
-{
-	struct moved_counts_event *b = *(struct moved_counts_event **)data;
-	struct pending_count *pc;
-	__u64 idx = i;
-
-	barrier_var(idx);
-	if (idx >= BPFPROF_MOVED_BATCH || !b)
-		return 1;
-	pc = &b->counts[idx];
-	if (count_sample_in_maps(&pc->key, pc->samples))
-		stat_add(STAT_KEPT, -pc->samples);
-	return 0;
-}
-
-/* Send this CPU's full batch of moved counts @b to the collector, or put
- * them into the count map when the ring has no room. */
-static __noinline void moved_counts_flush(struct moved_counts_event *b)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (!b)
-		return;
-	b->head.time_ns = bpf_ktime_get_ns();
-	b->head.cpu = bpf_get_smp_processor_id();
-	b->head.kind = SAMPLE_KIND_MOVED_COUNTS;
-	b->nr = BPFPROF_MOVED_BATCH;
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&samples, b, sizeof(*b), flags))
-		bpf_loop(BPFPROF_MOVED_BATCH, moved_count_to_map, &b, 0);
-	b->nr = 0;
-}
-
-/* The count of slot @pc joins this CPU's moved counts. */
-static __always_inline void pending_count_out(struct pending_count *pc)
-{
-	__u32 zero = 0, i;
-	struct moved_counts_event *b = bpf_map_lookup_elem(&moved_counts, &zero);
-
-	if (!b) {
-		if (count_sample_in_maps(&pc->key, pc->samples))
-			stat_add(STAT_KEPT, -pc->samples);
-		return;
-	}
-	i = b->nr;
-	if (i >= BPFPROF_MOVED_BATCH)
-		i = 0;
-	b->counts[i] = *pc;
-	b->nr = ++i;
-	if (i == BPFPROF_MOVED_BATCH)
-		moved_counts_flush(b);
-}
-
-static __always_inline int count_sample(struct count_key *key)
-{
-	__u32 slot = pending_count_slot(key);
-	struct pending_count *pc = bpf_map_lookup_elem(&pending_counts, &slot);
-
-	if (!pc)
-		return count_sample_in_maps(key, 1);
-	if (pc->samples && same_count_key(&pc->key, key)) {
-		pc->samples++;		/* per-CPU: no other writer */
-		return 0;
-	}
-	if (pc->samples)
-		pending_count_out(pc);
-	pc->key = *key;
-	pc->samples = 1;
-	return 0;
-}
+#include "counts.bpf.h"
 
 static __always_inline int stream_sample(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
