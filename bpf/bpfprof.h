@@ -124,7 +124,7 @@ struct count_key {
 };
 
 /*
- * Slots of each CPU's pending counts (bpf/profile.bpf.c, count_sample()):
+ * Slots of each CPU's pending counts (bpf/counts.bpf.h, count_sample()):
  * direct-mapped by a hash of the count key, a power of two.
  */
 #define BPFPROF_PENDING_COUNT_BITS 10

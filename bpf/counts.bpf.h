@@ -25,7 +25,7 @@ struct count_map counts1 SEC(".maps");
 volatile __u32 active_counts = 0;		/* written by the collector */
 
 /* Add @n samples of @key to count map @counts. */
-static __always_inline int count_sample_in(void *counts, struct count_key *key, __u64 n)
+static __always_inline int count_sample_in(void *counts, const struct count_key *key, __u64 n)
 {
 	__u64 *v;
 	long err;
@@ -51,7 +51,7 @@ static __always_inline int count_sample_in(void *counts, struct count_key *key, 
 	return 0;
 }
 
-static __always_inline int count_sample_in_maps(struct count_key *key, __u64 n)
+static __always_inline int count_sample_in_maps(const struct count_key *key, __u64 n)
 {
 	/* Separate call sites: each lookup/update instruction sees one map. */
 	if (active_counts)
@@ -100,21 +100,25 @@ static __always_inline bool same_count_key(const struct count_key *a, const stru
 	       a->kernel_stack == b->kernel_stack && a->tid == b->tid && a->tgid == b->tgid;
 }
 
+/* Moved count @pc into the count map; dropped there, its samples were
+ * counted kept when they came, and are not. */
+static __always_inline void moved_count_to_map(const struct pending_count *pc)
+{
+	if (count_sample_in_maps(&pc->key, pc->samples))
+		stat_add(STAT_KEPT, -pc->samples);
+}
+
 /* Moved count @i of the batch @data points to into the count map (a
- * bpf_loop() callback, whose data lives on the stack); dropped there, its
- * samples were counted kept when they came, and are not. */
-static long moved_count_to_map(__u32 i, void *data)
+ * bpf_loop() callback, whose data lives on the stack). */
+static long moved_count_to_map_step(__u32 i, void *data)
 {
 	struct moved_counts_event *b = *(struct moved_counts_event **)data;
-	struct pending_count *pc;
 	__u64 idx = i;
 
 	barrier_var(idx);
 	if (idx >= BPFPROF_MOVED_BATCH || !b)
 		return 1;
-	pc = &b->counts[idx];
-	if (count_sample_in_maps(&pc->key, pc->samples))
-		stat_add(STAT_KEPT, -pc->samples);
+	moved_count_to_map(&b->counts[idx]);
 	return 0;
 }
 
@@ -122,18 +126,14 @@ static long moved_count_to_map(__u32 i, void *data)
  * them into the count map when the ring has no room. */
 static __noinline void moved_counts_flush(struct moved_counts_event *b)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
 	if (!b)
 		return;
 	b->head.time_ns = bpf_ktime_get_ns();
 	b->head.cpu = bpf_get_smp_processor_id();
 	b->head.kind = SAMPLE_KIND_MOVED_COUNTS;
 	b->nr = BPFPROF_MOVED_BATCH;
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&samples, b, sizeof(*b), flags))
-		bpf_loop(BPFPROF_MOVED_BATCH, moved_count_to_map, &b, 0);
+	if (bpf_ringbuf_output(&samples, b, sizeof(*b), sample_wakeup_flags()))
+		bpf_loop(BPFPROF_MOVED_BATCH, moved_count_to_map_step, &b, 0);
 	b->nr = 0;
 }
 
@@ -144,8 +144,7 @@ static __always_inline void pending_count_out(struct pending_count *pc)
 	struct moved_counts_event *b = bpf_map_lookup_elem(&moved_counts, &zero);
 
 	if (!b) {
-		if (count_sample_in_maps(&pc->key, pc->samples))
-			stat_add(STAT_KEPT, -pc->samples);
+		moved_count_to_map(pc);
 		return;
 	}
 	i = b->nr;

@@ -535,15 +535,19 @@ static __always_inline void sample_header(struct sample_event *e, struct bpf_per
 	e->period = ctx->sample_period;
 }
 
-/* Submit a "samples" record; wake the collector only when the backlog is
- * worth a read (batched wake-ups). */
+/* The flags of a "samples" record: wake the collector only when the
+ * backlog is worth a read (batched wake-ups). */
+static __always_inline __u64 sample_wakeup_flags(void)
+{
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* Submit a "samples" record (sample_wakeup_flags()). */
 static __always_inline void submit_sample(void *e)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
+	bpf_ringbuf_submit(e, sample_wakeup_flags());
 }
 
 #include "counts.bpf.h"

@@ -98,7 +98,7 @@ run_tiny() {	# name reasons-csv bpfprof-options...
 }
 run_tiny "stack map of 64" stack-map-full --stack-map-size 64
 # The counts each CPU's pending slots give up go to the collector through
-# the ring buffer (bpf/profile.bpf.c, count_sample()), and to the count map
+# the ring buffer (bpf/counts.bpf.h, count_sample()), and to the count map
 # only when the ring is full: the collector is stopped for 3 s (-g's ring
 # of 128 KiB fills in ~1.5 s on manystacks), and those samples, counted
 # kept when they came, are dropped from a count map of 64.

@@ -566,7 +566,7 @@ bool sampler_counts_filling(const struct sampler *s)
 }
 
 /* Hand @fn the counts of each CPU's pending-count slots
- * (bpf/profile.bpf.c, count_sample()), PENDING_BATCH slots a call. */
+ * (bpf/counts.bpf.h, count_sample()), PENDING_BATCH slots a call. */
 #define PENDING_BATCH 64
 static int drain_pending_counts(struct sampler *s,
 				int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
@@ -600,7 +600,7 @@ static int drain_pending_counts(struct sampler *s,
 }
 
 /* Hand @fn the counts each CPU's pending slots gave up and it has not
- * sent yet (the "moved_counts" map; bpf/profile.bpf.c). */
+ * sent yet (the "moved_counts" map; bpf/counts.bpf.h). */
 static int drain_moved_counts(struct sampler *s,
 			      int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
 			      void *ctx)

@@ -128,8 +128,8 @@ bool sampler_counts_filling(const struct sampler *s);
  * Move the in-kernel counts to @fn: flip the program to the other count
  * map, wait for in-flight samples, and hand over and delete every (key,
  * samples) of the old one.  @final (after sampler_stop()) drains both maps
- * and then each CPU's pending counts (the counts the program has not moved
- * out yet, bpf/profile.bpf.c), which a key may have in several.
+ * and then each CPU's pending counts and the moved counts it has not sent
+ * yet (bpf/counts.bpf.h); a key may have counts in several.
  * 0 or the first error (fn's or -errno).
  */
 int sampler_drain_counts(struct sampler *s, bool final,

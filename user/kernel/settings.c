@@ -67,8 +67,6 @@ static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_co
 								 SETTINGS_COUNT_MAP_MAX);
 }
 
-/* The "samples" ring buffer (bytes): --ringbuf-size, grown for dwarf
- * records; without a stream, room for auto's copies of stacks, if any. */
 /* Bytes of the "samples" ring buffer: --ringbuf-size for a stream (more for
  * dwarf's copies); without one, room for auto's copies of young processes'
  * stacks and for @nr_cpus CPUs' batches of moved counts. */
@@ -147,6 +145,8 @@ int sampler_config_from_options(const struct options *o, bool stream,
 				const uint32_t *command_pid, size_t nr_cpus_online,
 				struct sampler_config *cfg)
 {
+	size_t nr_cpus = o->nr_cpus ? o->nr_cpus : nr_cpus_online;
+
 	if (o->targets == TARGETS_NONE || (!o->freq && !o->period) ||
 	    (o->targets == TARGETS_COMMAND && !command_pid) ||
 	    o->max_stack < 1 || o->max_stack > BPFPROF_MAX_STACK_DEPTH)
@@ -156,9 +156,9 @@ int sampler_config_from_options(const struct options *o, bool stream,
 	config_event(o, cfg);
 	config_stacks(o, cfg);
 	cfg->stream = stream || cfg->dwarf;
-	map_sizes(o, o->nr_cpus ? o->nr_cpus : nr_cpus_online, cfg);
+	map_sizes(o, nr_cpus, cfg);
 	if (cfg->stream)	/* only one of the count maps and the ring buffer is used */
 		cfg->count_map_size = SETTINGS_UNUSED_COUNT_MAP;
-	cfg->ringbuf_size = ringbuf_bytes(o, cfg->stream, o->nr_cpus ? o->nr_cpus : nr_cpus_online);
+	cfg->ringbuf_size = ringbuf_bytes(o, cfg->stream, nr_cpus);
 	return 0;
 }

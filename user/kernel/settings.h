@@ -145,7 +145,7 @@ struct sampler_config {
 /*
  * Without a stream the ring buffer holds at least this many batches of
  * moved counts per CPU (struct moved_counts_event, 2,632 bytes;
- * bpf/profile.bpf.c, count_sample()): -g on 2 CPUs gets 128 KiB, and the
+ * bpf/counts.bpf.h, count_sample()): -g on 2 CPUs gets 128 KiB, and the
  * collector is woken at a quarter of it.  A full ring sends the counts to
  * the count map instead, never to a drop while that has room.
  */

@@ -268,7 +268,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 }
 
 /* Counts a CPU's pending-count slots gave up to other keys (count mode:
- * bpf/profile.bpf.c, count_sample()). */
+ * bpf/counts.bpf.h, count_sample()). */
 static int ingest_moved_counts(struct ingest *in, const struct moved_counts_event *b)
 {
 	uint32_t nr = b->nr < BPFPROF_MOVED_BATCH ? b->nr : BPFPROF_MOVED_BATCH;
