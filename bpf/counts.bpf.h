@@ -16,6 +16,7 @@
 struct count_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);		/* --count-map-size */
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* as "stacks": user/kernel/map_warm.h */
 	__type(key, struct count_key);
 	__type(value, __u64);			/* samples */
 };

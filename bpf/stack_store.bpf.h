@@ -20,6 +20,9 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);		/* --stack-map-size */
+	/* elements taken from each CPU's cache, filled before sampling:
+	 * user/kernel/map_warm.h */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(key_size, sizeof(__u64));	/* stack id: hash of the frames */
 	/* struct stack_trace with room for max_depth frames (set before load) */
 	__uint(value_size, BPFPROF_STACK_TRACE_SIZE(BPFPROF_MAX_FP_DEPTH));

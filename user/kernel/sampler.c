@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "core_btf.h"
 #include "cpus.h"
+#include "map_warm.h"
 #include "profile.skel.h"
 #include "sampler.h"
 
@@ -216,6 +217,21 @@ static int open_ring_buffers(struct sampler *s)
 	return ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.samples), on_sample_record, s);
 }
 
+/* The maps the program inserts into without preallocation: each sampled
+ * CPU's element cache filled before its first sample (map_warm.h). */
+static void warm_maps(struct sampler *s, const int *cpus, size_t nr)
+{
+	struct bpf_map *maps[] = { s->skel->maps.stacks, s->skel->maps.counts0,
+				   s->skel->maps.counts1 };
+	struct map_warm_target t[sizeof(maps) / sizeof(maps[0])];
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		t[i] = (struct map_warm_target){ .fd = bpf_map__fd(maps[i]),
+						 .key_size = bpf_map__key_size(maps[i]),
+						 .value_size = bpf_map__value_size(maps[i]) };
+	map_warm_percpu_caches(t, sizeof(t) / sizeof(t[0]), cpus, nr);
+}
+
 static int open_events(struct sampler *s, const struct sampler_config *cfg)
 {
 	int *cpus = NULL;
@@ -258,6 +274,7 @@ static int open_events(struct sampler *s, const struct sampler_config *cfg)
 	for (size_t i = 0; i < nr; i++)
 		s->perf_fds[i] = -1;
 	s->nr_cpus = nr;
+	warm_maps(s, cpus, nr);
 	for (size_t i = 0; i < nr && !err; i++) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,

@@ -52,10 +52,11 @@ static uint32_t stack_slots(uint64_t rate, uint32_t per_sample, uint32_t value_s
  * slots),
  * and two seconds of samples that each add 1 count entry, on @nr_cpus.
  * dwarf stores 1 stack a sample, the kernel's (the collector unwinds the
- * user stack from the copy): half the slots, as many seconds.  The maps
- * are preallocated: the stack map's 1 KiB slots at 127 frames cost
- * ~12.6 ms of bpfprof's CPU to create at 8,192 slots on the test VM,
- * ~6.4 ms at 4,096; a count map ~2.4 ms at 16,384, ~0.7 ms at 4,096. */
+ * user stack from the copy): half the slots, as many seconds.  Neither map
+ * is preallocated (user/kernel/map_warm.h): a slot takes kernel memory
+ * once filled.  Preallocated, the stack map's 1 KiB slots at 127 frames
+ * cost ~6.4 ms of bpfprof's CPU to create at 4,096 slots on the test VM,
+ * a count map ~0.7 ms at 4,096. */
 static void map_sizes(const struct options *o, size_t nr_cpus, struct sampler_config *cfg)
 {
 	uint64_t rate = sample_rate(o, nr_cpus);

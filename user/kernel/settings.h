@@ -79,10 +79,10 @@ struct sampler_config {
  * of samples (one entry each); the collector drains the counts once a
  * quarter is added and prunes the stacks it copied once they take a
  * quarter of the stack map's slots, checking every 250 ms.  Each is a power of two
- * between these bounds (slots).  The maps are
- * preallocated: smaller ones are created faster and take less kernel
- * memory (a stack slot takes its value, 1 KiB at 127 frames, plus
- * SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
+ * between these bounds (slots).  The maps are not
+ * preallocated (user/kernel/map_warm.h): a slot takes kernel memory once
+ * filled, up to these bounds (a stack slot its value, 1 KiB at 127
+ * frames, plus SETTINGS_STACK_SLOT_OVERHEAD).  Stacks
  * deeper than 127 frames (--max-stack in auto mode) make a slot up to 32
  * times larger: the stack map then has as many slots as fit in
  * SETTINGS_STACK_MAP_MAX_BYTES (1,022 at 4,096 frames; docs/ARCHITECTURE.md
@@ -94,7 +94,7 @@ struct sampler_config {
 /* Bytes of kernel memory a hash map slot takes beside its value: the
  * element header (struct htab_elem, 48 bytes on x86-64) and the 8-byte key. */
 #define SETTINGS_STACK_SLOT_OVERHEAD 56u
-/* 4,096: 999 Hz on two CPUs, 0.7 ms to create (16,384: 2.4 ms) */
+/* 4,096: 999 Hz on two CPUs */
 #define SETTINGS_COUNT_MAP_MIN 4096
 #define SETTINGS_COUNT_MAP_MAX 65536
 /* Slots of the "targets" map up to this many ids; twice the ids above.
