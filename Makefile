@@ -42,9 +42,11 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-fun
 CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
 LDFLAGS   += $(SAN_FLAGS)
-# libstdc++: __cxa_demangle() for C++ names, libiberty: rust_demangle() for
-# Rust names (user/symbols/demangle.c)
-LIBS      := -lbpf -ldw -lelf -lz -ldl -lm -lstdc++ -liberty
+# libiberty: the C++ and Rust demanglers (user/symbols/demangle.c).  libbpf
+# and elfutils linked in from their static archives: each shared library
+# costs bpfprof's start-up its load and relocations (~2 ms of the
+# collector's CPU on the test VM, docs/PERFORMANCE.md session 35).
+LIBS      := -Wl,-Bstatic -lbpf -ldw -lelf -lz -liberty -Wl,-Bdynamic -llzma -lbz2 -ldl -lm
 
 # --- BPF object and skeleton -------------------------------------------------
 BPF_SRC   := $(wildcard bpf/*.bpf.c)

@@ -14,7 +14,7 @@
  *
  * Build (from the top of the tree, after make B=build-cfi):
  *   cc -O2 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf tests/bench/cfi_tables.c \
- *      build-cfi/libbpfprof-core.a -lbpf -ldw -lelf -lz -ldl -lm -lstdc++ -liberty \
+ *      build-cfi/libbpfprof-core.a -lbpf -ldw -lelf -lz -llzma -lbz2 -ldl -lm -liberty \
  *      -o cfi_tables
  */
 #include <errno.h>

