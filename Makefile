@@ -163,6 +163,12 @@ CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi
 		   user/symbols/elf_segments.c user/symbols/elf_segments.h
 $(B)/obj/user/unwind/cfi_cache.o: $(CFI_BUILDER_SRC)
 $(B)/obj/user/unwind/cfi_cache.o: CPPFLAGS += -DCFI_BUILDER_ID=0x$(shell cat $(CFI_BUILDER_SRC) | sha256sum | cut -c1-16)ull
+# The same for the symbol cache (user/symbols/sym_cache.c): the function
+# tables' builder and their layout.
+SYM_BUILDER_SRC := user/symbols/elf_symtab.c user/symbols/gopclntab.c \
+		   user/symbols/symbolizer_impl.h user/symbols/sym_cache.c
+$(B)/obj/user/symbols/sym_cache.o: $(SYM_BUILDER_SRC)
+$(B)/obj/user/symbols/sym_cache.o: CPPFLAGS += -DSYM_BUILDER_ID=0x$(shell cat $(SYM_BUILDER_SRC) | sha256sum | cut -c1-16)ull
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^

@@ -31,6 +31,7 @@
 #include "profile/ingest.h"
 #include "profile/profile.h"
 #include "signals.h"
+#include "symbols/sym_cache.h"
 #include "symbols/symbolize.h"
 #include "targets/cgroup.h"
 #include "targets/command.h"
@@ -291,7 +292,8 @@ static int open_unwind_cache(struct collector *c)
 		return o->unwind_cache ? err : 0;
 	}
 	cfi_loader_set_cache(c->cfi, c->cfi_cache);
-	return 0;
+	/* the function tables of the files named too (symbols/sym_cache.h) */
+	return symbolizer_set_cache_dir(c->symbolizer, cfi_cache_dir(c->cfi_cache));
 }
 
 /*
@@ -519,6 +521,10 @@ static int use_names_only_symbolizer(struct collector *c)
 		return -ENOMEM;
 	symbolizer_set_lines(names, false);
 	symbolizer_set_demangle(names, !c->opts->no_demangle);
+	if (symbolizer_set_cache_dir(names, cfi_cache_dir(c->cfi_cache))) {
+		symbolizer_free(names);
+		return -ENOMEM;
+	}
 	symbolizer_free(c->symbolizer);
 	c->symbolizer = names;
 	session_set_symbolizer(&c->session, names);
@@ -556,6 +562,20 @@ static void print_stack_copies(const struct collector *c)
 			(unsigned long long)c->ingest.samples_moved);
 }
 
+/* -v: the summary's function tables, read from the symbol cache or
+ * built (symbols/sym_cache.h). */
+static void print_symbol_cache(const struct collector *c)
+{
+	struct sym_cache_stats st;
+
+	if (!c->cfi_cache)
+		return;
+	symbolizer_cache_stats(c->symbolizer, &st);
+	fprintf(stderr, "bpfprof: symbol tables: %llu read from the cache, %llu built and stored "
+		"there, %llu cache files rejected\n", (unsigned long long)st.hits,
+		(unsigned long long)st.stores, (unsigned long long)st.rejected);
+}
+
 static int write_and_summarise(struct collector *c)
 {
 	struct summary_outputs outs = { 0 };
@@ -586,6 +606,7 @@ static int write_and_summarise(struct collector *c)
 			summary_print_processes(stderr, c->profile);
 			summary_print_perfmaps(stderr, c->profile);
 			print_stack_copies(c);
+			print_symbol_cache(c);
 		}
 		if (mmap_events_lost(c->mmaps))
 			fprintf(stderr, "bpfprof: %llu mapping records lost (ring buffer full); those "

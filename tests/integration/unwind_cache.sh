@@ -15,6 +15,11 @@
 #      kept by its identity (device, inode, size, mtime): a second run
 #      reads its table from the cache, and after a touch it is built again
 #      under a new name;
+#   h. the function tables named in the profile and the summary are kept
+#      in the same directory (symbols/sym_cache.h: "<build-id>.sym"): a
+#      second run reads nofp_qsort's and libc's from there and builds
+#      none, with the same names; a damaged one is built again and its
+#      file replaced;
 #   e. --no-unwind-cache reads and writes nothing;
 #   f. a cache directory others may write to is refused: one line, exit
 #      1, no profile written.
@@ -69,7 +74,7 @@ for id in "$prog_id" "$libc_id"; do
 	[ -s "$CACHE/$id.cfi" ] || fail "no $CACHE/$id.cfi after the first run"
 done
 [ "$(stat -c %a "$CACHE")" = 700 ] || fail "cache directory mode $(stat -c %a "$CACHE"), not 700"
-ok "first run: $(ls "$CACHE" | wc -l) tables stored, nofp_qsort's and libc's among them"
+ok "first run: $(ls "$CACHE" | grep -c "\.cfi$") tables stored, nofp_qsort's and libc's among them"
 complete first
 
 # --- b. second run: read from the cache -----------------------------------------
@@ -79,6 +84,40 @@ n=$(cached second)
 [ "${n:-0}" -ge 2 ] || fail "second run read ${n:-0} tables from the cache"
 ok "second run: $n tables from the cache"
 complete second
+
+# --- h. function tables ------------------------------------------------------------
+# symtabs NAME: "READ BUILT" of the summary's function tables
+symtabs() {
+	sed -n 's/^bpfprof: symbol tables: \([0-9]*\) read from the cache, \([0-9]*\) built.*/\1 \2/p' \
+		"$TMP/$1.err"
+}
+for id in "$prog_id" "$libc_id"; do
+	[ -s "$CACHE/$id.sym" ] || fail "no $CACHE/$id.sym after the first run"
+done
+read -r sym_read sym_built <<< "$(symtabs second)"
+[ "${sym_read:-0}" -ge 2 ] && [ "$sym_built" = 0 ] ||
+	fail "second run: symbol tables '$(symtabs second)' (read, built), expected >= 2 and 0"
+# names NAME PCT: the frames' names in >= PCT% of NAME's samples (sorted);
+# lost NAME: those in 10% of the first run's samples that NAME has in
+# fewer than 2% (sampling moves a name by a few percent, a wrong table
+# by all)
+names() {
+	awk -v pct="$2" '{ n = $NF; total += n; split($1, a, ";"); delete seen
+	       for (i in a) if (!seen[a[i]]++) c[a[i]] += n }
+	     END { for (k in c) if (c[k] * 100 >= total * pct) print k }' "$TMP/$1.folded" | sort
+}
+lost() { comm -23 <(names first 10) <(names "$1" 2) | tr '\n' ' '; }
+names first 10
+[ -z "$(lost second)" ] || fail "names lost with the cached tables: $(lost second)"
+ok "second run: $sym_read function tables from the cache, none built, the same names"
+f=$CACHE/$prog_id.sym
+size=$(stat -c %s "$f")
+printf '\x01' | dd of="$f" bs=1 seek=$((size - 2)) conv=notrunc status=none
+before=$(md5sum < "$f")
+run symdamaged --unwind-cache "$CACHE"
+[ "$(md5sum < "$f")" != "$before" ] || fail "the damaged function table was not replaced"
+[ -z "$(lost symdamaged)" ] || fail "names lost after a damaged function table: $(lost symdamaged)"
+ok "a damaged function table is built again and its file replaced"
 
 # --- c. a damaged table is refused and rebuilt ----------------------------------
 f=$CACHE/$prog_id.cfi

@@ -21,7 +21,10 @@
 
 void elf_symtab_drop(struct elf_file *f)
 {
-	free(f->syms);
+	if (f->syms_cached.mapping)
+		sym_cache_table_free(&f->syms_cached);
+	else
+		free(f->syms);
 	f->syms = NULL;
 	f->nsyms = 0;
 	f->syms_loaded = false;
@@ -92,9 +95,53 @@ static bool local_code_label(Elf *elf, GElf_Word shndx, int type, int bind)
 	return sh && (sh->sh_flags & SHF_EXECINSTR);
 }
 
+/* Whether @f's table was built without a .symtab (of the file or of a
+ * separate debug file): a debug file installed later would name more. */
+static bool dynsym_only(struct elf_file *f)
+{
+	const char *debugfile = NULL;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	dwfl_module_info(f->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile)
+		return false;
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return false;
+	return true;
+}
+
+/*
+ * @f's table from the symbol cache (sym_cache.h) when it has a build-id:
+ * true if found there; else, once load_symbols() built it, stored there
+ * (store_symbols()).
+ */
+static bool cached_symbols(struct symbolizer *s, struct elf_file *f)
+{
+	if (!s->sym_cache || !f->build_id_size || f->image ||
+	    sym_cache_get(s->sym_cache, f->build_id, f->build_id_size, &f->syms_cached))
+		return false;
+	f->syms = f->syms_cached.syms;
+	f->nsyms = f->syms_cached.nr;
+	return true;
+}
+
+static void store_symbols(struct symbolizer *s, struct elf_file *f)
+{
+	if (s->sym_cache && f->build_id_size && !f->image)
+		sym_cache_put(s->sym_cache, f->build_id, f->build_id_size, dynsym_only(f),
+			      f->syms, f->nsyms);
+}
+
 /*
  * Build the file's sorted table of function symbols (symtab, or dynsym,
- * as elfutils provides them, plus .gnu_debugdata) once.  Zero-sized
+ * as elfutils provides them, plus .gnu_debugdata) once.  What this puts
+ * in the table is kept in the symbol cache by build-id: the Makefile's
+ * SYM_BUILDER_ID hashes this file, so a change here makes old cache
+ * files misses.  Zero-sized
  * symbols extend to the next symbol.  Local labels count only outside
  * the sized functions: inside one (a loop's label in hand-written
  * assembly) they would take the function's name from the rest of it.
@@ -216,11 +263,13 @@ int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 	Dwfl_Line *line;
 	int err;
 
-	if (!f->syms_loaded) {
+	if (!f->syms_loaded && !cached_symbols(s, f)) {
 		err = load_symbols(f);
 		if (err)
 			return err;
+		store_symbols(s, f);
 	}
+	f->syms_loaded = true;
 	fs = find_symbol(f, vaddr);
 	if (fs) {
 		r->function = shown_name(s, fs);

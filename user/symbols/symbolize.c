@@ -41,6 +41,25 @@ int symbolizer_set_max_open(struct symbolizer *s, size_t max_open)
 	return 0;
 }
 
+int symbolizer_set_cache_dir(struct symbolizer *s, const char *dir)
+{
+	struct sym_cache *c = NULL;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	if (dir && (err = sym_cache_open(dir, &c)))
+		return err;
+	sym_cache_close(s->sym_cache);
+	s->sym_cache = c;
+	return 0;
+}
+
+void symbolizer_cache_stats(const struct symbolizer *s, struct sym_cache_stats *st)
+{
+	sym_cache_stats(s ? s->sym_cache : NULL, st);
+}
+
 int symbolizer_set_locator(struct symbolizer *s, const struct locate_opts *o)
 {
 	struct locator *l;
@@ -70,6 +89,7 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	elf_cache_clear(&s->files);
 	locate_free(s->files.locator);
+	sym_cache_close(s->sym_cache);
 	HASH_ITER(hh, s->strings, i, itmp) {
 		HASH_DEL(s->strings, i);
 		free(i);

@@ -86,6 +86,20 @@ void symbolizer_set_lines(struct symbolizer *s, bool lines);
 void symbolizer_set_demangle(struct symbolizer *s, bool demangle);
 
 struct locate_opts;
+struct sym_cache_stats;
+
+/*
+ * Keep the function tables built from files with a build-id in @dir, and
+ * read them from there in later runs (sym_cache.h: "<build-id>.sym"
+ * files, in the unwind-table cache's directory, which the caller checked
+ * with cfi_cache_open()); NULL: no cache (the default).  0, -EINVAL for
+ * a NULL @s, -ENOMEM.
+ */
+int symbolizer_set_cache_dir(struct symbolizer *s, const char *dir);
+
+/* What @s's symbol cache did so far (zeros without one). */
+void symbolizer_cache_stats(const struct symbolizer *s, struct sym_cache_stats *st);
+
 
 /*
  * Find the files of mappings resolved with pid 0 (no live process: a

@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "locate.h"
+#include "sym_cache.h"
 #include "symbolize.h"
 #include "vdso.h"
 
@@ -78,8 +79,9 @@ struct elf_file {
 	struct elf_abi abi;		/* EI_CLASS and e_machine */
 	struct seg *segs;
 	size_t nsegs;
-	struct fsym *syms;		/* names point into the Dwfl */
+	struct fsym *syms;		/* names point into the Dwfl, or into */
 	size_t nsyms;
+	struct sym_cache_table syms_cached;	/* ... this mapping of a cache file */
 	bool syms_loaded;
 };
 
@@ -137,6 +139,7 @@ struct symbolizer {
 	bool vdso_tried;
 	bool no_lines;			/* function names only: no DWARF loaded */
 	bool no_demangle;		/* mangled names shown as they are */
+	struct sym_cache *sym_cache;	/* function tables by build-id, NULL: none */
 };
 
 /* symbolize.c: the interned copy of @str (@len bytes), NULL if out of memory. */

@@ -30,6 +30,7 @@
 
 #define CFI_CACHE_MAGIC "BPFPCFI1"
 #define CFI_CACHE_SUFFIX ".cfi"
+#define SYM_CACHE_SUFFIX ".sym"		/* symbols/sym_cache.c's files */
 #define CFI_CACHE_MAX_ROWS (64u << 20)	/* 1 GiB of rows: anything more is corrupt */
 #define CFI_CACHE_MAX_SEGMENTS 4096u
 
@@ -355,6 +356,16 @@ static int by_atime(const void *a, const void *b)
 
 /* The ".cfi" files of @dfd, with sizes and access times; their total in
  * *@total.  NULL (and nothing to trim) when memory runs out. */
+/* Whether @name (@len bytes) is longer than @suffix and ends with it. */
+static bool ends_with(const char *name, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len > n && strcmp(name + len - n, suffix) == 0;
+}
+
+/* The tables in the directory: ".cfi" files, and the symbol cache's
+ * ".sym" files (symbols/sym_cache.h), which share it. */
 static struct cache_file *list_files(DIR *d, size_t *nr, uint64_t *total)
 {
 	struct cache_file *v = NULL, *nv;
@@ -367,8 +378,8 @@ static struct cache_file *list_files(DIR *d, size_t *nr, uint64_t *total)
 		size_t len = strlen(de->d_name);
 		struct stat st;
 
-		if (len <= strlen(CFI_CACHE_SUFFIX) ||
-		    strcmp(de->d_name + len - strlen(CFI_CACHE_SUFFIX), CFI_CACHE_SUFFIX) ||
+		if ((!ends_with(de->d_name, len, CFI_CACHE_SUFFIX) &&
+		     !ends_with(de->d_name, len, SYM_CACHE_SUFFIX)) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (*nr == cap) {
@@ -415,6 +426,11 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_cache_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (c)
 		*st = c->st;
+}
+
+const char *cfi_cache_dir(const struct cfi_cache *c)
+{
+	return c ? c->dir : NULL;
 }
 
 void cfi_cache_close(struct cfi_cache *c)

@@ -98,14 +98,19 @@ int cfi_cache_file_id(int fd, uint8_t id[CFI_CACHE_FILE_ID_SIZE]);
 int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t);
 
 /*
- * Bound the directory to @max_bytes: when this run stored something and
- * the ".cfi" files exceed @max_bytes, remove the least recently used
+ * Bound the directory to @max_bytes: when this run stored a table and
+ * the ".cfi" files and the symbol cache's ".sym" files
+ * (symbols/sym_cache.h) exceed @max_bytes, remove the least recently used
  * (oldest access time) until they fit in three quarters of it.
  */
 void cfi_cache_trim(struct cfi_cache *c, uint64_t max_bytes);
 
 /* This run's counts so far. */
 void cfi_cache_stats(const struct cfi_cache *c, struct cfi_cache_stats *st);
+
+/* The cache's directory (owned by @c), which the symbol cache shares
+ * (symbols/sym_cache.h); NULL for a NULL @c. */
+const char *cfi_cache_dir(const struct cfi_cache *c);
 
 /* Close the cache; NULL is fine. */
 void cfi_cache_close(struct cfi_cache *c);

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * sym_cache.c - owns the on-disk cache of ELF function tables by build-id
+ * (sym_cache.h): the file format, its checks, reading by a private mapping
+ * and writing by rename.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "symbolizer_impl.h"
+#include "symbols/sym_cache.h"
+
+#ifndef SYM_BUILDER_ID
+#define SYM_BUILDER_ID 0ull
+#endif
+
+#define SYM_CACHE_MAGIC "BPFPSYM1"
+#define SYM_CACHE_SUFFIX ".sym"
+#define SYM_CACHE_MAX_SYMS (16u << 20)		/* anything more is corrupt */
+#define SYM_CACHE_MAX_STRINGS (1ull << 32)
+#define SYM_CACHE_DYNSYM_ONLY 1u		/* header flag: see sym_cache.h */
+/* Where a separate debug file of a build-id is installed (the first place
+ * debuginfo.c looks). */
+#define SYM_CACHE_DEBUG_TREE "/usr/lib/debug/.build-id/"
+
+/* The first bytes of a cache file. */
+struct sym_cache_header {
+	char magic[8];			/* SYM_CACHE_MAGIC */
+	uint64_t builder;		/* SYM_BUILDER_ID of the writer */
+	uint8_t build_id_size;		/* 1..64 */
+	uint8_t pad[3];
+	uint32_t flags;			/* SYM_CACHE_DYNSYM_ONLY */
+	uint8_t build_id[64];
+	uint64_t nr_syms;		/* struct fsym entries after the header */
+	uint64_t strings_bytes;		/* bytes of names after the entries */
+	uint32_t crc;			/* CRC-32 (zlib) of the entries and names */
+	uint32_t pad2;
+};
+
+_Static_assert(sizeof(struct sym_cache_header) % _Alignof(struct fsym) == 0,
+	       "entries aligned in the file");
+
+struct sym_cache {
+	char *dir;
+	struct sym_cache_stats st;
+};
+
+int sym_cache_open(const char *dir, struct sym_cache **out)
+{
+	struct sym_cache *c;
+
+	if (!dir || !out)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->dir = strdup(dir))) {
+		free(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+static void hex(char *out, const uint8_t *id, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out += sprintf(out, "%02x", id[i]);
+}
+
+/* "<dir>/<hex build-id>.sym" (@tmp: a temporary name beside it). */
+static char *entry_path(const struct sym_cache *c, const uint8_t *id, size_t n, bool tmp)
+{
+	size_t len = strlen(c->dir) + 2 * n + 40;
+	char *p = malloc(len), *q;
+
+	if (!p)
+		return NULL;
+	q = p + sprintf(p, "%s/", c->dir);
+	hex(q, id, n);
+	q += 2 * n;
+	if (tmp)
+		sprintf(q, SYM_CACHE_SUFFIX ".tmp.%d", (int)getpid());
+	else
+		strcpy(q, SYM_CACHE_SUFFIX);
+	return p;
+}
+
+/* Whether a separate debug file of build-id @id is installed now. */
+static bool debug_file_installed(const uint8_t *id, size_t n)
+{
+	char path[sizeof(SYM_CACHE_DEBUG_TREE) + 2 * 64 + 16];
+	char *q = path + sprintf(path, "%s", SYM_CACHE_DEBUG_TREE);
+
+	if (n < 2)
+		return false;
+	hex(q, id, 1);
+	q[2] = '/';
+	hex(q + 3, id + 1, n - 1);
+	strcpy(q + 3 + 2 * (n - 1), ".debug");
+	return access(path, R_OK) == 0;
+}
+
+/* Whether @h describes a file of @file_size bytes holding @id's table. */
+static bool header_ok(const struct sym_cache_header *h, const uint8_t *id, size_t id_size,
+		      uint64_t file_size)
+{
+	if (memcmp(h->magic, SYM_CACHE_MAGIC, sizeof(h->magic)) || h->builder != SYM_BUILDER_ID ||
+	    h->build_id_size != id_size || memcmp(h->build_id, id, id_size) ||
+	    h->nr_syms > SYM_CACHE_MAX_SYMS || h->strings_bytes > SYM_CACHE_MAX_STRINGS)
+		return false;
+	return sizeof(*h) + h->nr_syms * sizeof(struct fsym) + h->strings_bytes == file_size;
+}
+
+/* Turn the entries' name offsets into pointers into @strings; false if
+ * one is out of bounds, the names do not end with a NUL, or the entries
+ * are not sorted by address (the lookup's binary search needs it). */
+static bool entries_fix(struct fsym *syms, uint64_t nr, const char *strings, uint64_t bytes)
+{
+	if (nr && (!bytes || strings[bytes - 1] != '\0'))
+		return false;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t off = (uint64_t)(uintptr_t)syms[i].name;
+
+		if (off >= bytes || (i && syms[i].addr < syms[i - 1].addr))
+			return false;
+		syms[i].name = strings + off;
+		syms[i].shown = NULL;
+	}
+	return true;
+}
+
+/* Map and check the table of @fd.  0, -ENOENT (a bad file), -ENOMEM. */
+static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cache_table *out)
+{
+	const struct sym_cache_header *h;
+	struct stat st;
+	uint8_t *base;
+	size_t size, entry_bytes;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || (uint64_t)st.st_size < sizeof(*h) ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return -ENOENT;
+	size = (size_t)st.st_size;
+	/* private and written: the names' offsets become pointers in place */
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (base == MAP_FAILED)
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
+	h = (const struct sym_cache_header *)base;
+	if (!header_ok(h, id, id_size, size))
+		goto bad;
+	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && debug_file_installed(id, id_size))
+		goto bad;
+	entry_bytes = (size_t)h->nr_syms * sizeof(struct fsym);
+	if ((uint32_t)crc32_z(crc32(0L, Z_NULL, 0), base + sizeof(*h),
+			      entry_bytes + h->strings_bytes) != h->crc)
+		goto bad;
+	out->syms = (struct fsym *)(base + sizeof(*h));
+	out->nr = (size_t)h->nr_syms;
+	if (!entries_fix(out->syms, h->nr_syms, (const char *)out->syms + entry_bytes,
+			 h->strings_bytes))
+		goto bad;
+	out->mapping = base;
+	out->mapping_size = size;
+	return 0;
+bad:
+	munmap(base, size);
+	memset(out, 0, sizeof(*out));
+	return -ENOENT;
+}
+
+int sym_cache_get(struct sym_cache *c, const uint8_t *id, size_t id_size,
+		  struct sym_cache_table *out)
+{
+	char *path;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	if (!c || !id || id_size == 0 || id_size > 64)
+		return -ENOENT;
+	if (!(path = entry_path(c, id, id_size, false)))
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		c->st.misses++;
+		free(path);
+		return -ENOENT;
+	}
+	err = read_table(fd, id, id_size, out);
+	if (!err)	/* used now: cfi_cache_trim() removes the least recently used */
+		futimens(fd, (const struct timespec[2]){ { .tv_nsec = UTIME_NOW },
+							  { .tv_nsec = UTIME_OMIT } });
+	close(fd);
+	if (err == -ENOENT) {
+		c->st.misses++;
+		c->st.rejected++;
+		unlink(path);	/* another builder's, a damaged or a stale table */
+	} else if (!err) {
+		c->st.hits++;
+	}
+	free(path);
+	return err;
+}
+
+/* Write @size bytes of @buf to @fd.  0 or -errno. */
+static int write_all(int fd, const void *buf, size_t size)
+{
+	while (size) {
+		ssize_t n = write(fd, buf, size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = (const char *)buf + n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The file's body: the entries with name offsets, then the names.  NULL
+ * without memory or past the format's bounds. */
+static uint8_t *body(const struct fsym *syms, size_t nr, uint64_t *strings_bytes)
+{
+	size_t entry_bytes = nr * sizeof(struct fsym), pos = 0, total = 0;
+	struct fsym *e;
+	uint8_t *b;
+
+	for (size_t i = 0; i < nr; i++)
+		total += strlen(syms[i].name) + 1;
+	if (total >= SYM_CACHE_MAX_STRINGS || nr > SYM_CACHE_MAX_SYMS ||
+	    !(b = malloc(entry_bytes + total)))
+		return NULL;
+	e = (struct fsym *)b;
+	for (size_t i = 0; i < nr; i++) {
+		size_t len = strlen(syms[i].name) + 1;
+
+		e[i] = (struct fsym){ .addr = syms[i].addr, .end = syms[i].end,
+				      .name = (const char *)(uintptr_t)pos, .rank = syms[i].rank };
+		memcpy(b + entry_bytes + pos, syms[i].name, len);
+		pos += len;
+	}
+	*strings_bytes = total;
+	return b;
+}
+
+int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool dynsym_only,
+		  const struct fsym *syms, size_t nr)
+{
+	struct sym_cache_header h = { .builder = SYM_BUILDER_ID };
+	char *tmp = NULL, *path = NULL;
+	uint8_t *b;
+	int fd = -1, err = 0;
+
+	if (!c || !id || !id_size || id_size > sizeof(h.build_id) || (nr && !syms))
+		return -EINVAL;
+	if (!(b = body(syms, nr, &h.strings_bytes)))
+		return -EINVAL;
+	memcpy(h.magic, SYM_CACHE_MAGIC, sizeof(h.magic));
+	h.build_id_size = (uint8_t)id_size;
+	memcpy(h.build_id, id, id_size);
+	h.flags = dynsym_only ? SYM_CACHE_DYNSYM_ONLY : 0;
+	h.nr_syms = nr;
+	h.crc = (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), b,
+				  nr * sizeof(struct fsym) + h.strings_bytes);
+	tmp = entry_path(c, id, id_size, true);
+	path = entry_path(c, id, id_size, false);
+	err = tmp && path ? 0 : -ENOMEM;
+	if (!err && (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			       0600)) < 0)
+		err = -errno;
+	if (!err)
+		err = write_all(fd, &h, sizeof(h)) ?:
+		      write_all(fd, b, nr * sizeof(struct fsym) + h.strings_bytes);
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err && tmp)
+		unlink(tmp);
+	if (!err)
+		c->st.stores++;
+	free(b);
+	free(tmp);
+	free(path);
+	return err;
+}
+
+void sym_cache_table_free(struct sym_cache_table *t)
+{
+	if (t && t->mapping)
+		munmap(t->mapping, t->mapping_size);
+	if (t)
+		memset(t, 0, sizeof(*t));
+}
+
+void sym_cache_stats(const struct sym_cache *c, struct sym_cache_stats *st)
+{
+	if (c)
+		*st = c->st;
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+void sym_cache_close(struct sym_cache *c)
+{
+	if (!c)
+		return;
+	free(c->dir);
+	free(c);
+}
