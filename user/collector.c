@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "heap.h"
 #include "interp/interp.h"
 #include "kernel/clock.h"
 #include "kernel/mmap_events.h"
@@ -45,6 +46,10 @@
  * the check reads two counters, no system call; a fast check keeps a burst
  * of new stacks from filling a map between two checks. */
 #define DRAIN_INTERVAL_NS 250000000ull
+
+/* The heap populated at the start (heap.h), besides HEAP_GROWTH_BYTES:
+ * a short run's collector takes ~1-2 MiB. */
+#define HEAP_SETUP_BYTES (1u << 20)
 /* -p/-t: /proc is asked whether the targets live at most this often (ns);
  * their exit events tell at once (targets_alive()). */
 #define TARGETS_PROCFS_CHECK_NS 100000000ull
@@ -374,6 +379,8 @@ static int setup(struct collector *c)
 	if (o->targets == TARGETS_COMMAND && (err = command_start(&c->command, o->command)))
 		return err;
 	command_pid = (uint32_t)c->command.pid;
+	/* after the fork: heap.h */
+	heap_setup(HEAP_SETUP_BYTES);
 	err = sampler_config_from_options(o, c->session.stream, &command_pid,
 					  c->info.run.nr_cpus_online, &cfg);
 	if (o->cgroup) {
@@ -452,6 +459,7 @@ static int sample_until_done(struct collector *c)
 		if (c->new_stacks_recently && timeout > BPFPROF_NEW_STACK_POLL_MS)
 			timeout = BPFPROF_NEW_STACK_POLL_MS;
 		interp_new_batch(c->interp);
+		heap_populate();	/* before the records' allocations: heap.h */
 		n = sampler_poll(c->sampler, timeout);
 		c->new_stacks_recently = c->ingest.stacks_copied != stacks;
 		if (n < 0 && n != -EINTR) {
@@ -582,10 +590,12 @@ static int write_and_summarise(struct collector *c)
 	int err;
 
 	finish_run_stats(c);
+	heap_populate();
 	err = c->session.failed ?: session_write(&c->session, c->profile, empty_profile_pid(c),
 						 &outs);
 	host_flush_warnings(&c->session.host);
 	if (!err && !c->opts->quiet && (err = use_names_only_symbolizer(c)) == 0) {
+		heap_populate();
 		summary_print(stderr, &c->info.run, c->profile, &c->session.host.api, &c->stats,
 			      &outs);
 		if (c->unwinder && (c->opts->call_graph == CALL_GRAPH_DWARF ||
