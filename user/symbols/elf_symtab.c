@@ -21,7 +21,7 @@
 
 void elf_symtab_drop(struct elf_file *f)
 {
-	if (f->syms_cached.mapping)
+	if (f->syms_cached.data)
 		sym_cache_table_free(&f->syms_cached);
 	else
 		free(f->syms);

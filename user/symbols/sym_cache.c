@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * sym_cache.c - owns the on-disk cache of ELF function tables by build-id
- * (sym_cache.h): the file format, its checks, reading by a private mapping
- * and writing by rename.
+ * (sym_cache.h): the file format, its checks, reading into the heap and
+ * writing by rename.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "heap.h"
 #include "symbolizer_impl.h"
 #include "symbols/sym_cache.h"
 
@@ -135,7 +135,24 @@ static bool entries_fix(struct fsym *syms, uint64_t nr, const char *strings, uin
 	return true;
 }
 
-/* Map and check the table of @fd.  0, -ENOENT (a bad file), -ENOMEM. */
+/* Read all @size bytes of @fd into @buf.  0 or -ENOENT. */
+static int read_all(int fd, uint8_t *buf, size_t size)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -ENOENT;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Read and check the table of @fd.  0, -ENOENT (a bad file), -ENOMEM. */
 static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cache_table *out)
 {
 	const struct sym_cache_header *h;
@@ -148,12 +165,13 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return -ENOENT;
 	size = (size_t)st.st_size;
-	/* private and written: the names' offsets become pointers in place */
-	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (base == MAP_FAILED)
-		return errno == ENOMEM ? -ENOMEM : -ENOENT;
+	/* into the heap, populated ahead (heap.h): a private mapping of the
+	 * file, written in place, had each page copied as it was populated */
+	if (!(base = malloc(size)))
+		return -ENOMEM;
+	heap_populate();
 	h = (const struct sym_cache_header *)base;
-	if (!header_ok(h, id, id_size, size))
+	if (read_all(fd, base, size) || !header_ok(h, id, id_size, size))
 		goto bad;
 	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && debug_file_installed(id, id_size))
 		goto bad;
@@ -166,11 +184,11 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	if (!entries_fix(out->syms, h->nr_syms, (const char *)out->syms + entry_bytes,
 			 h->strings_bytes))
 		goto bad;
-	out->mapping = base;
-	out->mapping_size = size;
+	out->data = base;
+	out->size = size;
 	return 0;
 bad:
-	munmap(base, size);
+	free(base);
 	memset(out, 0, sizeof(*out));
 	return -ENOENT;
 }
@@ -294,8 +312,8 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 
 void sym_cache_table_free(struct sym_cache_table *t)
 {
-	if (t && t->mapping)
-		munmap(t->mapping, t->mapping_size);
+	if (t)
+		free(t->data);
 	if (t)
 		memset(t, 0, sizeof(*t));
 }

@@ -4,7 +4,7 @@
  * elf_symtab.c builds from a file's symbols (.symtab of the file or of its
  * separate debug file, else .dynsym; a Go program's .gopclntab) is kept by
  * the file's GNU build-id, so the next run that names functions of the
- * same file maps it instead of reading the symbols again through libdwfl
+ * same file reads it instead of reading the symbols again through libdwfl
  * and sorting them (python3.11 with its -dbg file: ~4 ms, libc ~2.5 ms on
  * the test VM; docs/PERFORMANCE.md, session 35).
  *
@@ -45,13 +45,14 @@ struct sym_cache_stats {
 	uint64_t rejected;		/* files that failed a check (removed) */
 };
 
-/* A table read from the cache: @syms[@nr] lies in a private mapping of
- * the file, names included; free with sym_cache_table_free(). */
+/* A table read from the cache: @syms[@nr] lies in @data, a malloc()ed
+ * copy of the file (@size bytes), names included; free with
+ * sym_cache_table_free(). */
 struct sym_cache_table {
 	struct fsym *syms;
 	size_t nr;
-	void *mapping;
-	size_t mapping_size;
+	void *data;
+	size_t size;
 };
 
 struct sym_cache;
@@ -81,7 +82,7 @@ int sym_cache_get(struct sym_cache *c, const uint8_t *id, size_t id_size,
 int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool dynsym_only,
 		  const struct fsym *syms, size_t nr);
 
-/* Unmap @t's file; NULL or an empty table is fine. */
+/* Free @t's copy of the file; NULL or an empty table is fine. */
 void sym_cache_table_free(struct sym_cache_table *t);
 
 /* This run's counts so far. */

@@ -81,7 +81,7 @@ struct elf_file {
 	size_t nsegs;
 	struct fsym *syms;		/* names point into the Dwfl, or into */
 	size_t nsyms;
-	struct sym_cache_table syms_cached;	/* ... this mapping of a cache file */
+	struct sym_cache_table syms_cached;	/* ... this copy of a cache file */
 	bool syms_loaded;
 };
 

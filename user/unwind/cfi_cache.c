@@ -184,8 +184,9 @@ static struct cfi_table *read_table(int fd, const uint8_t *id, size_t id_size, i
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !trusted(&st) ||
 	    (uint64_t)st.st_size < sizeof(*h) || (uint64_t)st.st_size > SIZE_MAX)
 		return NULL;
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
-		    fd, 0);
+	/* read-only: the page cache's pages mapped as they are, no copy
+	 * (written, each page was copied as the mapping was populated) */
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	h = (const struct cfi_cache_header *)base;
