@@ -34,9 +34,14 @@
 
 /* Values of the BPF program's "targets" map: a process or thread the
  * collector named (-p, -t, the command: its exit may end the run), or one
- * the program follows (a forked child). */
+ * the program follows (a forked child).  The command is
+ * BPFPROF_TARGET_AT_EXEC until its exec (on_exec makes it
+ * BPFPROF_TARGET_NAMED): it is sampled from its exec on, as perf record's
+ * command is (enable_on_exec), not while it is still bpfprof's forked
+ * child waiting to run it. */
 #define BPFPROF_TARGET_FOLLOWED 1
 #define BPFPROF_TARGET_NAMED 2
+#define BPFPROF_TARGET_AT_EXEC 3
 
 /*
  * --cgroup's hierarchy: the cgroup v2 one, or the v1 hierarchy of one of

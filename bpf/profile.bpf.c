@@ -156,6 +156,18 @@ static __always_inline bool is_target(__u32 tgid, __u32 tid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* A target whose samples are taken now: not the command before its exec
+ * (BPFPROF_TARGET_AT_EXEC, bpf/bpfprof.h). */
+static __always_inline bool is_sampled_target(__u32 tgid, __u32 tid)
+{
+	__u8 *v;
+
+	if (target_mode != TARGET_TGIDS)
+		return is_target(tgid, tid);
+	v = bpf_map_lookup_elem(&targets, &tgid);
+	return v && *v != BPFPROF_TARGET_AT_EXEC;
+}
+
 #include "cgroup.bpf.h"
 #include "stack_store.bpf.h"
 
@@ -591,7 +603,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	};
 	int copy = 0;		/* the user stack goes out as a copy */
 
-	if (!is_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
+	if (!is_sampled_target(key.tgid, key.tid) || !task_in_cgroup(bpf_get_current_task_btf()))
 		return 0;
 	stat_inc(STAT_SEEN);
 	if (want_kernel_stack && !in_user_mode(ctx) && capture_stack(ctx, 1, &key))
@@ -656,9 +668,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct task_event *e;
 	__u64 exec_id;
+	__u8 *target;
 
 	if (!is_target(tgid, BPF_CORE_READ(p, pid)) || !task_in_cgroup(p))
 		return 0;
+	/* the command: sampled from here on (BPFPROF_TARGET_AT_EXEC) */
+	target = target_mode == TARGET_TGIDS ? bpf_map_lookup_elem(&targets, &tgid) : NULL;
+	if (target && *target == BPFPROF_TARGET_AT_EXEC)
+		*target = BPFPROF_TARGET_NAMED;
 	/* Before the deletions: a write the collector makes after them
 	 * finds the new id (user/collector.c, entries_current()). */
 	exec_id = BPF_CORE_READ(p, self_exec_id);
@@ -737,7 +754,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		named = target_mode == TARGET_TIDS ? bpf_map_lookup_elem(&targets, &tid)
 			: target_mode == TARGET_TGIDS && group_dead
 			? bpf_map_lookup_elem(&targets, &tgid) : NULL;
-		if (named && *named == BPFPROF_TARGET_NAMED)
+		if (named && (*named == BPFPROF_TARGET_NAMED || *named == BPFPROF_TARGET_AT_EXEC))
 			task_event_submit(e);
 		else
 			task_event_submit_lazy(e);

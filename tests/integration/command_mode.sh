@@ -11,6 +11,10 @@ need_root
 
 # 1. The whole run: a parent that forks 5 children (50 ms of CPU each), then
 # spends 300 ms in parent_work.
+# 4. The command is sampled from its exec on, as perf record's is
+# (enable_on_exec): no sample of bpfprof's own code in its forked child
+# before the exec (run_child(), execvp(): 1-2 a run of python3 -c pass
+# before, BPFPROF_TARGET_AT_EXEC in bpf/bpfprof.h).
 mkdir "$TMP/run"
 "$BPFPROF" -F 999 -o "$TMP/run/out.prof" -- "$WL/forker" -n 5 -c 50 -p 300 2> "$TMP/run.err"
 rc=$?
@@ -78,3 +82,14 @@ for cmd in "$TMP/does-not-exist" "$TMP/notexec" no-such-command-bpfprof-test; do
 	[ -z "$(ls -A "$TMP/none")" ] || fail "'$cmd': files left behind: $(ls -A "$TMP/none")"
 	ok "'$cmd': 127, one line, no file: $out"
 done
+
+# 4. Sampled from the exec on.
+pre=0 all=0
+for i in 1 2 3 4 5 6; do
+	"$BPFPROF" -F 999 --format folded -o "$TMP/exec$i.folded" -- /usr/bin/python3 -c pass \
+		2> "$TMP/exec$i.err" || { cat "$TMP/exec$i.err"; fail "bpfprof -- python3 -c pass failed"; }
+	pre=$((pre + $(grep -c 'run_child\|command_start\|execvp' "$TMP/exec$i.folded")))
+	all=$((all + $(awk '{ s += $NF } END { print s + 0 }' "$TMP/exec$i.folded")))
+done
+[ "$all" -ge 20 ] || fail "only $all samples of six runs of python3 -c pass"
+expect_eq "stacks of bpfprof's child before the exec, in $all samples of six runs" "$pre" 0

@@ -170,12 +170,12 @@ static int add_targets(struct sampler *s, const struct sampler_config *cfg)
 {
 	if (cfg->target == SAMPLER_ALL)	/* the program reads no target map */
 		return 0;
-	for (size_t i = 0; i < cfg->nr_ids; i++) {
-		int err = sampler_add_target(s, cfg->ids[i]);
+	uint8_t value = cfg->ids_exec ? BPFPROF_TARGET_AT_EXEC : BPFPROF_TARGET_NAMED;
 
-		if (err)
-			return err;
-	}
+	for (size_t i = 0; i < cfg->nr_ids; i++)
+		if (bpf_map__update_elem(s->skel->maps.targets, &cfg->ids[i], sizeof(cfg->ids[i]),
+					 &value, sizeof(value), BPF_ANY))
+			return -errno;
 	return 0;
 }
 

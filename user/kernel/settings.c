@@ -100,6 +100,7 @@ static void config_targets(const struct options *o, const uint32_t *command_pid,
 		    : o->targets == TARGETS_TIDS ? SAMPLER_TIDS : SAMPLER_TGIDS;
 	cfg->ids = o->targets == TARGETS_COMMAND ? command_pid : o->ids;
 	cfg->nr_ids = o->targets == TARGETS_COMMAND ? 1 : o->nr_ids;
+	cfg->ids_exec = o->targets == TARGETS_COMMAND;
 	cfg->include_idle = o->idle;
 	cfg->follow_forks = true;
 	/* Room for the children of -p targets too. */

@@ -25,6 +25,8 @@ struct sampler_config {
 	enum sampler_target target;
 	const uint32_t *ids;		/* tgids or tids to sample (not for SAMPLER_ALL) */
 	size_t nr_ids;
+	bool ids_exec;			/* the ids are the command's: sampled from
+					 * its exec on (BPFPROF_TARGET_AT_EXEC) */
 	const int *cpus;		/* CPUs to open events on, ascending; NULL = every online CPU */
 	size_t nr_cpus;
 	uint64_t freq;			/* Hz of the cpu-clock event (frequency mode), or 0 */
