@@ -63,8 +63,11 @@
 #       entries, the program walks the child with its parent's
 #       (forked_parent() in bpf/profile.bpf.c): no walk stops for want of
 #       the process (at most 1, -v's "no-process"; 7-14 of ~2,300
-#       without), and of the children's samples >= 95% are in
-#       pyforkpool_task from _start (those inside os.fork() apart), and at most 1% keep a
+#       without), and of the children's samples >= 98% reach _start
+#       and >= 90% are in pyforkpool_task from _start (those inside
+#       os.fork() apart: the rest is the children's own Python around
+#       the task, 3.5% on one test machine, 4.4-6.0% on a PVM guest where
+#       each copy-on-write fault costs ~11 us), and at most 1% keep a
 #       _PyEval_EvalFrameDefault frame (0.6-2.0% without: their first
 #       samples had no Python frames).  Samples inside os.fork() are left
 #       out of that count: until PyOS_AfterFork_Child() the child's thread
@@ -210,7 +213,7 @@ PYTHONPATH=$BPFPROF_SRC/tests/lib python3 - "$TMP/fork.dump" "$parent" <<'PY' ||
 import sys
 import profdump
 dump, parent = profdump.load(sys.argv[1]), int(sys.argv[2])
-n = task = kept = 0
+n = task = kept = whole = 0
 in_fork = 0
 for c in dump.counts:
     if c.pid == parent:
@@ -222,19 +225,22 @@ for c in dump.counts:
         in_fork += c.samples
         continue
     n += c.samples
+    whole += c.samples if c.user and c.user[-1].endswith("_start") else 0
     task += c.samples if "pyforkpool_task" in c.user and c.user[-1].endswith("_start") else 0
     kept += c.samples if any(f.startswith("_PyEval_EvalFrameDefault") for f in c.user) else 0
-print("pyforkpool: %d samples of the children after os.fork() (%d inside it), %d in"
-      " pyforkpool_task from _start, %d with an evaluator frame" % (n, in_fork, task, kept))
+print("pyforkpool: %d samples of the children after os.fork() (%d inside it), %d from _start,"
+      " %d in pyforkpool_task from _start, %d with an evaluator frame"
+      % (n, in_fork, whole, task, kept))
 others = sorted((c for c in dump.counts if c.pid != parent and not (
     "pyforkpool_task" in c.user and c.user[-1].endswith("_start")) and
     not any(f.startswith("os_fork") for f in c.user)), key=lambda c: -c.samples)
 for c in others[:5]:
     print("    not in the task: %d x %s | %s" % (c.samples, ";".join(c.kernel[:3]),
                                                   ";".join(c.user[:8])))
-# 95%: the rest are the children's own Python around the task (96.5% on
-# the test machine, a guest where each copy-on-write fault is dear)
-sys.exit(0 if n >= 500 and task >= 0.95 * n and kept <= 0.01 * n else 1)
+# whole stacks: what this checks; in the task: that they are the task's
+# (the children's own Python around it takes the rest, see (e) above)
+sys.exit(0 if n >= 500 and whole >= 0.98 * n and task >= 0.90 * n and kept <= 0.01 * n
+         else 1)
 PY
 ok "pyforkpool: forked children's stacks walked, with their Python frames, from their first samples"
 
