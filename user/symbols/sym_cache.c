@@ -5,7 +5,6 @@
  * writing by rename.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cache_file.h"
 #include "heap.h"
 #include "symbolizer_impl.h"
 #include "symbols/sym_cache.h"
@@ -71,24 +71,6 @@ static void hex(char *out, const uint8_t *id, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		out += sprintf(out, "%02x", id[i]);
-}
-
-/* "<dir>/<hex build-id>.sym" (@tmp: a temporary name beside it). */
-static char *entry_path(const struct sym_cache *c, const uint8_t *id, size_t n, bool tmp)
-{
-	size_t len = strlen(c->dir) + 2 * n + 40;
-	char *p = malloc(len), *q;
-
-	if (!p)
-		return NULL;
-	q = p + sprintf(p, "%s/", c->dir);
-	hex(q, id, n);
-	q += 2 * n;
-	if (tmp)
-		sprintf(q, SYM_CACHE_SUFFIX ".tmp.%d", (int)getpid());
-	else
-		strcpy(q, SYM_CACHE_SUFFIX);
-	return p;
 }
 
 /* Whether a separate debug file of build-id @id is installed now. */
@@ -160,8 +142,8 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	uint8_t *base;
 	size_t size, entry_bytes;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) || (uint64_t)st.st_size < sizeof(*h) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !cache_file_trusted(&st) ||
+	    (uint64_t)st.st_size < sizeof(*h) ||
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return -ENOENT;
 	size = (size_t)st.st_size;
@@ -193,53 +175,38 @@ bad:
 	return -ENOENT;
 }
 
+/* cache_file_read()'s reader: read_table() with the id and the table. */
+struct sym_read {
+	const uint8_t *id;
+	size_t id_size;
+	struct sym_cache_table *out;
+};
+
+static int read_cb(int fd, void *ctx)
+{
+	struct sym_read *r = ctx;
+
+	return read_table(fd, r->id, r->id_size, r->out);
+}
+
 int sym_cache_get(struct sym_cache *c, const uint8_t *id, size_t id_size,
 		  struct sym_cache_table *out)
 {
-	char *path;
-	int fd, err;
+	struct sym_read r = { id, id_size, out };
+	bool rejected;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!c || !id || id_size == 0 || id_size > 64)
 		return -ENOENT;
-	if (!(path = entry_path(c, id, id_size, false)))
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		c->st.misses++;
-		free(path);
-		return -ENOENT;
-	}
-	err = read_table(fd, id, id_size, out);
-	if (!err)	/* used now: cfi_cache_trim() removes the least recently used */
-		futimens(fd, (const struct timespec[2]){ { .tv_nsec = UTIME_NOW },
-							  { .tv_nsec = UTIME_OMIT } });
-	close(fd);
+	err = cache_file_read(c->dir, id, id_size, SYM_CACHE_SUFFIX, read_cb, &r, &rejected);
 	if (err == -ENOENT) {
 		c->st.misses++;
-		c->st.rejected++;
-		unlink(path);	/* another builder's, a damaged or a stale table */
+		c->st.rejected += rejected;
 	} else if (!err) {
 		c->st.hits++;
 	}
-	free(path);
 	return err;
-}
-
-/* Write @size bytes of @buf to @fd.  0 or -errno. */
-static int write_all(int fd, const void *buf, size_t size)
-{
-	while (size) {
-		ssize_t n = write(fd, buf, size);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		size -= (size_t)n;
-	}
-	return 0;
 }
 
 /* The file's body: the entries with name offsets, then the names.  NULL
@@ -272,9 +239,8 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 		  const struct fsym *syms, size_t nr)
 {
 	struct sym_cache_header h = { .builder = SYM_BUILDER_ID };
-	char *tmp = NULL, *path = NULL;
 	uint8_t *b;
-	int fd = -1, err = 0;
+	int err;
 
 	if (!c || !id || !id_size || id_size > sizeof(h.build_id) || (nr && !syms))
 		return -EINVAL;
@@ -287,26 +253,13 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 	h.nr_syms = nr;
 	h.crc = (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), b,
 				  nr * sizeof(struct fsym) + h.strings_bytes);
-	tmp = entry_path(c, id, id_size, true);
-	path = entry_path(c, id, id_size, false);
-	err = tmp && path ? 0 : -ENOMEM;
-	if (!err && (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-			       0600)) < 0)
-		err = -errno;
-	if (!err)
-		err = write_all(fd, &h, sizeof(h)) ?:
-		      write_all(fd, b, nr * sizeof(struct fsym) + h.strings_bytes);
-	if (fd >= 0 && close(fd) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err && tmp)
-		unlink(tmp);
+	err = cache_file_write(c->dir, id, id_size, SYM_CACHE_SUFFIX,
+			       (const struct cache_part[]){
+				       { &h, sizeof(h) },
+				       { b, nr * sizeof(struct fsym) + h.strings_bytes } }, 2);
 	if (!err)
 		c->st.stores++;
 	free(b);
-	free(tmp);
-	free(path);
 	return err;
 }
 

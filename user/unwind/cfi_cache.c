@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "kernel/clock.h"
+#include "cache_file.h"
 #include "unwind/cfi_cache.h"
 
 /* A hash of the builder's sources and structs (Makefile); 0 in a build
@@ -69,12 +70,6 @@ const char *cfi_cache_default_dir(char *buf, size_t size)
 	return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
-/* Ours and not writable by others: safe to read tables from. */
-static bool trusted(const struct stat *st)
-{
-	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 /* mkdir -p @dir with mode 0700 for what is created.  0 or -errno. */
 static int make_dirs(const char *dir)
 {
@@ -110,7 +105,7 @@ int cfi_cache_open(const char *dir, struct cfi_cache **out)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	if (!trusted(&st))
+	if (!cache_file_trusted(&st))
 		return -EPERM;
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->dir = strdup(dir))) {
@@ -119,24 +114,6 @@ int cfi_cache_open(const char *dir, struct cfi_cache **out)
 	}
 	*out = c;
 	return 0;
-}
-
-/* "<dir>/<hex build-id>.cfi" (@tmp: a temporary name beside it). */
-static char *entry_path(const struct cfi_cache *c, const uint8_t *id, size_t n, bool tmp)
-{
-	size_t len = strlen(c->dir) + 2 * n + 40;
-	char *p = malloc(len), *q;
-
-	if (!p)
-		return NULL;
-	q = p + sprintf(p, "%s/", c->dir);
-	for (size_t i = 0; i < n; i++)
-		q += sprintf(q, "%02x", id[i]);
-	if (tmp)
-		sprintf(q, CFI_CACHE_SUFFIX ".tmp.%d", (int)getpid());
-	else
-		strcpy(q, CFI_CACHE_SUFFIX);
-	return p;
 }
 
 /* Whether @h describes a file of @file_size bytes holding @id's table. */
@@ -181,7 +158,7 @@ static struct cfi_table *read_table(int fd, const uint8_t *id, size_t id_size, i
 	uLong crc;
 
 	*err = -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !trusted(&st) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !cache_file_trusted(&st) ||
 	    (uint64_t)st.st_size < sizeof(*h) || (uint64_t)st.st_size > SIZE_MAX)
 		return NULL;
 	/* read-only: the page cache's pages mapped as they are, no copy
@@ -227,54 +204,42 @@ fail:
 	return NULL;
 }
 
+/* cache_file_read()'s reader: read_table() with the id and the table. */
+struct cfi_read {
+	const uint8_t *id;
+	size_t id_size;
+	struct cfi_table *out;
+};
+
+static int read_cb(int fd, void *ctx)
+{
+	struct cfi_read *r = ctx;
+	int err;
+
+	r->out = read_table(fd, r->id, r->id_size, &err);
+	return err;
+}
+
 int cfi_cache_get(struct cfi_cache *c, const uint8_t *id, size_t id_size,
 		  struct cfi_table **out)
 {
 	uint64_t t0 = monotonic_ns();
-	char *path;
-	int fd, err;
+	struct cfi_read r = { id, id_size, NULL };
+	bool rejected;
+	int err;
 
 	if (!c || !id || id_size == 0 || id_size > 64)
 		return -ENOENT;
-	if (!(path = entry_path(c, id, id_size, false)))
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		c->st.misses++;
-		free(path);
-		return -ENOENT;
-	}
-	*out = read_table(fd, id, id_size, &err);
-	if (!err)	/* used now: cfi_cache_trim() removes the least recently used */
-		futimens(fd, (const struct timespec[2]){ { .tv_nsec = UTIME_NOW },
-							  { .tv_nsec = UTIME_OMIT } });
-	close(fd);
+	err = cache_file_read(c->dir, id, id_size, CFI_CACHE_SUFFIX, read_cb, &r, &rejected);
 	if (err == -ENOENT) {
 		c->st.misses++;
-		c->st.rejected++;
-		unlink(path);		/* another builder's or a damaged table */
+		c->st.rejected += rejected;
 	} else if (!err) {
+		*out = r.out;
 		c->st.hits++;
 		c->st.read_ns += monotonic_ns() - t0;
 	}
-	free(path);
 	return err;
-}
-
-/* Write @size bytes of @buf to @fd.  0 or -errno. */
-static int write_all(int fd, const void *buf, size_t size)
-{
-	while (size) {
-		ssize_t n = write(fd, buf, size);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		size -= (size_t)n;
-	}
-	return 0;
 }
 
 int cfi_cache_file_id(int fd, uint8_t id[CFI_CACHE_FILE_ID_SIZE])
@@ -297,9 +262,8 @@ int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
 {
 	struct cfi_cache_header h = { .builder = CFI_BUILDER_ID };
 	size_t seg_bytes, row_bytes;
-	char *tmp, *path;
 	uLong crc;
-	int fd, err;
+	int err;
 
 	if (!c || !t || !t->build_id_size || t->build_id_size > sizeof(h.build_id) || t->nr < 2)
 		return -EINVAL;
@@ -316,27 +280,14 @@ int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
 	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->segments.segs, (uInt)seg_bytes);
 	h.crc = (uint32_t)crc32(crc, (const Bytef *)t->rows, (uInt)row_bytes);
 
-	tmp = entry_path(c, t->build_id, t->build_id_size, true);
-	path = entry_path(c, t->build_id, t->build_id_size, false);
-	err = tmp && path ? 0 : -ENOMEM;
-	fd = err ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (!err && fd < 0)
-		err = -errno;
-	if (!err)
-		err = write_all(fd, &h, sizeof(h)) ?: write_all(fd, t->segments.segs, seg_bytes) ?:
-		      write_all(fd, t->rows, row_bytes);
-	if (fd >= 0 && close(fd) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err && tmp)
-		unlink(tmp);
+	err = cache_file_write(c->dir, t->build_id, t->build_id_size, CFI_CACHE_SUFFIX,
+			       (const struct cache_part[]){ { &h, sizeof(h) },
+							    { t->segments.segs, seg_bytes },
+							    { t->rows, row_bytes } }, 3);
 	if (!err) {
 		c->st.stores++;
 		c->stored = true;
 	}
-	free(tmp);
-	free(path);
 	return err;
 }
 
