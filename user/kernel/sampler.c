@@ -166,16 +166,27 @@ static int configure(struct profile_bpf *skel, const struct sampler_config *cfg,
 	return err ?: set_map_sizes(skel, cfg);
 }
 
+/* Mark @id in the "targets" map as @value (BPFPROF_TARGET_*).  0 or -errno. */
+static int put_target(struct sampler *s, uint32_t id, uint8_t value)
+{
+	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &value, sizeof(value),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int add_targets(struct sampler *s, const struct sampler_config *cfg)
 {
 	if (cfg->target == SAMPLER_ALL)	/* the program reads no target map */
 		return 0;
 	uint8_t value = cfg->ids_exec ? BPFPROF_TARGET_AT_EXEC : BPFPROF_TARGET_NAMED;
 
-	for (size_t i = 0; i < cfg->nr_ids; i++)
-		if (bpf_map__update_elem(s->skel->maps.targets, &cfg->ids[i], sizeof(cfg->ids[i]),
-					 &value, sizeof(value), BPF_ANY))
-			return -errno;
+	for (size_t i = 0; i < cfg->nr_ids; i++) {
+		int err = put_target(s, cfg->ids[i], value);
+
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -449,12 +460,7 @@ fail:
 
 int sampler_add_target(struct sampler *s, uint32_t id)
 {
-	uint8_t named = BPFPROF_TARGET_NAMED;
-
-	if (bpf_map__update_elem(s->skel->maps.targets, &id, sizeof(id), &named, sizeof(named),
-				 BPF_ANY))
-		return -errno;
-	return 0;
+	return put_target(s, id, BPFPROF_TARGET_NAMED);
 }
 
 /*

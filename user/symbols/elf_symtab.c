@@ -114,14 +114,21 @@ static bool dynsym_only(struct elf_file *f)
 	return true;
 }
 
+/* Whether @f's table goes through the symbol cache: a file (not an image
+ * in memory) with a build-id, and a cache. */
+static bool cacheable(const struct symbolizer *s, const struct elf_file *f)
+{
+	return s->sym_cache && f->build_id_size && !f->image;
+}
+
 /*
- * @f's table from the symbol cache (sym_cache.h) when it has a build-id:
- * true if found there; else, once load_symbols() built it, stored there
+ * @f's table from the symbol cache (sym_cache.h) when cacheable(): true if
+ * found there; else, once load_symbols() built it, stored there
  * (store_symbols()).
  */
 static bool cached_symbols(struct symbolizer *s, struct elf_file *f)
 {
-	if (!s->sym_cache || !f->build_id_size || f->image ||
+	if (!cacheable(s, f) ||
 	    sym_cache_get(s->sym_cache, f->build_id, f->build_id_size, &f->syms_cached))
 		return false;
 	f->syms = f->syms_cached.syms;
@@ -131,7 +138,7 @@ static bool cached_symbols(struct symbolizer *s, struct elf_file *f)
 
 static void store_symbols(struct symbolizer *s, struct elf_file *f)
 {
-	if (s->sym_cache && f->build_id_size && !f->image)
+	if (cacheable(s, f))
 		sym_cache_put(s->sym_cache, f->build_id, f->build_id_size, dynsym_only(f),
 			      f->syms, f->nsyms);
 }
