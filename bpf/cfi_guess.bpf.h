@@ -49,7 +49,7 @@ __noinline int cfi_call_before(__u64 code)
 
 	if (CFI_CALL_REL32(code))
 		return 1;
-	bpf_loop(6, cfi_call_indirect, &c, 0);
+	bpf_loop_cold(6, cfi_call_indirect, &c);
 	return c.indirect;
 }
 

@@ -259,7 +259,7 @@ static __always_inline const struct cfi_mapping *cfi_find_mapping(const struct c
 		v->addr = addr;
 		v->lo = 0;
 		v->hi = nr;
-		bpf_loop(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s, 0);
+		bpf_loop_cold(CFI_MAPPING_SEARCH_STEPS, cfi_map_search_step, &s);
 		m = &p->maps[v->lo & (CFI_MAX_MAPPINGS - 1)];
 		if (addr >= m->end)
 			return NULL;

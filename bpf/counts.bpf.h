@@ -134,7 +134,7 @@ static __noinline void moved_counts_flush(struct moved_counts_event *b)
 	b->head.kind = SAMPLE_KIND_MOVED_COUNTS;
 	b->nr = BPFPROF_MOVED_BATCH;
 	if (bpf_ringbuf_output(&samples, b, sizeof(*b), sample_wakeup_flags()))
-		bpf_loop(BPFPROF_MOVED_BATCH, moved_count_to_map_step, &b, 0);
+		bpf_loop_cold(BPFPROF_MOVED_BATCH, moved_count_to_map_step, &b);
 	b->nr = 0;
 }
 

@@ -252,7 +252,7 @@ static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 	s.v->scan_key.tgid = tgid;
 	s.v->scan_key.pad = 0;
 	s.v->scan_uncopied = 0;
-	bpf_loop(max_depth, py_code_scan_step, &s, 0);
+	bpf_loop_cold(max_depth, py_code_scan_step, &s);
 	return s.v->scan_uncopied;
 }
 

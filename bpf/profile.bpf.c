@@ -84,6 +84,19 @@ volatile __u64 stacks_added = 0;
 volatile __u32 events_unannounced = 0;
 
 /*
+ * bpf_loop()'s flags for the loops that run on few samples: always 0, but
+ * read from .bss, a value the verifier does not know, so it leaves these
+ * calls to the helper instead of inlining them.  Each inlined bpf_loop()
+ * is a patch of ~20 instructions into the whole program, which the kernel
+ * pays with a new copy of every instruction's verifier data: ~0.4 ms of
+ * the load each here (docs/PERFORMANCE.md, session 36).  The loops run on
+ * most samples stay inlined (bpf_loop(..., 0)): the helper's indirect call
+ * per iteration cost on_sample 1.22 times as much when all went through it.
+ */
+volatile __u64 cold_loop_flags = 0;
+#define bpf_loop_cold(nr, callback, data) bpf_loop(nr, callback, data, cold_loop_flags)
+
+/*
  * The stacks being built, two per CPU (scratch_stack()).  A plain array
  * indexed by CPU rather than a per-CPU one: per-CPU values stop at 32 KiB,
  * and a stack of BPFPROF_MAX_STACK_DEPTH frames is 8 bytes more.

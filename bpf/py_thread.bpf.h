@@ -180,7 +180,7 @@ static __always_inline __u64 py_thread_state(const struct py_process *p, __u32 t
 	if (py_read(p->runtime + p->off.runtime_interpreters_head, &interp) || !interp ||
 	    py_read(interp + p->off.interp_threads_head, &f.ts))
 		f.ts = 0;
-	bpf_loop(PY_MAX_THREADS, py_find_step, &f, 0);
+	bpf_loop_cold(PY_MAX_THREADS, py_find_step, &f);
 	n.tstate = f.found;
 	n.time_ns = now;
 	bpf_map_update_elem(&py_threads, &tid, &n, BPF_ANY);

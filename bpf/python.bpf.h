@@ -555,7 +555,7 @@ static __always_inline __u32 py_fill_activations(struct py_shift *sh)
 	__u32 n = 2 * BPFPROF_COPY_PY_ACTIVATIONS < max_depth ?
 		  2 * BPFPROF_COPY_PY_ACTIVATIONS : max_depth;
 
-	bpf_loop(n, py_fill_step, sh, 0);
+	bpf_loop_cold(n, py_fill_step, sh);
 	sh->st->nr = n;
 	return n;
 }
