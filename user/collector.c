@@ -67,9 +67,9 @@ struct collector {
 	struct command command;		/* -- COMMAND */
 	struct profile *profile;
 	struct symbolizer *symbolizer;
-	struct unwinder *unwinder;	/* --call-graph dwarf, and auto's copies of young
-					 * processes' stacks; else NULL */
-	struct cfi_loader *cfi;		/* --call-graph auto, else NULL */
+	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL */
+	struct cfi_loader *cfi;		/* --call-graph auto (the BPF walk's tables, and the
+					 * copies of young processes' stacks), else NULL */
 	struct cfi_cache *cfi_cache;	/* its on-disk tables; NULL: none */
 	struct interp *interp;		/* Python frames; NULL with --no-interpreters, dwarf */
 	struct tracker tracker;		/* process metadata */
@@ -328,6 +328,7 @@ static int before_sampling(void *ctx, struct sampler *s)
 	if (!c->cfi)
 		return -ENOMEM;
 	cfi_loader_set_generation(c->cfi, sampler_cfi_procs_gen(s));
+	c->ingest.cfi = c->cfi;		/* the young processes' stack copies */
 	if ((err = open_unwind_cache(c)))
 		return err;
 	cfi_loader_preload(c->cfi);
@@ -350,8 +351,7 @@ static int make_steps(struct collector *c)
 	if (c->session.plugin.desc->flags & BPFPROF_PLUGIN_NAMES_ONLY)
 		symbolizer_set_lines(c->symbolizer, false);
 	symbolizer_set_demangle(c->symbolizer, !o->no_demangle);
-	if ((o->call_graph == CALL_GRAPH_DWARF || o->call_graph == CALL_GRAPH_AUTO) &&
-	    !(c->unwinder = unwinder_new()))
+	if (o->call_graph == CALL_GRAPH_DWARF && !(c->unwinder = unwinder_new()))
 		return -ENOMEM;
 	session_attach(&c->session, c->profile, c->symbolizer, &c->info.run);
 	tracker_init(&c->tracker, c->profile, session_sink(&c->session), 0);
@@ -598,12 +598,13 @@ static int write_and_summarise(struct collector *c)
 		heap_populate();
 		summary_print(stderr, &c->info.run, c->profile, &c->session.host.api, &c->stats,
 			      &outs);
-		if (c->unwinder && (c->opts->call_graph == CALL_GRAPH_DWARF ||
-				    c->ingest.unwind.samples)) {
+		if (c->opts->call_graph == CALL_GRAPH_DWARF || c->ingest.unwind.samples) {
 			struct unwind_stats us;
 
-			unwinder_stats(c->unwinder, &us);
-			c->ingest.unwind.leaf_guesses = us.leaf_guesses;
+			if (c->unwinder) {
+				unwinder_stats(c->unwinder, &us);
+				c->ingest.unwind.leaf_guesses += us.leaf_guesses;
+			}
 			summary_print_unwind(stderr, &c->ingest.unwind,
 					     c->opts->call_graph == CALL_GRAPH_AUTO,
 					     c->opts->dwarf_stack_size);

@@ -2,8 +2,9 @@
 /*
  * profile/ingest.c - the sample sink (see ingest.h): stack copies from the
  * kernel (from new-stack records, or from its map), their leaves put back
- * where the program stored them without (stack_bases.h), dwarf-mode
- * unwinding, samples and counts into the profile.
+ * where the program stored them without (stack_bases.h), the unwinding
+ * of copied stacks (dwarf mode's, and auto's copies of young processes'
+ * stacks), samples and counts into the profile.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "stack_bases.h"
 #include "symbols/perfmap.h"
 #include "targets/procmaps.h"
+#include "unwind/cfi_loader.h"
+#include "unwind/cfi_walk.h"
 
 int ingest_init(struct ingest *in, struct profile *profile, struct sampler *sampler,
 		struct tracker *tracker, const struct record_sink *sink,
@@ -219,6 +222,52 @@ static bool stack_image(const struct proc *proc, uint64_t ip, const struct bpfpr
 	return !past;
 }
 
+/* The unwinder's stop for the reference walk's @stop. */
+static enum unwind_stop unwind_stop_of_walk(unsigned int stop)
+{
+	switch (stop) {
+	case CFI_WALK_END:		return UNWIND_END;
+	case CFI_WALK_MAX_DEPTH:	return UNWIND_MAX_DEPTH;
+	case CFI_WALK_UNMAPPED:		return UNWIND_UNMAPPED;
+	case CFI_WALK_NO_TABLE:
+	case CFI_WALK_NO_ROW:		return UNWIND_NO_CFI;
+	case CFI_WALK_READ_FAULT:	return UNWIND_TRUNCATED;
+	default:			return UNWIND_ERROR;
+	}
+}
+
+/*
+ * Unwind copy @d (@len bytes of stack) of @pid's stack, with registers
+ * @regs and mappings @maps: auto's copies with the tables the BPF walk
+ * uses (cfi_loader_walk()), dwarf mode's through libdwfl.  Frames, or a
+ * negative errno; *@why says how it ended (UNWIND_NO_STACK, as
+ * unwinder_unwind() says, when nothing was copied).
+ */
+static int unwind_copy(struct ingest *in, uint32_t pid, const struct bpfprof_mapping *maps,
+		       size_t nr_maps, const struct unwind_regs *regs,
+		       const struct dwarf_sample_event *d, size_t len, uint64_t *ips, size_t max,
+		       enum unwind_stop *why)
+{
+	struct cfi_walk_regs wr = { .ip = regs->ip, .sp = regs->sp, .bp = regs->bp,
+				    .bx = regs->bx, .gprs = regs->gprs };
+	struct cfi_walk_stack stack = { .sp = regs->sp, .data = d->stack, .size = len };
+	struct cfi_walk_result res = { 0 };
+	int n;
+
+	if (!in->cfi)
+		return unwinder_unwind(in->unwinder, pid, maps, nr_maps, regs, d->stack, len, ips,
+				       max, why);
+	n = cfi_loader_walk(in->cfi, pid, maps, nr_maps, &wr, &stack, ips, (uint32_t)max, &res);
+	if (n <= 0)
+		*why = UNWIND_ERROR;
+	else if (!len && res.stop != CFI_WALK_UNMAPPED)
+		*why = UNWIND_NO_STACK;
+	else
+		*why = unwind_stop_of_walk(res.stop);
+	in->unwind.leaf_guesses += res.leaf_guessed;
+	return n;
+}
+
 /* --call-graph dwarf, or auto's copy of a young process's stack: unwind
  * the copied user stack into an interned stack, with its Python frames. */
 static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, size_t size,
@@ -243,8 +292,7 @@ static int unwind_sample(struct ingest *in, const struct dwarf_sample_event *d, 
 		size_t nr_maps;
 		bool current = stack_image(proc, regs.ip, &maps, &nr_maps);
 
-		n = unwinder_unwind(in->unwinder, proc->pid, maps, nr_maps, &regs, d->stack, len,
-				    ips, max, &why);
+		n = unwind_copy(in, proc->pid, maps, nr_maps, &regs, d, len, ips, max, &why);
 		/* A pc outside the known mappings: a library appeared since we looked. */
 		if (attempt || !current || why != UNWIND_UNMAPPED ||
 		    !tracker_refresh_maps(in->tracker, proc, d->sample.time_ns, true))
@@ -298,7 +346,7 @@ int ingest_sample(struct ingest *in, const struct sample_event *e, size_t size)
 			tracker_snapshot(in->tracker, e->tgid, e->time_ns);
 		in->last_sample_tgid = e->tgid;
 	}
-	if (in->unwinder && size >= sizeof(struct dwarf_sample_event))
+	if ((in->unwinder || in->cfi) && size >= sizeof(struct dwarf_sample_event))
 		err = unwind_sample(in, (const struct dwarf_sample_event *)e, size, &user);
 	else
 		err = intern_stack(in, e->tgid, e->user_stack, e->user_leaf, &user);

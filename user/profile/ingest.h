@@ -25,6 +25,7 @@
 #include "unwind/unwind.h"
 
 struct sampler;
+struct cfi_loader;
 
 /* What the dwarf-mode unwinding did, for the summary. */
 struct ingest_unwind_stats {
@@ -42,6 +43,9 @@ struct ingest {
 	struct tracker *tracker;	/* process metadata (borrowed) */
 	const struct record_sink *sink;	/* SAMPLE records (borrowed; may be NULL) */
 	struct unwinder *unwinder;	/* --call-graph dwarf, else NULL (borrowed) */
+	struct cfi_loader *cfi;		/* --call-graph auto: its tables unwind the
+					 * copies of young processes' stacks; NULL
+					 * otherwise (borrowed) */
 	struct interp *interp;		/* names Python frames; NULL: none (borrowed) */
 	uint32_t max_stack;		/* frames per unwound stack (--max-stack,
 					 * at most BPFPROF_MAX_STACK_DEPTH) */

@@ -2,8 +2,8 @@
 /*
  * cfi_loader.c - owns the unwind tables of `--call-graph auto` while they
  * live in the kernel: the cache of built tables by file, their BPF maps
- * and ids, the memory budget, and each process's struct cfi_process (see
- * cfi_loader.h).
+ * and ids, the memory budget, each process's struct cfi_process, and
+ * walks of stack copies over those same tables (see cfi_loader.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "unwind/cfi_cache.h"
 #include "unwind/cfi_loader.h"
 #include "unwind/cfi_table.h"
+#include "unwind/cfi_walk.h"
 
 /* How a file is told apart: its build-id, else device, inode and path. */
 struct file_key {
@@ -67,6 +68,9 @@ struct cfi_loader {
 	struct file_entry *jit_entry;	/* the frame-pointer table of anonymous code */
 	struct cfi_process *scratch;	/* the value being written */
 	struct cfi_cache *cache;	/* on-disk tables by build-id; borrowed, NULL: none */
+	struct cfi_table *views;	/* cfi_loader_walk(): a table per mapping, its
+					 * rows in a chunk (CFI_MAX_MAPPINGS; lazily) */
+	const struct cfi_table **view_ptrs;
 	struct cfi_loader_stats st;
 };
 
@@ -501,6 +505,56 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	return err;
 }
 
+/* The walk's view of @pid's executable mappings @maps (@nr), as
+ * cfi_loader_update() writes them, each mapping with a table of its own:
+ * its rows where they lie in their chunk.  Uses the scratch value. */
+static void walk_process(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
+			 size_t nr, struct cfi_walk_process *wp)
+{
+	struct cfi_process *p = l->scratch;
+
+	p->nr = 0;
+	for (size_t i = 0; i < nr && p->nr < CFI_MAX_MAPPINGS; i++) {
+		struct cfi_mapping *m = &p->maps[p->nr];
+
+		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
+			continue;
+		describe_mapping(l, pid, &maps[i], m);
+		l->view_ptrs[p->nr] = NULL;
+		if (m->table != CFI_NO_TABLE) {
+			l->views[p->nr].rows = l->chunks[m->table].rows + m->first;
+			l->views[p->nr].nr = m->rows;
+			l->view_ptrs[p->nr] = &l->views[p->nr];
+		}
+		m->table = p->nr++;
+	}
+	wp->maps = p->maps;
+	wp->nr_maps = p->nr;
+	wp->tables = l->view_ptrs;
+	wp->nr_tables = p->nr;
+}
+
+int cfi_loader_walk(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
+		    size_t nr, const struct cfi_walk_regs *regs, const struct cfi_walk_stack *stack,
+		    uint64_t *ips, uint32_t max, struct cfi_walk_result *res)
+{
+	struct cfi_walk_process wp;
+
+	if (!l->views) {
+		l->views = calloc(CFI_MAX_MAPPINGS, sizeof(*l->views));
+		l->view_ptrs = calloc(CFI_MAX_MAPPINGS, sizeof(*l->view_ptrs));
+		if (!l->views || !l->view_ptrs) {
+			free(l->views);
+			free(l->view_ptrs);
+			l->views = NULL;
+			l->view_ptrs = NULL;
+			return -ENOMEM;
+		}
+	}
+	walk_process(l, pid, maps, nr, &wp);
+	return cfi_walk(&wp, regs, cfi_walk_read_stack, (void *)stack, ips, max, res);
+}
+
 int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
 {
 	struct procmaps pm = { 0 };
@@ -558,6 +612,8 @@ void cfi_loader_free(struct cfi_loader *l)
 	vdso_image_free(l->vdso);
 	for (uint32_t i = 0; i < l->nr_chunks; i++)
 		munmap(l->chunks[i].rows, (size_t)l->chunks[i].size * sizeof(struct cfi_row));
+	free(l->views);
+	free(l->view_ptrs);
 	free(l->scratch);
 	free(l);
 }

@@ -100,6 +100,24 @@ void cfi_loader_preload(struct cfi_loader *l);
 int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		      size_t nr);
 
+/*
+ * Walk a copy of @pid's user stack (@stack, from regs->sp) with the
+ * tables its mappings @maps (@nr, sorted by start) have in the kernel,
+ * built and loaded now if they are not yet: the walk the BPF program
+ * would have made had the process's struct cfi_process been written (the
+ * reference walk, cfi_walk.h, over the loaded rows).  For auto's copies of
+ * young processes' stacks (bpf/stack_copy.bpf.h), which come while those
+ * tables are being loaded.  Writes at most @max pcs into @ips; returns
+ * their number (>= 1) with *@res filled, or -EINVAL (see cfi_walk()) or
+ * -ENOMEM.  Does not write @pid's value.
+ */
+struct cfi_walk_regs;
+struct cfi_walk_stack;
+struct cfi_walk_result;
+int cfi_loader_walk(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
+		    size_t nr, const struct cfi_walk_regs *regs, const struct cfi_walk_stack *stack,
+		    uint64_t *ips, uint32_t max, struct cfi_walk_result *res);
+
 /* cfi_loader_update() with @pid's mappings read from /proc/@pid/maps now
  * (build-ids included).  0 or a negative errno (-ENOENT: no such process). */
 int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid);

@@ -6,7 +6,9 @@
  * unwound pcs must symbolize to the real call path (own functions, and
  * through libc's qsort back into the caller); a CFA read from the red
  * zone below sp; a leaf without CFI; short copies, garbage registers, files shared between
- * processes, and a throughput measurement.
+ * processes, and a throughput measurement.  Also the walk of auto's copies
+ * with the unwind tables loaded for the BPF program (cfi_loader_walk()),
+ * which must give the frames libdwfl gives.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,6 +31,9 @@
 #include "symbols/symbolize.h"
 #include "targets/procmaps.h"
 #include "unwind/unwind.h"
+#include "unwind/cfi_loader.h"
+#include "unwind/cfi_walk.h"
+#include <bpf/bpf.h>
 #include "bpfprof.h"			/* BPFPROF_RED_ZONE */
 
 #define STACK_COPY 8192
@@ -857,6 +862,78 @@ static void test_throughput(void **state)
 	       (t2 - t1) * 1e6 / (double)frames);
 }
 
+/*
+ * The maps the loader writes, made as the BPF object makes them
+ * ("cfi_tables", "cfi_procs", "cfi_requests"); -errno if BPF is not
+ * allowed here.
+ */
+static int loader_maps(int fds[3])
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, outer_opts);
+	int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rows", 4, sizeof(struct cfi_row), 1,
+				   &inner_opts);
+
+	if (inner < 0)
+		return -errno;
+	outer_opts.inner_map_fd = inner;
+	fds[0] = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "cfi_tables", 4, 4, CFI_MAX_CHUNKS,
+				&outer_opts);
+	close(inner);
+	fds[1] = bpf_map_create(BPF_MAP_TYPE_HASH, "cfi_procs", 4, sizeof(struct cfi_process), 16,
+				NULL);
+	fds[2] = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "cfi_requests", 4, 8, 16, NULL);
+	return fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ? -EINVAL : 0;
+}
+
+/* cfi_loader_walk() of @cap: the frames and the stop unwinder_unwind() gives. */
+static void assert_loader_walk_same(struct ctx *c, struct cfi_loader *l, const struct capture *cap,
+				    size_t size)
+{
+	uint64_t want[MAX_FRAMES], got[MAX_FRAMES];
+	enum unwind_stop why;
+	struct cfi_walk_regs regs = { .ip = cap->regs.ip, .sp = cap->regs.sp, .bp = cap->regs.bp,
+				      .bx = cap->regs.bx };
+	struct cfi_walk_stack stack = { .sp = cap->regs.sp, .data = cap->stack, .size = size };
+	struct cfi_walk_result res;
+	int n = unwind(c, cap, size, want, &why);
+	int m = cfi_loader_walk(l, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &regs, &stack,
+				got, MAX_FRAMES, &res);
+
+	print_stack(c, "libdwfl", want, n, why);
+	print_stack(c, "tables", got, m, why);
+	assert_int_equal(m, n);
+	assert_memory_equal(got, want, (size_t)n * sizeof(want[0]));
+	assert_int_equal(res.stop, why == UNWIND_END ? CFI_WALK_END : CFI_WALK_READ_FAULT);
+}
+
+/* auto's copies, walked with the tables the loader loaded (into BPF maps,
+ * read through their mapping), give libdwfl's frames: whole, and cut by a
+ * short copy. */
+static void test_loader_walk(void **state)
+{
+	struct ctx *c = *state;
+	struct cfi_loader *l;
+	int fds[3] = { -1, -1, -1 }, err = loader_maps(fds);
+
+	if (err == -EPERM) {
+		printf("# not allowed to create BPF maps here\n");
+		skip();
+	}
+	assert_int_equal(err, 0);
+	l = cfi_loader_new(fds[0], fds[1], fds[2], 0);
+	assert_non_null(l);
+	assert_true(unwtest_a(7) > 0);
+	qsort_captured = 0;
+	assert_true(unwtest_sorter(64) > 0);
+	assert_loader_walk_same(c, l, &cap_abc, cap_abc.size);
+	assert_loader_walk_same(c, l, &cap_qsort, cap_qsort.size);
+	assert_loader_walk_same(c, l, &cap_abc, 256);
+	cfi_loader_free(l);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -871,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_vdso_not_ours),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_loader_walk),
 		cmocka_unit_test(test_files_shared),
 		cmocka_unit_test(test_throughput),
 	};
