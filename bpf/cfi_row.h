@@ -315,7 +315,8 @@ struct cfi_process {
 
 /*
  * Why a walk ended: the reference walk's result (user/unwind/cfi_walk.h)
- * and the slots of the BPF program's per-CPU "walk_stops" counters.
+ * and the first slots of the BPF program's per-CPU walk counters (the
+ * "cfi_vars" value begins with __u64 counts[CFI_WALK_COUNTERS]).
  */
 enum cfi_walk_stop {
 	CFI_WALK_END = 0,	/* outermost frame: return address undefined or 0 */
@@ -337,7 +338,7 @@ enum cfi_walk_stop {
  * "cfi_row_cache"): direct-mapped by (table, address), CFI_ROW_CACHE_SLOTS
  * slots (a power of two).  A table's rows never change once a mapping
  * names them (the loader only appends), so a row found stays right.
- * Lookups are counted in two slots of "walk_stops" after the stop
+ * Lookups are counted in two slots of the walk counters after the stop
  * reasons: frames whose row came from the cache, and those searched.  A
  * third slot counts the walks' reads of user memory outside the copy of
  * the stack they start with (bpf/cfi_walk.bpf.h, CFI_STACK_WINDOW): one
@@ -361,7 +362,7 @@ enum cfi_walk_stop {
 							 * (bpf/cfi_memo.bpf.h) */
 #define CFI_MEMO_FAILS (CFI_WALK_STOP_NR + 8)	/* memo frames met whose stack
 						 * words had changed */
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 9)	/* slots of "walk_stops" */
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 9)	/* walk counters, per CPU */
 
 /*
  * Step 3a of the walk (a leaf without CFI, above): whether the last @k

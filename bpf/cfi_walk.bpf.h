@@ -9,7 +9,8 @@
  *
  * It follows the reference walk user/unwind/cfi_walk.c step by step (the
  * rules are in bpf/cfi_row.h); the unit tests check that one against
- * libdw.  Walks that end early are counted by reason in "walk_stops"; a
+ * libdw.  Walks are counted by how they ended in the per-CPU "cfi_vars"
+ * value (struct cfi_walk_vars, counts[]); a
  * walk that met a process or mapping the collector has not loaded yet
  * asks for it with a TASK_EVENT_MAPS_NEEDED record (at most once per
  * CFI_REQUEST_INTERVAL_NS per process).
@@ -52,14 +53,6 @@ struct {
 	__array(values, struct cfi_rows_map);
 } cfi_tables SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CFI_WALK_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);			/* walks, by enum cfi_walk_stop; then
-						 * CFI_ROW_CACHE_HITS, _MISSES,
-						 * CFI_STACK_READS, CFI_MAP_SEARCHES */
-} walk_stops SEC(".maps");
 
 /* A row found for (table, address): table + 1 (0: empty), first row, address. */
 struct cfi_cached_row {
@@ -121,6 +114,12 @@ struct cfi_memo_frame {
  * A walk runs with the program, which does not nest on a CPU.
  */
 struct cfi_walk_vars {
+	/* Not cleared: the walks' counters (CFI_WALK_COUNTERS, bpf/cfi_row.h),
+	 * first in the value, where the collector reads them.  Counted
+	 * through the value each walk has at hand, they cost the program no
+	 * map look-up (each look-up site was ~0.07 ms of the load). */
+	__u64 counts[CFI_WALK_COUNTERS];
+	/* Cleared at each walk's start, from here to last_map: */
 	__u64 ip, sp, bp, bx;
 	__u64 regs;		/* the sample's user registers (struct pt_regs *):
 				 * CFI_KIND_REG rows read them; 0 past a
@@ -542,19 +541,6 @@ static long cfi_walk_frame(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline void cfi_count(__u32 slot, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&walk_stops, &slot);
-
-	if (v)
-		*v += n;
-}
-
-static __always_inline void cfi_count_stop(__u32 stop)
-{
-	cfi_count(stop, 1);
-}
-
 /* The walk met something not loaded: ask the collector for @tgid's
  * mappings, at most every CFI_REQUEST_INTERVAL_NS. */
 static __always_inline void cfi_request_maps(__u32 tgid, __u32 tid, __u64 pc)
@@ -597,7 +583,8 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	if (!w.cache || !w.memo)
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__builtin_memset(v, 0, offsetof(struct cfi_walk_vars, last_map));
+	__builtin_memset(&v->ip, 0, offsetof(struct cfi_walk_vars, last_map) -
+				    offsetof(struct cfi_walk_vars, ip));
 	v->regs = (__u64)regs;
 	v->ip = BPF_CORE_READ(regs, ip);
 	v->sp = BPF_CORE_READ(regs, sp);
@@ -622,21 +609,16 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 		if (v->memo_end && v->stop == CFI_WALK_END)
 			cfi_memo_keep(v, w.memo, tgid, tid);
 	}
-	cfi_count_stop(v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP);
-	cfi_count(CFI_ROW_CACHE_HITS, v->cache_hits);
-	cfi_count(CFI_ROW_CACHE_MISSES, v->cache_misses);
-	if (v->reads)		/* rare: frames beyond the window */
-		cfi_count(CFI_STACK_READS, v->reads);
-	cfi_count(CFI_MAP_SEARCHES, v->map_searches);
-	cfi_count(CFI_COMMON_STEPS, v->common_steps);
-	if (v->guesses)
-		cfi_count(CFI_LEAF_CALLER_GUESSES, v->guesses);
-	if (v->fp_steps)
-		cfi_count(CFI_FP_STEPS, v->fp_steps);
-	if (v->memo_frames)
-		cfi_count(CFI_MEMO_FRAMES_TAKEN, v->memo_frames);
-	if (v->memo_fails)
-		cfi_count(CFI_MEMO_FAILS, v->memo_fails);
+	v->counts[v->stop < CFI_WALK_STOP_NR ? v->stop : CFI_WALK_BAD_STEP]++;
+	v->counts[CFI_ROW_CACHE_HITS] += v->cache_hits;
+	v->counts[CFI_ROW_CACHE_MISSES] += v->cache_misses;
+	v->counts[CFI_STACK_READS] += v->reads;
+	v->counts[CFI_MAP_SEARCHES] += v->map_searches;
+	v->counts[CFI_COMMON_STEPS] += v->common_steps;
+	v->counts[CFI_LEAF_CALLER_GUESSES] += v->guesses;
+	v->counts[CFI_FP_STEPS] += v->fp_steps;
+	v->counts[CFI_MEMO_FRAMES_TAKEN] += v->memo_frames;
+	v->counts[CFI_MEMO_FAILS] += v->memo_fails;
 	/* CFI_WALK_NO_TABLE is a mapping the collector knows has no table
 	 * (anonymous code, no CFI): asking again would not help. */
 	if (v->stop == CFI_WALK_NO_PROCESS || v->stop == CFI_WALK_UNMAPPED)

@@ -11,7 +11,7 @@
  * user/interp/python.c when it finds an interpreter in the mappings):
  * where _PyRuntime and the evaluator are, and the version's offsets.  Per
  * thread: its current frame (bpf/py_thread.bpf.h).  Counters by outcome
- * in "py_stats" (enum py_stat).
+ * (enum py_stat) per CPU, first in the "py_vars" value.
  *
  * Needs from profile.bpf.c: max_depth, struct stack_trace, FRAMES_PER_STEP; from
  * bpf/cfi_walk.bpf.h (included first): cfi_mode, cfi_vars.
@@ -64,20 +64,9 @@ struct {
 	__type(value, struct py_no_interp);
 } py_no_interp SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PY_STAT_NR);
-	__type(key, __u32);
-	__type(value, __u64);			/* by enum py_stat */
-} py_stats SEC(".maps");
-
-static __always_inline void py_count(__u32 slot, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&py_stats, &slot);
-
-	if (v)
-		*v += n;
-}
+/* Add @n to counter @slot (enum py_stat) of this CPU, where the splice's
+ * value is not at hand: below, after "py_vars". */
+static __always_inline void py_count(__u32 slot, __u64 n);
 
 static __always_inline int py_read(__u64 addr, __u64 *val)
 {
@@ -173,6 +162,11 @@ struct py_code_slot {
  * of each counter.
  */
 struct py_splice_vars {
+	/* Not cleared: the counters by outcome (enum py_stat), first in the
+	 * value, where the collector reads them; the splice counts through
+	 * the value it has at hand, without a map look-up. */
+	__u64 counts[PY_STAT_NR];
+	/* Cleared at each splice, from here to win: */
 	__u64 frame;		/* the next Python frame to read, 0: none left */
 	__u64 eval_ip;		/* the evaluator frame being replaced */
 	__u32 r, end;		/* native frames not read yet: ips[r..end) */
@@ -209,6 +203,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_splice_vars);
 } py_vars SEC(".maps");
+
+static __always_inline void py_count(__u32 slot, __u64 n)
+{
+	__u32 zero = 0;
+	struct py_splice_vars *v = bpf_map_lookup_elem(&py_vars, &zero);
+
+	if (v && slot < PY_STAT_NR)
+		v->counts[slot] += n;
+}
 
 /* The splice's state (bpf_loop() data). */
 struct py_splice {
@@ -615,11 +618,10 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	__u32 n = st->nr, zero = 0;
 	__u64 frame;
 
-	if (!p)
+	if (!p || !(v = bpf_map_lookup_elem(&py_vars, &zero)))
 		return false;
-	py_count(PY_STAT_SAMPLES, 1);
-	v = bpf_map_lookup_elem(&py_vars, &zero);
-	if (!v || (!synthetic && (n == 0 || n > max_depth)))
+	v->counts[PY_STAT_SAMPLES]++;
+	if (!synthetic && (n == 0 || n > max_depth))
 		return false;
 	frame = py_thread_frame(p, tgid, tid);
 	if (!frame)
@@ -633,7 +635,8 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	sh.d = max_depth - n;
 	if (sh.d)
 		bpf_loop(FRAME_STEPS(n), py_shift_step, &sh, 0);
-	__builtin_memset(v, 0, offsetof(struct py_splice_vars, win));
+	__builtin_memset(&v->frame, 0, offsetof(struct py_splice_vars, win) -
+					offsetof(struct py_splice_vars, frame));
 	v->frame = frame;
 	v->r = sh.d;
 	v->leaf = sh.d;
@@ -647,27 +650,22 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	/* a step per native frame, per Python frame, per activation left */
 	bpf_loop(3 * max_depth + 2, py_splice_step, &s, 0);
 	if (v->at_root && !v->synthetic)
-		py_count(PY_STAT_AT_ROOT, 1);
+		v->counts[PY_STAT_AT_ROOT]++;
 	st->nr = v->k;
 	if (v->frames) {
-		py_count(PY_STAT_SPLICED, 1);
-		py_count(PY_STAT_FRAMES, v->frames);
+		v->counts[PY_STAT_SPLICED]++;
+		v->counts[PY_STAT_FRAMES] += v->frames;
 	}
-	py_count(PY_STAT_READS, v->reads);
+	v->counts[PY_STAT_READS] += v->reads;
 	if (v->truncated)
-		py_count(PY_STAT_TRUNCATED, 1);
+		v->counts[PY_STAT_TRUNCATED]++;
 	else if (v->frame)
-		py_count(PY_STAT_FRAMES_LEFT, 1);
-	if (v->unmatched)
-		py_count(PY_STAT_EVAL_UNMATCHED, v->unmatched);
-	if (v->read_faults)
-		py_count(PY_STAT_READ_FAULT, v->read_faults);
-	if (v->not_code)
-		py_count(PY_STAT_NOT_CODE, v->not_code);
-	if (v->code_checks) {	/* 3.13's frames (py_code_checked()) */
-		py_count(PY_STAT_CODE_CHECKS, v->code_checks);
-		py_count(PY_STAT_CODE_CACHED, v->code_cached);
-	}
+		v->counts[PY_STAT_FRAMES_LEFT]++;
+	v->counts[PY_STAT_EVAL_UNMATCHED] += v->unmatched;
+	v->counts[PY_STAT_READ_FAULT] += v->read_faults;
+	v->counts[PY_STAT_NOT_CODE] += v->not_code;
+	v->counts[PY_STAT_CODE_CHECKS] += v->code_checks;	/* 3.13 (py_code_checked()) */
+	v->counts[PY_STAT_CODE_CACHED] += v->code_cached;
 	if (v->frames)
 		return true;
 	if (v->synthetic)	/* whatever the splice left */

@@ -123,7 +123,8 @@ struct py_process {
 	struct py_offsets off;
 };
 
-/* Slots of the per-CPU "py_stats" counters. */
+/* The per-CPU Python counters: the "py_vars" value begins with
+ * __u64 counts[PY_STAT_NR] (bpf/python.bpf.h, struct py_splice_vars). */
 enum py_stat {
 	PY_STAT_SAMPLES = 0,	/* samples of a thread of a CPython process */
 	PY_STAT_SPLICED,	/* samples whose stack got Python frames */

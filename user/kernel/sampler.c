@@ -681,12 +681,41 @@ static int sum_percpu(int fd, uint32_t slot, int ncpus, uint64_t *sum)
 	return 0;
 }
 
+/*
+ * The sums over the CPUs of the @nr counters (__u64) that begin the value
+ * of per-CPU array @map's element 0 ("cfi_vars", "py_vars": their
+ * programs count through the value they hold, bpf/cfi_walk.bpf.h and
+ * bpf/python.bpf.h), into @sums.  0 or a negative errno.
+ */
+static int sum_percpu_counts(const struct bpf_map *map, int ncpus, uint32_t nr, uint64_t *sums)
+{
+	size_t stride = (bpf_map__value_size(map) + 7) / 8 * 8;
+	uint8_t *vals = malloc(stride * (size_t)ncpus);
+	uint32_t zero = 0;
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	memset(sums, 0, nr * sizeof(*sums));
+	if (stride < nr * sizeof(*sums) ||
+	    bpf_map_lookup_elem(bpf_map__fd(map), &zero, vals))
+		err = stride < nr * sizeof(*sums) ? -EINVAL : -errno;
+	for (int c = 0; c < ncpus && !err; c++)
+		for (uint32_t i = 0; i < nr; i++) {
+			uint64_t v;
+
+			memcpy(&v, vals + (size_t)c * stride + i * sizeof(v), sizeof(v));
+			sums[i] += v;
+		}
+	free(vals);
+	return err;
+}
+
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 {
 	int fd = bpf_map__fd(s->skel->maps.stats), efd = bpf_map__fd(s->skel->maps.stack_errors);
-	int wfd = bpf_map__fd(s->skel->maps.walk_stops);
-	int pfd = bpf_map__fd(s->skel->maps.py_stats);
 	int n = s->nr_possible_cpus, err = 0;
+	uint64_t walk[CFI_WALK_COUNTERS] = { 0 };
 
 	memset(st, 0, sizeof(*st));
 	err = err ?: sum_percpu(fd, STAT_SEEN, n, &st->seen);
@@ -696,19 +725,19 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	err = err ?: sum_percpu(fd, STAT_STACK_IDS_NOTED, n, &st->stack_ids_noted);
 	for (uint32_t r = 0; r < DROP_NR && !err; r++)
 		err = sum_percpu(fd, STAT_DROP_BASE + r, n, &st->drops[r]);
+	err = err ?: sum_percpu_counts(s->skel->maps.cfi_vars, n, CFI_WALK_COUNTERS, walk);
 	for (uint32_t r = 0; r < CFI_WALK_STOP_NR && !err; r++)
-		err = sum_percpu(wfd, r, n, &st->walk_stops[r]);
-	err = err ?: sum_percpu(wfd, CFI_ROW_CACHE_HITS, n, &st->row_cache_hits);
-	err = err ?: sum_percpu(wfd, CFI_ROW_CACHE_MISSES, n, &st->row_cache_misses);
-	err = err ?: sum_percpu(wfd, CFI_STACK_READS, n, &st->stack_reads);
-	err = err ?: sum_percpu(wfd, CFI_MAP_SEARCHES, n, &st->map_searches);
-	err = err ?: sum_percpu(wfd, CFI_LEAF_CALLER_GUESSES, n, &st->leaf_guesses);
-	err = err ?: sum_percpu(wfd, CFI_FP_STEPS, n, &st->fp_steps);
-	err = err ?: sum_percpu(wfd, CFI_COMMON_STEPS, n, &st->common_steps);
-	err = err ?: sum_percpu(wfd, CFI_MEMO_FRAMES_TAKEN, n, &st->memo_frames);
-	err = err ?: sum_percpu(wfd, CFI_MEMO_FAILS, n, &st->memo_fails);
-	for (uint32_t r = 0; r < PY_STAT_NR && !err; r++)
-		err = sum_percpu(pfd, r, n, &st->python[r]);
+		st->walk_stops[r] = walk[r];
+	st->row_cache_hits = walk[CFI_ROW_CACHE_HITS];
+	st->row_cache_misses = walk[CFI_ROW_CACHE_MISSES];
+	st->stack_reads = walk[CFI_STACK_READS];
+	st->map_searches = walk[CFI_MAP_SEARCHES];
+	st->leaf_guesses = walk[CFI_LEAF_CALLER_GUESSES];
+	st->fp_steps = walk[CFI_FP_STEPS];
+	st->common_steps = walk[CFI_COMMON_STEPS];
+	st->memo_frames = walk[CFI_MEMO_FRAMES_TAKEN];
+	st->memo_fails = walk[CFI_MEMO_FAILS];
+	err = err ?: sum_percpu_counts(s->skel->maps.py_vars, n, PY_STAT_NR, st->python);
 	for (uint32_t i = 0; i < STACK_ERRNO_SLOTS && !err; i++) {
 		err = sum_percpu(efd, i, n, &st->user_stack_errno[i]);
 		err = err ?: sum_percpu(efd, STACK_ERRNO_SLOTS + i, n, &st->kernel_stack_errno[i]);
