@@ -42,11 +42,12 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-fun
 CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
 LDFLAGS   += $(SAN_FLAGS)
-# libiberty: the C++ and Rust demanglers (user/symbols/demangle.c).  libbpf
-# and elfutils linked in from their static archives: each shared library
-# costs bpfprof's start-up its load and relocations (~2 ms of the
+# libiberty: the C++ and Rust demanglers (user/symbols/demangle.c).
+# libxxhash: the cache files' checksums (user/cache_file.c, XXH3).  libbpf,
+# elfutils and these linked in from their static archives: each shared
+# library costs bpfprof's start-up its load and relocations (~2 ms of the
 # collector's CPU on the test VM, docs/PERFORMANCE.md session 35).
-LIBS      := -Wl,-Bstatic -lbpf -ldw -lelf -lz -liberty -Wl,-Bdynamic -llzma -lbz2 -ldl -lm
+LIBS      := -Wl,-Bstatic -lbpf -ldw -lelf -lz -liberty -lxxhash -Wl,-Bdynamic -llzma -lbz2 -ldl -lm
 
 # --- BPF object and skeleton -------------------------------------------------
 BPF_SRC   := $(wildcard bpf/*.bpf.c)
@@ -155,18 +156,19 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 
 # The unwind-table cache (user/unwind/cfi_cache.c) keeps tables only for
 # a builder identical to the one that wrote them: its id hashes the
-# sources and structs a table depends on.
+# sources and structs a table depends on, and the file's checksum
+# (user/cache_file.c).
 CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_fp.c \
 		   user/unwind/cfi_anon.c \
 		   user/unwind/cfi_build.h \
 		   user/unwind/cfi_table.h user/unwind/cfi_cache.c bpf/cfi_row.h \
-		   user/symbols/elf_segments.c user/symbols/elf_segments.h
+		   user/symbols/elf_segments.c user/symbols/elf_segments.h user/cache_file.c
 $(B)/obj/user/unwind/cfi_cache.o: $(CFI_BUILDER_SRC)
 $(B)/obj/user/unwind/cfi_cache.o: CPPFLAGS += -DCFI_BUILDER_ID=0x$(shell cat $(CFI_BUILDER_SRC) | sha256sum | cut -c1-16)ull
 # The same for the symbol cache (user/symbols/sym_cache.c): the function
-# tables' builder and their layout.
+# tables' builder, their layout and the checksum.
 SYM_BUILDER_SRC := user/symbols/elf_symtab.c user/symbols/gopclntab.c \
-		   user/symbols/symbolizer_impl.h user/symbols/sym_cache.c
+		   user/symbols/symbolizer_impl.h user/symbols/sym_cache.c user/cache_file.c
 $(B)/obj/user/symbols/sym_cache.o: $(SYM_BUILDER_SRC)
 $(B)/obj/user/symbols/sym_cache.o: CPPFLAGS += -DSYM_BUILDER_ID=0x$(shell cat $(SYM_BUILDER_SRC) | sha256sum | cut -c1-16)ull
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * cache_file.c - owns the naming, checking and writing of the on-disk
- * cache's files (cache_file.h), for the unwind and function tables.
+ * cache_file.c - owns the naming, checking, checksum and writing of the
+ * on-disk cache's files (cache_file.h), for the unwind and function tables.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* XXH3_state_t's definition, for a state on the stack: the library is
+ * linked statically (Makefile), from the package of this header, so the
+ * struct is the library's. */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 
 #include "cache_file.h"
 
@@ -34,6 +40,18 @@ bool cache_file_trusted(const struct stat *st)
 {
 	return (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) && st->st_uid == geteuid() &&
 	       !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+uint64_t cache_file_checksum(const struct cache_part *parts, size_t nr)
+{
+	XXH3_state_t st;
+
+	if (nr == 1)
+		return XXH3_64bits(parts[0].data, parts[0].size);
+	XXH3_64bits_reset(&st);
+	for (size_t i = 0; i < nr; i++)
+		XXH3_64bits_update(&st, parts[i].data, parts[i].size);
+	return XXH3_64bits_digest(&st);
 }
 
 void cache_file_touch(int fd)

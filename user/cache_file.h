@@ -3,8 +3,9 @@
  * cache_file.h - the files of bpfprof's on-disk cache directory, which the
  * unwind tables (unwind/cfi_cache.h, ".cfi") and the function tables
  * (symbols/sym_cache.h, ".sym") share: their names by build-id, the check
- * that a file is safe to read, the mark of its use, and writing one whole
- * or not at all (a temporary name beside it, then rename()).
+ * that a file is safe to read, the checksum that tells a damaged one, the
+ * mark of its use, and writing one whole or not at all (a temporary name
+ * beside it, then rename()).
  */
 #ifndef BPFPROF_CACHE_FILE_H
 #define BPFPROF_CACHE_FILE_H
@@ -32,6 +33,15 @@ char *cache_file_path(const char *dir, const uint8_t *id, size_t n, const char *
  * and not writable by its group or others (another user could have put
  * false tables there). */
 bool cache_file_trusted(const struct stat *st);
+
+/*
+ * The checksum the cache's files carry over their tables: XXH3's 64-bit
+ * hash (libxxhash's XXH3_64bits(), seed 0) of the @nr parts at @parts
+ * taken as one run of bytes, in order (the same value as XXH3_64bits()
+ * over them copied end to end).  Not a defence against a forger, only
+ * against damage: trust comes from cache_file_trusted().
+ */
+uint64_t cache_file_checksum(const struct cache_part *parts, size_t nr);
 
 /* Mark the file open as @fd used now (its access time), which the cache's
  * trimming reads (cfi_cache_trim(): least recently used first). */

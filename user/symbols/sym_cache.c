@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "cache_file.h"
 #include "heap.h"
@@ -21,7 +20,8 @@
 #define SYM_BUILDER_ID 0ull
 #endif
 
-#define SYM_CACHE_MAGIC "BPFPSYM1"
+/* 2: the checksum is XXH3-64, was CRC-32 (a "BPFPSYM1" file is a miss) */
+#define SYM_CACHE_MAGIC "BPFPSYM2"
 #define SYM_CACHE_SUFFIX ".sym"
 #define SYM_CACHE_MAX_SYMS (16u << 20)		/* anything more is corrupt */
 #define SYM_CACHE_MAX_STRINGS (1ull << 32)
@@ -30,7 +30,7 @@
  * debuginfo.c looks). */
 #define SYM_CACHE_DEBUG_TREE "/usr/lib/debug/.build-id/"
 
-/* The first bytes of a cache file. */
+/* The first bytes of a cache file (112 bytes). */
 struct sym_cache_header {
 	char magic[8];			/* SYM_CACHE_MAGIC */
 	uint64_t builder;		/* SYM_BUILDER_ID of the writer */
@@ -40,10 +40,12 @@ struct sym_cache_header {
 	uint8_t build_id[64];
 	uint64_t nr_syms;		/* struct fsym entries after the header */
 	uint64_t strings_bytes;		/* bytes of names after the entries */
-	uint32_t crc;			/* CRC-32 (zlib) of the entries and names */
-	uint32_t pad2;
+	uint64_t checksum;		/* cache_file_checksum() (XXH3-64) of the
+					 * bytes after the header: the entries,
+					 * then the names; not of the header */
 };
 
+_Static_assert(sizeof(struct sym_cache_header) == 112, "no padding in the header");
 _Static_assert(sizeof(struct sym_cache_header) % _Alignof(struct fsym) == 0,
 	       "entries aligned in the file");
 
@@ -158,8 +160,9 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && debug_file_installed(id, id_size))
 		goto bad;
 	entry_bytes = (size_t)h->nr_syms * sizeof(struct fsym);
-	if ((uint32_t)crc32_z(crc32(0L, Z_NULL, 0), base + sizeof(*h),
-			      entry_bytes + h->strings_bytes) != h->crc)
+	if (cache_file_checksum(&(const struct cache_part){ base + sizeof(*h),
+							    entry_bytes + h->strings_bytes }, 1) !=
+	    h->checksum)
 		goto bad;
 	out->syms = (struct fsym *)(base + sizeof(*h));
 	out->nr = (size_t)h->nr_syms;
@@ -239,6 +242,7 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 		  const struct fsym *syms, size_t nr)
 {
 	struct sym_cache_header h = { .builder = SYM_BUILDER_ID };
+	size_t body_bytes;
 	uint8_t *b;
 	int err;
 
@@ -251,12 +255,11 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 	memcpy(h.build_id, id, id_size);
 	h.flags = dynsym_only ? SYM_CACHE_DYNSYM_ONLY : 0;
 	h.nr_syms = nr;
-	h.crc = (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), b,
-				  nr * sizeof(struct fsym) + h.strings_bytes);
+	body_bytes = nr * sizeof(struct fsym) + h.strings_bytes;
+	h.checksum = cache_file_checksum(&(const struct cache_part){ b, body_bytes }, 1);
 	err = cache_file_write(c->dir, id, id_size, SYM_CACHE_SUFFIX,
-			       (const struct cache_part[]){
-				       { &h, sizeof(h) },
-				       { b, nr * sizeof(struct fsym) + h.strings_bytes } }, 2);
+			       (const struct cache_part[]){ { &h, sizeof(h) },
+							    { b, body_bytes } }, 2);
 	if (!err)
 		c->st.stores++;
 	free(b);

@@ -13,7 +13,8 @@
  * named by the build-id in hex plus ".sym":
  *
  *   struct sym_cache_header     magic, builder id, build-id, counts,
- *                               flags, CRC-32 of what follows
+ *                               flags, XXH3-64 checksum of what follows
+ *                               (cache_file.h)
  *   struct fsym[nr_syms]        the table, each name as an offset into
  *                               the strings (symbolizer_impl.h's layout)
  *   char strings[strings_bytes] NUL-terminated names
@@ -24,7 +25,7 @@
  * file with no symbol table of its own and no debug file (.dynsym only) is
  * a miss once a debug file for the build-id is installed
  * (/usr/lib/debug/.build-id/), so installing a -dbg package takes effect.
- * A file that fails a check (size, CRC, builder, build-id, names out of
+ * A file that fails a check (size, checksum, builder, build-id, names out of
  * bounds, order) is a miss and is removed.  Files are written to a
  * temporary name and renamed.  Single-threaded, like the symbolizer.
  */

@@ -16,8 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "kernel/clock.h"
 #include "cache_file.h"
 #include "unwind/cfi_cache.h"
@@ -29,13 +27,15 @@
 #define CFI_BUILDER_ID 0ull
 #endif
 
-#define CFI_CACHE_MAGIC "BPFPCFI1"
+/* 2: the checksum is XXH3-64, was CRC-32 (a "BPFPCFI1" file is a miss) */
+#define CFI_CACHE_MAGIC "BPFPCFI2"
 #define CFI_CACHE_SUFFIX ".cfi"
 #define SYM_CACHE_SUFFIX ".sym"		/* symbols/sym_cache.c's files */
 #define CFI_CACHE_MAX_ROWS (64u << 20)	/* 1 GiB of rows: anything more is corrupt */
 #define CFI_CACHE_MAX_SEGMENTS 4096u
 
-/* The first bytes of a cache file. */
+/* The first bytes of a cache file (112 bytes, then the stats); every
+ * byte a field, no padding the compiler could leave unset. */
 struct cfi_cache_header {
 	char magic[8];			/* CFI_CACHE_MAGIC */
 	uint64_t builder;		/* CFI_BUILDER_ID of the writer */
@@ -45,10 +45,15 @@ struct cfi_cache_header {
 	uint32_t nr_rows;		/* struct cfi_row entries after the segments */
 	uint32_t nr_segments;		/* struct elf_segment entries after the header */
 	uint16_t e_type;		/* the file's ELF type */
-	uint16_t pad2;
-	uint32_t crc;			/* CRC-32 (zlib) of the segments and rows */
+	uint16_t pad2[3];
+	uint64_t checksum;		/* cache_file_checksum() (XXH3-64) of the
+					 * bytes after the header: the segments,
+					 * then the rows; not of the header */
 	struct cfi_table_stats stats;	/* of the build (build_ns 0) */
 };
+
+_Static_assert(offsetof(struct cfi_cache_header, stats) == 112,
+	       "no padding in the header before the stats");
 
 struct cfi_cache {
 	char *dir;
@@ -153,9 +158,9 @@ static struct cfi_table *read_table(int fd, const uint8_t *id, size_t id_size, i
 	const struct cfi_cache_header *h;
 	struct cfi_table *t = NULL;
 	size_t seg_bytes, row_bytes;
+	struct cache_part checked[2];
 	struct stat st;
 	uint8_t *base;
-	uLong crc;
 
 	*err = -ENOENT;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !cache_file_trusted(&st) ||
@@ -188,9 +193,9 @@ static struct cfi_table *read_table(int fd, const uint8_t *id, size_t id_size, i
 	t->segments.nr = h->nr_segments;
 	if (seg_bytes)
 		memcpy(t->segments.segs, base + sizeof(*h), seg_bytes);
-	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->segments.segs, (uInt)seg_bytes);
-	crc = crc32(crc, (const Bytef *)t->rows, (uInt)row_bytes);
-	if ((uint32_t)crc != h->crc || !rows_ok(t->rows, h->nr_rows))
+	checked[0] = (struct cache_part){ t->segments.segs, seg_bytes };
+	checked[1] = (struct cache_part){ t->rows, row_bytes };
+	if (cache_file_checksum(checked, 2) != h->checksum || !rows_ok(t->rows, h->nr_rows))
 		goto fail;
 	t->nr = h->nr_rows;
 	t->segments.e_type = h->e_type;
@@ -262,7 +267,6 @@ int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
 {
 	struct cfi_cache_header h = { .builder = CFI_BUILDER_ID };
 	size_t seg_bytes, row_bytes;
-	uLong crc;
 	int err;
 
 	if (!c || !t || !t->build_id_size || t->build_id_size > sizeof(h.build_id) || t->nr < 2)
@@ -277,8 +281,9 @@ int cfi_cache_put(struct cfi_cache *c, const struct cfi_table *t)
 	h.e_type = t->segments.e_type;
 	h.stats = t->stats;
 	h.stats.build_ns = 0;
-	crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t->segments.segs, (uInt)seg_bytes);
-	h.crc = (uint32_t)crc32(crc, (const Bytef *)t->rows, (uInt)row_bytes);
+	h.checksum = cache_file_checksum((const struct cache_part[]){
+						 { t->segments.segs, seg_bytes },
+						 { t->rows, row_bytes } }, 2);
 
 	err = cache_file_write(c->dir, t->build_id, t->build_id_size, CFI_CACHE_SUFFIX,
 			       (const struct cache_part[]){ { &h, sizeof(h) },

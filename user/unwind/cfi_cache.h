@@ -14,7 +14,8 @@
  * holding one file per table, named by the build-id in hex plus ".cfi":
  *
  *   struct cfi_cache_header          magic, builder id, build-id, counts,
- *                                    CRC-32 of what follows, the stats
+ *                                    XXH3-64 checksum of what follows
+ *                                    (cache_file.h), the stats
  *   struct elf_segment[nr_segments]  the file's PT_LOAD segments
  *   struct cfi_row[nr_rows]          the table's rows
  *
@@ -22,7 +23,7 @@
  * header's builder id is a hash of the builder's sources and of the
  * structs above (the Makefile's CFI_BUILDER_ID): a bpfprof whose builder
  * differs in any way ignores and replaces the file.  A file that fails a
- * check (size, CRC, builder, build-id, rows out of order) is a miss and
+ * check (size, checksum, builder, build-id, rows out of order) is a miss and
  * is removed.  Files are written to a temporary name and renamed, so a
  * reader never sees half a table.  The directory is created 0700; a
  * directory or file not owned by the effective user, or writable by
