@@ -7,7 +7,6 @@
  * map, opens one cpu-clock sampling event per CPU and attaches the program
  * to each, attaches the lifecycle tracepoints, and reads the maps and ring
  * buffers back.  Error messages here name the cause and the remedy.
- * BPFPROF_DEBUG=stats prints the verifier's statistics of each program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +29,7 @@
 #include "map_warm.h"
 #include "profile.skel.h"
 #include "sampler.h"
+#include "verifier_stats.h"
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -318,76 +318,14 @@ static int open_events(struct sampler *s, const struct sampler_config *cfg)
 	return err;
 }
 
-/*
- * BPFPROF_DEBUG=stats: the verifier's statistics of each program (log
- * level 4: its time, and the instructions and states it went through),
- * one line per program on stderr.  Costs nothing otherwise.
- */
-#define VERIFIER_LOG_SIZE 4096
-
-struct verifier_logs {
-	size_t nr;
-	struct bpf_program *progs[8];
-	char buf[8][VERIFIER_LOG_SIZE];
-};
-
-static bool want_verifier_stats(void)
-{
-	const char *v = getenv("BPFPROF_DEBUG");
-
-	return v && strcmp(v, "stats") == 0;
-}
-
-/* Have the kernel write each program's statistics into @logs. */
-static void verifier_stats_request(struct profile_bpf *skel, struct verifier_logs *logs)
-{
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program(prog, skel->obj) {
-		if (logs->nr == sizeof(logs->progs) / sizeof(logs->progs[0]))
-			break;
-		logs->buf[logs->nr][0] = 0;
-		if (bpf_program__set_log_buf(prog, logs->buf[logs->nr], VERIFIER_LOG_SIZE) ||
-		    bpf_program__set_log_level(prog, 4))
-			continue;
-		logs->progs[logs->nr++] = prog;
-	}
-}
-
-/* The line of @log starting with @prefix, without its newline ("" if none). */
-static int log_line(const char *log, const char *prefix, const char **line)
-{
-	const char *p = strstr(log, prefix);
-
-	*line = p ? p : "";
-	return p ? (int)strcspn(p, "\n") : 0;
-}
-
-/* "bpfprof: verifier: PROG: processed N insns ...; verification time T usec" */
-static void verifier_stats_print(const struct verifier_logs *logs)
-{
-	for (size_t i = 0; i < logs->nr; i++) {
-		const char *insns, *time;
-		int ni = log_line(logs->buf[i], "processed ", &insns);
-		int nt = log_line(logs->buf[i], "verification time ", &time);
-
-		fprintf(stderr, "bpfprof: verifier: %s: %.*s; %.*s\n",
-			bpf_program__name(logs->progs[i]), ni, insns, nt, time);
-	}
-}
-
-/* Load the configured object, with the verifier's statistics if asked. */
+/* Load the configured object, with the verifier's statistics if asked
+ * (verifier_stats.h). */
 static int load(struct profile_bpf *skel)
 {
-	struct verifier_logs *logs = want_verifier_stats() ? calloc(1, sizeof(*logs)) : NULL;
-	int err;
+	struct verifier_logs *logs = verifier_stats_request(skel->obj);
+	int err = profile_bpf__load(skel);
 
-	if (logs)
-		verifier_stats_request(skel, logs);
-	err = profile_bpf__load(skel);
-	if (!err && logs)
-		verifier_stats_print(logs);
-	free(logs);
+	verifier_stats_finish(logs, err == 0);
 	return err;
 }
 
