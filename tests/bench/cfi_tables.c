@@ -14,8 +14,8 @@
  *
  * Build (from the top of the tree, after make B=build-cfi):
  *   cc -O2 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf tests/bench/cfi_tables.c \
- *      build-cfi/libbpfprof-core.a -lbpf -ldw -lelf -lz -llzma -lbz2 -ldl -lm -liberty \
- *      -o cfi_tables
+ *      build-cfi/libbpfprof-core.a $LIBS -o cfi_tables
+ * with LIBS the Makefile's LIBS line (tests/bench/run reads it from there).
  */
 #include <errno.h>
 #include <inttypes.h>
