@@ -44,10 +44,12 @@ CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 LDFLAGS   += $(SAN_FLAGS)
 # libiberty: the C++ and Rust demanglers (user/symbols/demangle.c).
 # libxxhash: the cache files' checksums (user/cache_file.c, XXH3).  libbpf,
-# elfutils and these linked in from their static archives: each shared
-# library costs bpfprof's start-up its load and relocations (~2 ms of the
-# collector's CPU on the test VM, docs/PERFORMANCE.md session 35).
-LIBS      := -Wl,-Bstatic -lbpf -ldw -lelf -lz -liberty -lxxhash -Wl,-Bdynamic -llzma -lbz2 -ldl -lm
+# elfutils (with liblzma and libbz2, its decompressors) and these linked in
+# from their static archives: each shared library costs bpfprof's start-up
+# its load and relocations (~2 ms of the collector's CPU on the test VM for
+# seven, docs/PERFORMANCE.md session 35; liblzma and libbz2 ~10 page faults
+# more, session 36).  Only the C library is loaded at run time.
+LIBS      := -Wl,-Bstatic -lbpf -ldw -lelf -lz -liberty -lxxhash -llzma -lbz2 -Wl,-Bdynamic -ldl -lm
 
 # --- BPF object and skeleton -------------------------------------------------
 BPF_SRC   := $(wildcard bpf/*.bpf.c)
