@@ -270,7 +270,8 @@ struct cfi_row {
  * holding the tables of many files one after the other (a table never
  * spans two chunks), in the slots of the "cfi_tables" map.  Creating a
  * chunk costs an RCU grace period (an update of a map of maps), so they
- * are big: CFI_CHUNK_ROWS rows, or one table's rows if that is larger.
+ * are big: CFI_CHUNK_ROWS rows, or one table's rows if that is larger
+ * (the collector's first chunk is a quarter of that: cfi_loader.c).
  */
 #define CFI_MAX_CHUNKS 1024
 #define CFI_CHUNK_ROWS (512u * 1024)	/* 4 MiB */

@@ -76,12 +76,23 @@ struct cfi_loader {
 
 static int add_chunk(struct cfi_loader *l, uint32_t size);
 
-/* Rows of a chunk: CFI_CHUNK_ROWS, or the whole budget if that is less. */
-static uint32_t chunk_rows(const struct cfi_loader *l)
+/*
+ * Rows of the first chunk, made before sampling: 1 MiB, room for the
+ * tables of a Python program with libc and ld.so (~106,000 rows).  A chunk
+ * costs the collector each page zeroed and mapped twice (the kernel's
+ * mapping, then ours): creating, mapping and closing one took 0.67 ms for
+ * 4 MiB against 0.27 for 1 MiB on the PVM test machine (docs/PERFORMANCE.md,
+ * session 36).  The later ones, which only big programs or --all need,
+ * are CFI_CHUNK_ROWS.
+ */
+#define CFI_FIRST_CHUNK_ROWS (CFI_CHUNK_ROWS / 4)
+
+/* Rows of a chunk: @rows, or the whole budget if that is less. */
+static uint32_t chunk_rows(const struct cfi_loader *l, uint32_t rows)
 {
 	uint64_t budget_rows = l->budget / sizeof(struct cfi_row);
 
-	return budget_rows < CFI_CHUNK_ROWS ? (uint32_t)budget_rows : CFI_CHUNK_ROWS;
+	return budget_rows < rows ? (uint32_t)budget_rows : rows;
 }
 
 struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
@@ -102,7 +113,7 @@ struct cfi_loader *cfi_loader_new(int tables_fd, int procs_fd, int requests_fd,
 	l->budget = budget ? budget : CFI_LOADER_DEFAULT_BUDGET;
 	elf_version(EV_CURRENT);
 	/* The first chunk now, before sampling: its RCU wait is start-up's. */
-	add_chunk(l, chunk_rows(l));
+	add_chunk(l, chunk_rows(l, CFI_FIRST_CHUNK_ROWS));
 	return l;
 }
 
@@ -170,7 +181,8 @@ static int load_table(struct cfi_loader *l, struct file_entry *e, const struct c
 	int err;
 
 	if (!c || c->size - c->used < t->nr) {
-		uint32_t size = t->nr > chunk_rows(l) ? t->nr : chunk_rows(l);
+		uint32_t size = t->nr > chunk_rows(l, CFI_CHUNK_ROWS) ? t->nr
+								     : chunk_rows(l, CFI_CHUNK_ROWS);
 
 		if (!chunk_fits(l, size, path))
 			return -ENOSPC;

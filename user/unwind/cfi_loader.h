@@ -7,7 +7,8 @@
  *    first time a process maps the file executable, copied into a chunk
  *    (a BPF array map of rows, BPF_F_INNER_MAP | BPF_F_MMAPABLE, in a slot
  *    of "cfi_tables"; CFI_CHUNK_ROWS rows, so creating one, which waits
- *    for an RCU grace period, is rare), and shared by every later process
+ *    for an RCU grace period, is rare; the first, made before sampling,
+ *    a quarter of that), and shared by every later process
  *    that maps the same file: files are told apart by GNU build-id, else
  *    by device, inode and path.  Tables stay loaded for the whole run (a
  *    short-lived process that maps libc again costs one hash lookup).
