@@ -40,6 +40,11 @@
 #     stack has shown pyswap_other.  What the BPF program saw there
 #     ("py_codes_seen") is not what it reads: pyswap_first's samples get no
 #     name, not pyswap_other's (-v counts the replaced objects).
+#  6. A copy is not a read: pyswap_first copied, then the ring filled, then
+#     pyswap_other run at its address, all before the stopped collector
+#     reads: pyswap_other's samples are named pyswap_other (the collector
+#     reads the address for its uncopied stacks although the same batch
+#     brought pyswap_first's copy).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 FIRST_ONLY=1 find_pythons 3.13 3.12
@@ -101,13 +106,15 @@ wait_line() {	# FILE TEXT: until FILE has a line TEXT (20 s at most)
 	for _ in $(seq 200); do grep -qx "$2" "$1" && return 0; sleep 0.1; done
 	fail "no line '$2' in $1: $(cat "$1")"
 }
-# swap_run TAG [FILL]: pyswap.py under bpfprof -v -p, stopped while pyswap_first
-# runs and is replaced; sets o, f, u, n (samples: pyswap_other, pyswap_first,
-# with an unnamed Python frame, all) and replaced, copied, skipped (-v).
+# swap_run TAG [FILL [late]]: pyswap.py under bpfprof -v -p, stopped while
+# pyswap_first runs and is replaced; sets o, f, u, n (samples: pyswap_other,
+# pyswap_first, with an unnamed Python frame, all) and replaced, copied,
+# skipped (-v).
 swap_run() {
 	local tag=$1 in="$TMP/$1.in" out="$TMP/$1.out" swap bp
+	shift
 	mkfifo "$in"
-	/usr/bin/python3.11 "$BPFPROF_SRC/tests/workloads/pyswap.py" 0.5 ${2:+"$2"} <"$in" >"$out" &
+	/usr/bin/python3.11 "$BPFPROF_SRC/tests/workloads/pyswap.py" 0.5 "$@" <"$in" >"$out" &
 	swap=$!; CHILD_PIDS+=($swap)
 	exec 7>"$in"
 	wait_line "$out" "pyswap: ready"
@@ -165,3 +172,21 @@ swap_run fill 2.5
 	fail "fill: $o of $((o + f + u)) samples named pyswap_other: pyswap_first's took its name"
 [ $(((u + f) * 100)) -ge $(((o + f + u) * 35)) ] || fail "fill: only $u samples unnamed, $f named"
 ok "fill: a code object neither copied nor read before it was replaced lends its successor no name"
+
+#  6. A copy is not a read: pyswap_first is copied, the fill then fills the
+#     stopped collector's ring, and pyswap_other runs at pyswap_first's
+#     address, not copied, before the collector reads anything.  Its stacks
+#     come in the same batch as pyswap_first's copy; the collector must read
+#     the address for them, not take the copy's object as read in that batch
+#     (before this check, pyswap_other's samples were all pyswap_first's, and
+#     the program, having seen pyswap_other's names there, then announced its
+#     later stacks as known: misnamed for good; python_reuse's part 1 failed
+#     now and then so, ~20 points off).
+swap_run late 2.5 late
+[ "${copied:-0}" -ge 2 ] || fail "late: ${copied:-0} code objects copied by the program"
+[ "${skipped:-0}" -ge 1 ] || fail "late: every code object copied: the ring never filled"
+[ $((o * 100)) -ge $(((o + f + u) * 35)) ] ||
+	fail "late: only $o of $((o + f + u)) samples named pyswap_other"
+[ $((f * 100)) -le $(((o + f + u) * 65)) ] ||
+	fail "late: $f of $((o + f + u)) samples named pyswap_first: pyswap_other's took its name"
+ok "late: an object read after a copy of its predecessor in the same batch is named by the read"

@@ -3,7 +3,7 @@
 made at its address, before a profiler that was stopped meanwhile reads
 it, for tests/integration/python_reuse.sh (part 4).
 
-  pyswap.py SECONDS [FILL]
+  pyswap.py SECONDS [FILL [late]]
 
 Prints "pyswap: ready" and waits for a line on stdin.  Then, with FILL,
 runs pyswap_fill for FILL seconds of CPU time: recursion to a depth that
@@ -17,6 +17,12 @@ meanwhile, at most 1000 tries); prints "pyswap: swapped" (or "pyswap:
 not swapped") and waits for another line.  Then runs pyswap_other for
 SECONDS of CPU time and prints "pyswap: done".  Until the second line,
 pyswap_other has not run: no stack has shown it.
+
+With "late", pyswap_fill runs after pyswap_first instead of before it,
+and pyswap_other runs right after the swap, before "pyswap: swapped":
+a profiler stopped meanwhile has pyswap_first's stacks and copies, then
+a full ring, then pyswap_other's stacks at the same address, to read all
+at once.
 """
 import sys
 import time
@@ -56,13 +62,16 @@ def make(name):
 
 def main():
     seconds = float(sys.argv[1])
+    late = len(sys.argv) > 3 and sys.argv[3] == "late"
     print("pyswap: ready", flush=True)
     sys.stdin.readline()
-    if len(sys.argv) > 2:
+    if len(sys.argv) > 2 and not late:
         fill(float(sys.argv[2]))
     first, ns = make("pyswap_first")
     addr = id(first.__code__)
     first(time.thread_time() + seconds)
+    if late:
+        fill(float(sys.argv[2]))
     ns.clear()      # the function and its globals refer to each other
     del ns, first
     kept = []
@@ -73,9 +82,11 @@ def main():
             other = fn
             break
         kept.append((fn, ns))
+    if other and late:
+        other(time.thread_time() + seconds)
     print("pyswap: swapped" if other else "pyswap: not swapped", flush=True)
     sys.stdin.readline()
-    if other:
+    if other and not late:
         other(time.thread_time() + seconds)
     print("pyswap: done", flush=True)
 

@@ -118,7 +118,10 @@ void interp_learn_stack(struct interp *it, uint32_t pid, uint64_t *ips, size_t n
  * names that stack's frame from this entry without a read, however soon
  * the object or its process is gone.  A copy without the whole header, of a process
  * without a known interpreter, or of an object named already, changes
- * nothing.  NULL @it: nothing.
+ * nothing.  A copy is not a read of the process: a later stack of the
+ * same batch that the program could not copy for still has that address
+ * read (the object there may have changed since the copy).  NULL @it:
+ * nothing.
  */
 void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t size);
 

@@ -313,17 +313,28 @@ static bool checked_now(struct interp *it, uint32_t pid, uint64_t addr)
 	return s && s->checked == it->batch;
 }
 
-/* The object at @s's address was read in this batch: it counts as read
- * for the batch's other stacks, and is among those read along next time. */
-static void mark_read(struct interp *it, struct py_code_slot *s)
+/* @s's object is among those read along with the next stacks' headers
+ * (add_recent()). */
+static void mark_recent(struct interp *it, const struct py_code_slot *s)
 {
-	s->checked = it->batch;
 	for (size_t i = 0; i < PY_RECENT_CODES; i++)
 		if (it->recent[i].pid == s->pid && it->recent[i].addr == s->addr)
 			return;
 	it->recent[it->recent_next].pid = s->pid;
 	it->recent[it->recent_next].addr = s->addr;
 	it->recent_next = (it->recent_next + 1) % PY_RECENT_CODES;
+}
+
+/* The object at @s's address was read out of the process in this batch:
+ * it counts as read for the batch's other stacks, and is among those read
+ * along next time.  Not for a copy the BPF program sent
+ * (interp_code_copy()): that is the object as a sample found it, which may
+ * be gone by the time a later record of the same batch shows the address
+ * with another object, whose copy could not be made. */
+static void mark_read(struct interp *it, struct py_code_slot *s)
+{
+	s->checked = it->batch;
+	mark_recent(it, s);
 }
 
 /* Whether header @hdr, read at @s's address of @p, is still the object of
@@ -403,8 +414,10 @@ static int64_t add_entry(struct interp *it, const struct py_proc *p, uint64_t ad
 	s->pid = p->pid;
 	s->addr = addr;
 	s->checked = 0;
-	if (hdr)
+	if (hdr && !m->copy)
 		mark_read(it, s);
+	else if (hdr)
+		mark_recent(it, s);
 	s->index = (uint32_t)(it->nr_codes - 1);
 	c->ok = hdr && read_code(p, m, hdr, c) == 0;
 	if (c->ok)
@@ -584,7 +597,7 @@ void interp_code_copy(struct interp *it, const struct py_code_event *e, size_t s
 		return;			/* no header: the stack's record reads it */
 	s = known_slot(it, p->pid, e->code);
 	if (s && still_entry(it, p, s, e->header)) {
-		mark_read(it, s);	/* named before: that entry stands */
+		mark_recent(it, s);	/* named before: that entry stands */
 		return;
 	}
 	index = add_entry(it, p, e->code, e->header, &(struct py_mem){ .pid = p->pid, .copy = e });
