@@ -249,10 +249,16 @@ struct dwarf_sample_event {
 /*
  * TASK_EVENT_NEW_STACK records wake the collector at most this often (ns);
  * the collector polls at BPFPROF_NEW_STACK_POLL_MS while new stacks keep
- * coming, so none waits much longer than that for its copy and names.
+ * coming, so none waits much longer than that for its copy and names
+ * (their code objects are copied or wake it at once, new_stack.bpf.h).
+ * The poll is the longer of the two: while stacks keep coming the records'
+ * wake-ups come first, and the poll only picks up the last ones, which
+ * came within the wake-up interval of a wake-up.  200/300 ms, not 50/100:
+ * pyburn's collector wakes ~17 times in 3.4 s, not 55, each wake-up ~60 us
+ * of its CPU in a PVM guest (docs/PERFORMANCE.md, sessions 27 and 36).
  */
-#define BPFPROF_NEW_STACK_WAKEUP_NS 50000000ull
-#define BPFPROF_NEW_STACK_POLL_MS 100
+#define BPFPROF_NEW_STACK_WAKEUP_NS 200000000ull
+#define BPFPROF_NEW_STACK_POLL_MS 300
 
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {
