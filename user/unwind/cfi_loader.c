@@ -487,6 +487,27 @@ static void procs_changed(struct cfi_loader *l)
 		__atomic_add_fetch(l->generation, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The walk's view of @pid's executable mappings @maps (@nr), the first
+ * CFI_MAX_MAPPINGS of them, into the scratch value; returns the number of
+ * executable mappings left out. */
+static size_t describe_process(struct cfi_loader *l, uint32_t pid,
+			       const struct bpfprof_mapping *maps, size_t nr)
+{
+	struct cfi_process *p = l->scratch;
+	size_t dropped = 0;
+
+	p->nr = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
+			continue;
+		if (p->nr == CFI_MAX_MAPPINGS)
+			dropped++;
+		else
+			describe_mapping(l, pid, &maps[i], &p->maps[p->nr++]);
+	}
+	return dropped;
+}
+
 int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		      size_t nr)
 {
@@ -494,16 +515,7 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	size_t bytes;
 	int err;
 
-	p->nr = 0;
-	for (size_t i = 0; i < nr; i++) {
-		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
-			continue;
-		if (p->nr == CFI_MAX_MAPPINGS) {
-			l->st.mappings_dropped++;
-			continue;
-		}
-		describe_mapping(l, pid, &maps[i], &p->maps[p->nr++]);
-	}
+	l->st.mappings_dropped += describe_process(l, pid, maps, nr);
 	/* Only the used part matters, but the map's value is fixed-size. */
 	bytes = sizeof(*p) - sizeof(p->maps) + p->nr * sizeof(p->maps[0]);
 	memset((char *)p + bytes, 0, sizeof(*p) - bytes);
@@ -518,27 +530,25 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 }
 
 /* The walk's view of @pid's executable mappings @maps (@nr), as
- * cfi_loader_update() writes them, each mapping with a table of its own:
- * its rows where they lie in their chunk.  Uses the scratch value. */
+ * cfi_loader_update() writes them (describe_process()), each mapping then
+ * given a table of its own: its rows where they lie in their chunk.  Uses
+ * the scratch value. */
 static void walk_process(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 			 size_t nr, struct cfi_walk_process *wp)
 {
 	struct cfi_process *p = l->scratch;
 
-	p->nr = 0;
-	for (size_t i = 0; i < nr && p->nr < CFI_MAX_MAPPINGS; i++) {
-		struct cfi_mapping *m = &p->maps[p->nr];
+	describe_process(l, pid, maps, nr);
+	for (uint32_t i = 0; i < p->nr; i++) {
+		struct cfi_mapping *m = &p->maps[i];
 
-		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
-			continue;
-		describe_mapping(l, pid, &maps[i], m);
-		l->view_ptrs[p->nr] = NULL;
+		l->view_ptrs[i] = NULL;
 		if (m->table != CFI_NO_TABLE) {
-			l->views[p->nr].rows = l->chunks[m->table].rows + m->first;
-			l->views[p->nr].nr = m->rows;
-			l->view_ptrs[p->nr] = &l->views[p->nr];
+			l->views[i].rows = l->chunks[m->table].rows + m->first;
+			l->views[i].nr = m->rows;
+			l->view_ptrs[i] = &l->views[i];
 		}
-		m->table = p->nr++;
+		m->table = i;
 	}
 	wp->maps = p->maps;
 	wp->nr_maps = p->nr;
