@@ -628,16 +628,17 @@ static int sum_percpu(int fd, uint32_t slot, int ncpus, uint64_t *sum)
 static int sum_percpu_counts(const struct bpf_map *map, int ncpus, uint32_t nr, uint64_t *sums)
 {
 	size_t stride = (bpf_map__value_size(map) + 7) / 8 * 8;
-	uint8_t *vals = malloc(stride * (size_t)ncpus);
+	uint8_t *vals;
 	uint32_t zero = 0;
 	int err = 0;
 
-	if (!vals)
-		return -ENOMEM;
 	memset(sums, 0, nr * sizeof(*sums));
-	if (stride < nr * sizeof(*sums) ||
-	    bpf_map_lookup_elem(bpf_map__fd(map), &zero, vals))
-		err = stride < nr * sizeof(*sums) ? -EINVAL : -errno;
+	if (stride < nr * sizeof(*sums))
+		return -EINVAL;		/* the value has no room for the counters */
+	if (!(vals = malloc(stride * (size_t)ncpus)))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &zero, vals))
+		err = -errno;
 	for (int c = 0; c < ncpus && !err; c++)
 		for (uint32_t i = 0; i < nr; i++) {
 			uint64_t v;
