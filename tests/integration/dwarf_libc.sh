@@ -24,7 +24,9 @@
 #   - no more than 0.5% of the samples are counted "complete" by the
 #     summary but do not reach main (an unwinder that mistakes a failed
 #     step for the outermost frame);
-#   - the callback (cmp_items) is in >= 50% of the samples, and >= 95% of
+#   - the callback (cmp_items) is in >= 40% of the samples (its share is
+#     the workload's balance, not the unwinder's: 67% is usual on the PVM
+#     guests of 2026-12, 48% was seen once under load), and >= 95% of
 #     those have one or more libc frames between sort_round and cmp_items,
 #     i.e. the walk went from our code through libc back into our code;
 #   - >= 10 samples (1%) end in libc frames called from copy_round
@@ -107,7 +109,7 @@ ok "samples counted complete ($complete) and reaching main ($main) agree within 
 
 read -r cb _ < <(python3 "$lib/folded_stacks.py" count "$F" '(^|;)cmp_items(;|$)')
 p=$(pct "$cb" "$total")
-at_least "$p" 50 || fail "the comparison callback is in only $cb of $total samples ($p%)"
+at_least "$p" 40 || fail "the comparison callback is in only $cb of $total samples ($p%)"
 read -r via _ < <(python3 "$lib/folded_stacks.py" between "$F" sort_round cmp_items "$TMP/libc.names")
 p=$(pct "$via" "$cb")
 at_least "$p" 95 ||
