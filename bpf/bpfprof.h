@@ -259,6 +259,15 @@ struct dwarf_sample_event {
  */
 #define BPFPROF_NEW_STACK_WAKEUP_NS 200000000ull
 #define BPFPROF_NEW_STACK_POLL_MS 300
+/*
+ * ... but a record wakes it at once when the "events" ring holds a
+ * quarter of its size unread: a burst of new Python code objects (imports,
+ * code compiled at run time) fills the ring with copies (5 KiB each,
+ * struct py_code_event), which are left out once it is half full
+ * (tests/integration/python_short_lived.sh: 15-23 copies left out in
+ * pyshort's 20 runs with the 200 ms wake-ups alone, 4 with 50 ms).
+ */
+#define BPFPROF_NEW_STACK_WAKE_FILL 4
 
 /* Kinds of struct task_event ("events" ring buffer). */
 enum task_event_type {

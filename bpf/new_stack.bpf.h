@@ -60,7 +60,9 @@ volatile __u64 new_stack_woke_ns = 0;
  * per BPFPROF_NEW_STACK_WAKEUP_NS: a burst of new stacks (a program's
  * start) then costs one wake-up, not one per stack, and the collector,
  * which polls often while stacks keep coming (collector.c), reads the
- * rest within that time.  @now: the stack names a Python code object not
+ * rest within that time; or sooner, once the ring holds
+ * 1/BPFPROF_NEW_STACK_WAKE_FILL of its size unread: the copies of code
+ * objects need the ring below half full (py_code_snapshot()).  @now: the stack names a Python code object not
  * announced before and not copied, which the collector must read at once
  * (see py_codes_seen); without it, the record says the collector knows
  * them all, from an earlier stack or a copy just sent
@@ -76,7 +78,9 @@ static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, _
 	if (!e)
 		return;
 	e->stack_id = id;
-	if (!now && e->time_ns - new_stack_woke_ns < BPFPROF_NEW_STACK_WAKEUP_NS) {
+	if (!now && e->time_ns - new_stack_woke_ns < BPFPROF_NEW_STACK_WAKEUP_NS &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <
+		    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / BPFPROF_NEW_STACK_WAKE_FILL) {
 		events_unannounced = 1;
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 		return;
