@@ -254,8 +254,9 @@ struct dwarf_sample_event {
  * The poll is the longer of the two: while stacks keep coming the records'
  * wake-ups come first, and the poll only picks up the last ones, which
  * came within the wake-up interval of a wake-up.  200/300 ms, not 50/100:
- * pyburn's collector wakes ~17 times in 3.4 s, not 55, each wake-up ~60 us
- * of its CPU in a PVM guest (docs/PERFORMANCE.md, sessions 27 and 36).
+ * pyburn's collector wakes ~17-23 times in 3.4 s, not 55, each wake-up
+ * ~60 us of its CPU in a PVM guest (docs/PERFORMANCE.md, sessions 27, 36
+ * and 37).
  */
 #define BPFPROF_NEW_STACK_WAKEUP_NS 200000000ull
 #define BPFPROF_NEW_STACK_POLL_MS 300

@@ -62,7 +62,8 @@ volatile __u64 new_stack_woke_ns = 0;
  * which polls often while stacks keep coming (collector.c), reads the
  * rest within that time; or sooner, once the ring holds
  * 1/BPFPROF_NEW_STACK_WAKE_FILL of its size unread: the copies of code
- * objects need the ring below half full (py_code_snapshot()).  @now: the stack names a Python code object not
+ * objects need the ring below half full (py_code_snapshot()).  @now: the
+ * stack names a Python code object not
  * announced before and not copied, which the collector must read at once
  * (see py_codes_seen); without it, the record says the collector knows
  * them all, from an earlier stack or a copy just sent

@@ -456,7 +456,7 @@ static int sample_until_done(struct collector *c)
 		timeout = ms_until(now, next_drain < deadline ? next_drain : deadline);
 		/* While new stacks come, their polls (and wake-ups) check the
 		 * drain too: a timer of its own would wake us as often again
-		 * (pyburn's 3.4 s: 55 wake-ups -> ~17, each ~60 us of CPU in
+		 * (pyburn's 3.4 s: 55 wake-ups -> 17-23, each ~60 us of CPU in
 		 * a PVM guest), and a drain BPFPROF_NEW_STACK_POLL_MS late is
 		 * still far within the count maps' two seconds. */
 		if (c->new_stacks_recently) {
