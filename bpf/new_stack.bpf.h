@@ -63,12 +63,12 @@ volatile __u64 new_stack_woke_ns = 0;
  * rest within that time; or sooner, once the ring holds
  * 1/BPFPROF_NEW_STACK_WAKE_FILL of its size unread: the copies of code
  * objects need the ring below half full (py_code_snapshot()).  @now: the
- * stack names a Python code object not
- * announced before and not copied, which the collector must read at once
- * (see py_codes_seen); without it, the record says the collector knows
- * them all, from an earlier stack or a copy just sent
- * (BPFPROF_NEW_STACK_CODES_KNOWN).  @st: the stack as stored under @id,
- * which the record carries when it can (new_stack_reserve()).
+ * stack names a Python code object not announced before and not copied,
+ * which the collector must read at once (see py_codes_seen); without it,
+ * the record says the collector knows them all, from an earlier stack or
+ * a copy just sent (BPFPROF_NEW_STACK_CODES_KNOWN).  @st: the stack as
+ * stored under @id, which the record carries when it can
+ * (new_stack_reserve()).
  */
 static __always_inline void emit_new_stack(struct stack_trace *st, __u32 tgid, __u32 tid,
 					   __u64 id, bool now)
