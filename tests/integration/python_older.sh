@@ -85,7 +85,7 @@ done
 
 py=${pythons[0]}
 tag=$(basename "$py")
-"$BPFPROF" --call-graph dwarf --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dwarf.dump" -- \
+"$BPFPROF" --call-graph dwarf "${SHARES_DWARF_RING[@]}" --plugin "$TMP/plugins/dump.so" -F "$SHARES_HZ" -o "$TMP/$tag.dwarf.dump" -- \
 	"$py" "$PYBURN" 3 "$TMP/$tag.dwarf.truth" 2> "$TMP/$tag.dwarf.err" ||
 	{ cat "$TMP/$tag.dwarf.err"; fail "bpfprof --call-graph dwarf -- $py failed"; }
 $CHECK shares "$TMP/$tag.dwarf.dump" "$TMP/$tag.dwarf.truth" 2 --calls-through-c ||

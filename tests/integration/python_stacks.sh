@@ -80,7 +80,7 @@ $CHECK shares "$TMP/fp.dump" "$TMP/fp.truth" 2 --cut-native || fail "-g: Python 
 ok "-g: Python functions' shares, the outer ones at the root of cut native stacks"
 
 # --call-graph dwarf: the copies carry the Python frames.
-"$BPFPROF" -v --call-graph dwarf --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/dwarf.dump" -- \
+"$BPFPROF" -v --call-graph dwarf "${SHARES_DWARF_RING[@]}" --plugin "$TMP/dump.so" -F "$SHARES_HZ" -o "$TMP/dwarf.dump" -- \
 	/usr/bin/python3.11 "$PYBURN" 3 "$TMP/dwarf.truth" 2> "$TMP/dwarf.err" ||
 	{ cat "$TMP/dwarf.err"; fail "bpfprof --call-graph dwarf -- python3.11 failed"; }
 grep -E 'dwarf unwinding|Python frames put' "$TMP/dwarf.err"
