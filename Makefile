@@ -116,7 +116,7 @@ UT_BIN    := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UT_SRC))
 UT_LIB_OBJ := $(patsubst tests/unit/lib/%.c,$(B)/obj/tests/unit/lib/%.o,$(wildcard tests/unit/lib/*.c))
 UT_LIBS   := -lcmocka
 
-.PHONY: all demo check test asan asan-check fuzz fuzz-targets bench install deps clean
+.PHONY: all demo check test check-release asan asan-check fuzz fuzz-targets bench install deps clean
 all: $(B)/bpfprof $(PLUGIN_SO) $(WL_BIN) $(TOOL_BIN) $(UT_BIN)
 
 deps:
@@ -271,7 +271,17 @@ demo: deps
 	$(MAKE) all
 	bash tests/demo.sh $(B)
 
+# Every test once: under AddressSanitizer + UBSan (build-asan), but those
+# whose header says "# Builds: release" (they measure memory, CPU or speed)
+# on $(B), and those that say "# Builds: release sanitized" on both (see
+# tests/run).
 check test: deps
+	$(MAKE) all
+	$(ASAN_MAKE) all
+	bash tests/run --sanitized build-asan $(B)
+
+# Every test on the release build alone.
+check-release: deps
 	$(MAKE) all
 	bash tests/run $(B)
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release
+#   (tests/run --sanitized: it builds its own ASan + UBSan fuzz targets)
 # Fuzz smoke test: builds the libFuzzer targets tests/fuzz/fuzz_*.c (clang,
 # ASan + UBSan, as `make fuzz` does) into $BPFPROF_BUILD/fuzz-smoke and runs
 # each for FUZZ_SMOKE_SECONDS (default 4) on its seed corpus through

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release sanitized
+#   (tests/run --sanitized: its peak RSS budget holds on the release build only)
 # Load.  1,000 threads busy at once (tests/workloads/threadstorm), and
 # 10 kHz on every CPU system-wide (or kernel.perf_event_max_sample_rate if
 # lower), in counts mode and through the timestamped stream: bpfprof keeps

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release sanitized
+#   (tests/run --sanitized: it holds whole stacks to 99% (95% sanitized); the
+#   only test of the 3.6-3.10 readers and line tables)
 # Python functions in the stacks of CPython 3.6, 3.7, 3.8, 3.9 and 3.10
 # (each pyenv build found), whose frames are heap PyFrameObjects, one per
 # evaluator activation, whose thread states know their thread by

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release sanitized
+#   (tests/run --sanitized: its copies' bounds are relaxed when sanitized)
 # Python frames of processes that live a few tens of milliseconds, whose
 # code objects live a few milliseconds (issue 17): the BPF program copies
 # each code object the first time a new stack shows it (TASK_EVENT_PY_CODE,

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release sanitized
+#   (tests/run --sanitized: it holds whole stacks to 99% (95% sanitized))
 # Per-thread Python stacks: tests/workloads/pythreads.py runs three named
 # threads (pw-a, pw-b, pw-c), each in a Python function of its own
 # (pyworker_a/b/c), 3:2:1 of the work; run by Debian's python3.11 and by

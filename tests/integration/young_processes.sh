@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
+# Builds: release sanitized
+#   (tests/run --sanitized: its Python loop runs longer when sanitized)
 # young_processes.sh - complete stacks from the first sample of a process
 # with the default call graph (auto).  The BPF walk needs the unwind
 # tables of the process's files, which the collector writes once it
