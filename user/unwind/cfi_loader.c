@@ -181,8 +181,10 @@ static int load_table(struct cfi_loader *l, struct file_entry *e, const struct c
 	int err;
 
 	if (!c || c->size - c->used < t->nr) {
-		uint32_t size = t->nr > chunk_rows(l, CFI_CHUNK_ROWS) ? t->nr
-								     : chunk_rows(l, CFI_CHUNK_ROWS);
+		uint32_t size = chunk_rows(l, CFI_CHUNK_ROWS);
+
+		if (t->nr > size)
+			size = t->nr;
 
 		if (!chunk_fits(l, size, path))
 			return -ENOSPC;
