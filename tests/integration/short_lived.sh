@@ -5,7 +5,8 @@
 #  1. fork only, `bpfprof -- forker`: one gperftools file per child
 #     (FILE.<pid>), and the children's files together (google-pprof and go
 #     tool pprof) hold ~all their CPU time, >= 90% of it in child_work
-#     (80% when exec'd: ld.so starts them, ~15% on the test machine).
+#     (80% when exec'd: ld.so starts them, ~15% on the test machine; 75% for
+#     google-pprof's 10 of them, ~260 samples).
 #  2. fork + exec of the same binary (a new image at a new address), bpfprof
 #     -p on the parent (children followed): the same with the files, plus a
 #     second run at the same time with the test plugin
@@ -93,6 +94,11 @@ for s in sets:
                r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$")
     total += t
     cw += f.get("child_work", 0)
+# Exec'd, 10 of the files hold ~260 samples: a share's sampling error is
+# ~2.5 points there (0.8 over all 100 above), and one CI run read 79.1%
+# where go tool pprof read 80.7% of all of them.  So 2 sigma below.
+if len(sets) > 1:
+    want -= 0.05
 check(total > 0 and cw / total >= want, "google-pprof, %d children's files: child_work %d of %d "
       "samples (%.1f%%, >= %d%%)" % (sum(map(len, sets)), cw, total, 100 * cw / max(total, 1),
                                     100 * want))
