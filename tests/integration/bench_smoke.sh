@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: it times profilers; the sanitizers' cost would be measured)
+#   (tests/run --sanitized: it times profilers; the sanitizers' cost would be
+#   measured)
 # The benchmark harness works end to end: tests/bench/run --quick (one
 # frequency, one thread, two repetitions, small synthetic profile) must
 # produce a complete report: a row for perf record and for every built-in

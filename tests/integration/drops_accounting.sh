@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release sanitized
-#   (tests/run --sanitized: its --all run is 10 s sanitized, 30 s on the release build)
+#   (tests/run --sanitized: its --all run is 10 s sanitized, 30 s on the release
+#   build)
 # Drop accounting: every sample bpfprof sees is kept or dropped for exactly
 # one reason, and the summary and the plugin say so.
 #  1. A 30 s `--all` run (10 s under the sanitizers) at 999 Hz with both

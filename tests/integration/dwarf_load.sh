@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: it holds the unwinding backlog under load; the dwarf paths run sanitized in dwarf_* and deep_stacks)
+#   (tests/run --sanitized: it holds the unwinding backlog under load; the dwarf
+#   paths run sanitized in dwarf_* and deep_stacks)
 #
 # dwarf_load.sh - issue 6 under load: this file owns the check that the
 # collector keeps up with `--call-graph dwarf` at 999 Hz on both CPUs for

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: it holds the collector's RSS, which AddressSanitizer's shadow and quarantine change)
+#   (tests/run --sanitized: it holds the collector's RSS, which
+#   AddressSanitizer's shadow and quarantine change)
 # perf.data streams samples to disk: the collector's memory stays flat with
 # the length of a run.  A 60 s --all run (in a cgroup, below) at 999 Hz with both CPUs busy must
 # keep bpfprof's peak anonymous memory (RssAnon: its heap, the ring's

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: it holds whole stacks to 99% (95% sanitized); the readers and the splicing run sanitized in python_* and young_processes)
+#   (tests/run --sanitized: it holds whole stacks to 99% (95% sanitized); the
+#   readers and the splicing run sanitized in python_* and young_processes)
 # Python functions in CPython's stacks, with no option: the pyburn workload
 # (tests/workloads/pyburn.py: nested Python calls, json's C encoder calling
 # back into Python, math.sqrt) run by Debian's python3.11 and by each

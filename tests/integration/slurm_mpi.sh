@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: every part of it runs sanitized in cgroup_filter, mpi_ranks,
-#   merge_raw and merge_offline, and here took twice as long (47 s, 21 s release))
+#   (tests/run --sanitized: every part of it runs sanitized in cgroup_filter,
+#   mpi_ranks, merge_raw and merge_offline, and here took twice as long (47 s,
+#   21 s release))
 # One bpfprof per node on a Slurm cluster: a 2-node cluster on this machine
 # (tests/lib/slurm_cluster.sh) runs docs/examples/bpfprof-job.sbatch with
 # the 4-rank MPI workload tests/workloads/mpi_ranks (2 ranks per node, each

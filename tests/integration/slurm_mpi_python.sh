@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds: release
-#   (tests/run --sanitized: every part of it runs sanitized in cgroup_filter, merge_python
-#   and python_*, and here took twice as long (48 s, 23 s release))
+#   (tests/run --sanitized: every part of it runs sanitized in cgroup_filter,
+#   merge_python and python_*, and here took twice as long (48 s, 23 s release))
 # A Python MPI job on a Slurm cluster, profiled as slurm_mpi.sh profiles a
 # C one: a 2-node cluster on this machine (tests/lib/slurm_cluster.sh)
 # runs docs/examples/bpfprof-job.sbatch with 4 ranks (2 per node) of

@@ -48,8 +48,9 @@
 #       times, each under its own bpfprof with --no-unwind-cache, so that
 #       its first tens of milliseconds go out as copies while the
 #       collector builds the interpreter's table (and up to five runs
-#       more until the copies held 10 Python frames: a race).  The program reads the
-#       thread's Python frames for a copy by activation, and the collector
+#       more until the copies held 10 Python frames: a race).  The
+#       program reads the thread's Python frames for a copy by
+#       activation, and the collector
 #       puts them in place of the evaluator frames it unwinds
 #       (user/interp/pysplice.c): of the samples running Python code
 #       (PyEval_EvalCode), >= 93% are under <module>;pyyoung_work and at
