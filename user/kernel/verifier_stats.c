@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "verifier_stats.h"
@@ -63,8 +64,18 @@ void verifier_stats_finish(struct verifier_logs *logs, bool loaded)
 		int ni = log_line(logs->buf[i], "processed ", &insns);
 		int nt = log_line(logs->buf[i], "verification time ", &time);
 
-		fprintf(stderr, "bpfprof: verifier: %s: %.*s; %.*s\n",
-			bpf_program__name(logs->progs[i]), ni, insns, nt, time);
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(logs->progs[i]);
+
+		/* what the kernel runs: the program after dead-code removal and
+		 * the rewrites of map look-ups, helpers and context loads */
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			info.xlated_prog_len = 0;
+		fprintf(stderr, "bpfprof: verifier: %s: %.*s; %.*s; %zu insns loaded, %u after "
+			"the verifier's rewrites\n", bpf_program__name(logs->progs[i]), ni, insns,
+			nt, time, bpf_program__insn_cnt(logs->progs[i]),
+			info.xlated_prog_len / 8);
 	}
 	free(logs);
 }

@@ -2,10 +2,13 @@
 /*
  * verifier_stats.h - BPFPROF_DEBUG=stats: the verifier's statistics of
  * each program of a BPF object as it is loaded (log level 4: the
- * instructions and states it went through, and its time), one line per
- * program on stderr:
+ * instructions and states it went through, and its time), and its size
+ * as loaded and as the kernel keeps it (after dead-code removal and its
+ * rewrites: BPF_OBJ_GET_INFO_BY_FD's xlated length), one line per program
+ * on stderr:
  *
- *   bpfprof: verifier: PROG: processed N insns ...; verification time T usec
+ *   bpfprof: verifier: PROG: processed N insns ...; verification time T
+ *   usec; L insns loaded, X after the verifier's rewrites
  *
  * Costs nothing when not asked for.  tests/integration/verifier_stats.sh
  * reads these lines.
