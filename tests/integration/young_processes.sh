@@ -50,8 +50,8 @@
 #       collector builds the interpreter's table (and up to five runs
 #       more until the copies held 10 Python frames: a race).  The
 #       program reads the thread's Python frames for a copy by
-#       activation, and the collector
-#       puts them in place of the evaluator frames it unwinds
+#       activation, and the collector puts them in place of the
+#       evaluator frames it unwinds
 #       (user/interp/pysplice.c): of the samples running Python code
 #       (PyEval_EvalCode), >= 93% are under <module>;pyyoung_work and at
 #       most 1% keep a _PyEval_EvalFrameDefault frame; -v counts the
