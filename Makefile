@@ -173,6 +173,12 @@ SYM_BUILDER_SRC := user/symbols/elf_symtab.c user/symbols/gopclntab.c \
 		   user/symbols/symbolizer_impl.h user/symbols/sym_cache.c user/cache_file.c
 $(B)/obj/user/symbols/sym_cache.o: $(SYM_BUILDER_SRC)
 $(B)/obj/user/symbols/sym_cache.o: CPPFLAGS += -DSYM_BUILDER_ID=0x$(shell cat $(SYM_BUILDER_SRC) | sha256sum | cut -c1-16)ull
+# The same for the facts of interpreter files (user/interp/py_cache.c):
+# their inspection, the layouts a minor version selects, and the format.
+PY_BUILDER_SRC := user/interp/python.c user/interp/py_layout.c user/interp/py_cache.c \
+		  user/interp/interp_impl.h user/symbols/elf_segments.h user/cache_file.c
+$(B)/obj/user/interp/py_cache.o: $(PY_BUILDER_SRC)
+$(B)/obj/user/interp/py_cache.o: CPPFLAGS += -DPY_BUILDER_ID=0x$(shell cat $(PY_BUILDER_SRC) | sha256sum | cut -c1-16)ull
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^

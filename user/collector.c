@@ -297,6 +297,9 @@ static int open_unwind_cache(struct collector *c)
 		return o->unwind_cache ? err : 0;
 	}
 	cfi_loader_set_cache(c->cfi, c->cfi_cache);
+	/* the facts of interpreter files (interp/py_cache.h) */
+	if (c->interp && (err = interp_set_cache_dir(c->interp, cfi_cache_dir(c->cfi_cache))))
+		return err;
 	/* the function tables of the files named too (symbols/sym_cache.h) */
 	return symbolizer_set_cache_dir(c->symbolizer, cfi_cache_dir(c->cfi_cache));
 }

@@ -57,10 +57,6 @@ complete() {
 	ok "$1: $full of $sel samples reach main"
 }
 
-build_id() {
-	readelf -n "$1" | sed -n 's/.*Build ID: //p'
-}
-
 libc=$(ldd "$WL/nofp_qsort" | awk '/libc.so/ { print $3 }')
 prog_id=$(build_id "$WL/nofp_qsort")
 libc_id=$(build_id "$(readlink -f "$libc")")

@@ -80,6 +80,11 @@ perf_folded() {
 	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null | fs from-perf-script
 }
 
+# build_id FILE: FILE's GNU build-id in hex (empty without one)
+build_id() {
+	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p'
+}
+
 # find_pythons VERSION...: set the array pythons to Debian's python3.11 and
 # the first pyenv build found of each VERSION (3.12, 3.13); skips the test
 # without python3.11.  find_pythons 3.13 3.12 with FIRST_ONLY=1 stops at

@@ -37,6 +37,8 @@ struct interp_stats {
 	uint64_t evaluator_files;	/* interpreter files (executables, libpythons) found */
 	uint64_t cold_parts;		/* ... whose evaluator's .cold part was found, in
 					 * their symbols or their -dbg file's */
+	uint64_t files_cached;		/* files (interpreters or not) whose facts came
+					 * from the on-disk cache (py_cache.h) */
 	uint64_t codes;			/* code objects named */
 	uint64_t code_failures;		/* code objects that could not be read */
 	uint64_t frames_seen;		/* Python frames in new stacks */
@@ -65,6 +67,13 @@ struct interp_stats {
  * NULL on ENOMEM.
  */
 struct interp *interp_new(int procs_fd, int codes_fd);
+
+/*
+ * Keep what is learnt of interpreter files in the on-disk cache directory
+ * @dir (py_cache.h; NULL: no cache, as after interp_new()), copied.
+ * 0 or -ENOMEM.
+ */
+int interp_set_cache_dir(struct interp *it, const char *dir);
 
 /* Free @it and every string it handed out.  NULL allowed. */
 void interp_free(struct interp *it);

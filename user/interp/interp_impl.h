@@ -70,6 +70,7 @@ struct py_code_slot {
 struct interp {
 	int procs_fd;
 	int codes_fd;			/* "py_codes_seen", < 0: none */
+	char *cache_dir;		/* the facts' cache (py_cache.h), NULL: none */
 	struct py_file *files;
 	size_t nr_files, cap_files;
 	struct py_proc *procs;

@@ -27,6 +27,7 @@
 #include <gelf.h>
 
 #include "interp_impl.h"
+#include "py_cache.h"
 #include "targets/procmaps.h"
 
 /* The symbols of an interpreter file, as ELF vaddrs (0: not found). */
@@ -261,14 +262,19 @@ static struct py_file *file_of(struct interp *it, uint32_t pid, const struct bpf
 	}
 	f = &it->files[it->nr_files];
 	memset(f, 0, sizeof(*f));
-	fd = procmaps_open_file(pid, map);
-	if (fd < 0)
-		return NULL;	/* not remembered: another process may open it */
+	if (py_cache_get(it->cache_dir, map->build_id, map->build_id_size, f) == 0) {
+		it->stats.files_cached++;
+	} else {
+		fd = procmaps_open_file(pid, map);
+		if (fd < 0)
+			return NULL;	/* not remembered: another process may open it */
+		inspect_file(f, fd, map);
+		close(fd);
+		py_cache_put(it->cache_dir, map->build_id, map->build_id_size, f);
+	}
 	f->dev_major = map->dev_major;
 	f->dev_minor = map->dev_minor;
 	f->inode = map->inode;
-	inspect_file(f, fd, map);
-	close(fd);
 	if (!f->is_python && f->runtime)
 		it->stats.unsupported++;
 	if (f->is_python) {
@@ -377,10 +383,22 @@ struct interp *interp_new(int procs_fd, int codes_fd)
 	return it;
 }
 
+int interp_set_cache_dir(struct interp *it, const char *dir)
+{
+	char *copy = dir ? strdup(dir) : NULL;
+
+	if (dir && !copy)
+		return -ENOMEM;
+	free(it->cache_dir);
+	it->cache_dir = copy;
+	return 0;
+}
+
 void interp_free(struct interp *it)
 {
 	if (!it)
 		return;
+	free(it->cache_dir);
 	for (size_t i = 0; i < it->nr_files; i++)
 		elf_segments_free(&it->files[i].segs);
 	free(it->files);

@@ -76,7 +76,8 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		"replaced before they were read, %llu copied by the BPF program (%llu named "
 		"from its copy, %llu not copied: no room); %llu Python frames put into stacks "
 		"unwound from copies; %llu samples of threads without a current frame; "
-		"interpreter files: %llu, %llu with the evaluator's .cold part; frames' code "
+		"interpreter files: %llu, %llu with the evaluator's .cold part, %llu files' facts "
+		"from the cache; frames' code "
 		"objects checked: %llu, %.1f%% from the BPF program's cache\n",
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_FRAMES] / (double)py[PY_STAT_SPLICED] : 0.0,
 		py[PY_STAT_SPLICED] ? (double)py[PY_STAT_READS] / (double)py[PY_STAT_SPLICED] : 0.0,
@@ -89,6 +90,7 @@ void summary_print_python(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)is.copies, (unsigned long long)is.copies_named,
 		(unsigned long long)py[PY_STAT_COPIES_SKIPPED], (unsigned long long)is.copy_frames,
 		(unsigned long long)py[PY_STAT_NO_FRAME], (unsigned long long)is.evaluator_files,
-		(unsigned long long)is.cold_parts, (unsigned long long)py[PY_STAT_CODE_CHECKS],
+		(unsigned long long)is.cold_parts, (unsigned long long)is.files_cached,
+		(unsigned long long)py[PY_STAT_CODE_CHECKS],
 		pct(py[PY_STAT_CODE_CACHED], py[PY_STAT_CODE_CHECKS]));
 }

@@ -26,9 +26,6 @@
 #define SYM_CACHE_MAX_SYMS (16u << 20)		/* anything more is corrupt */
 #define SYM_CACHE_MAX_STRINGS (1ull << 32)
 #define SYM_CACHE_DYNSYM_ONLY 1u		/* header flag: see sym_cache.h */
-/* Where a separate debug file of a build-id is installed (the first place
- * debuginfo.c looks). */
-#define SYM_CACHE_DEBUG_TREE "/usr/lib/debug/.build-id/"
 
 /* The first bytes of a cache file (112 bytes). */
 struct sym_cache_header {
@@ -67,27 +64,6 @@ int sym_cache_open(const char *dir, struct sym_cache **out)
 	}
 	*out = c;
 	return 0;
-}
-
-static void hex(char *out, const uint8_t *id, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		out += sprintf(out, "%02x", id[i]);
-}
-
-/* Whether a separate debug file of build-id @id is installed now. */
-static bool debug_file_installed(const uint8_t *id, size_t n)
-{
-	char path[sizeof(SYM_CACHE_DEBUG_TREE) + 2 * 64 + 16];
-	char *q = path + sprintf(path, "%s", SYM_CACHE_DEBUG_TREE);
-
-	if (n < 2)
-		return false;
-	hex(q, id, 1);
-	q[2] = '/';
-	hex(q + 3, id + 1, n - 1);
-	strcpy(q + 3 + 2 * (n - 1), ".debug");
-	return access(path, R_OK) == 0;
 }
 
 /* Whether @h describes a file of @file_size bytes holding @id's table. */
@@ -157,7 +133,7 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	h = (const struct sym_cache_header *)base;
 	if (read_all(fd, base, size) || !header_ok(h, id, id_size, size))
 		goto bad;
-	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && debug_file_installed(id, id_size))
+	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && cache_file_debug_installed(id, id_size))
 		goto bad;
 	entry_bytes = (size_t)h->nr_syms * sizeof(struct fsym);
 	if (cache_file_checksum(&(const struct cache_part){ base + sizeof(*h),

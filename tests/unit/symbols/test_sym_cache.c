@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "debug_ids.h"
+
 #include "symbols/symbolizer_impl.h"
 #include "symbols/sym_cache.h"
 #include "targets/procmaps.h"
@@ -158,49 +160,13 @@ static void test_damaged_files(void **state)
 	expect_rejected(f, id_b, sizeof(id_b), other);
 }
 
-/* A build-id whose debug file this machine has (libc6-dbg and others
- * install them), from the name of one under /usr/lib/debug/.build-id. */
-static size_t installed_debug_id(uint8_t *id)
-{
-	DIR *top = opendir("/usr/lib/debug/.build-id"), *sub;
-	struct dirent *a, *b;
-	size_t n = 0;
-
-	while (top && !n && (a = readdir(top))) {
-		char dir[300];
-
-		if (strlen(a->d_name) != 2)
-			continue;
-		snprintf(dir, sizeof(dir), "/usr/lib/debug/.build-id/%s", a->d_name);
-		if (!(sub = opendir(dir)))
-			continue;
-		while (!n && (b = readdir(sub))) {
-			size_t len = strlen(b->d_name);
-			unsigned x;
-
-			if (len != 38 + 6 || strcmp(b->d_name + 38, ".debug"))
-				continue;
-			sscanf(a->d_name, "%2x", &x);
-			id[n++] = (uint8_t)x;
-			for (size_t i = 0; i < 38; i += 2) {
-				sscanf(b->d_name + i, "%2x", &x);
-				id[n++] = (uint8_t)x;
-			}
-		}
-		closedir(sub);
-	}
-	if (top)
-		closedir(top);
-	return n;
-}
-
 static void test_dynsym_only_and_debug_file(void **state)
 {
 	struct fixture *f = *state;
 	struct sym_cache_table t;
 	uint8_t id[20];
 	char path[256];
-	size_t n = installed_debug_id(id);
+	size_t n = test_installed_debug_id(id);
 
 	assert_int_equal(n, 20);	/* libc6-dbg is a test dependency */
 	path_of(f, id, n, path);
