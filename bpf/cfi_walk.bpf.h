@@ -77,7 +77,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);		/* 1 outside auto (set before load) */
+	__uint(max_entries, 4096);		/* 1 outside auto, 1,024 for named
+						 * targets (set before load) */
 	__type(key, __u32);			/* tgid */
 	__type(value, __u64);			/* bpf_ktime_get_ns() of the last request */
 } cfi_requests SEC(".maps");

@@ -29,7 +29,7 @@ struct py_thread {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);		/* 4,096 for named targets, 1 with
+	__uint(max_entries, 16384);		/* 1,024 for named targets, 1 with
 					 * --no-interpreters (set before load) */
 	__type(key, __u32);			/* tid */
 	__type(value, struct py_thread);

@@ -13,7 +13,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);		/* 4,096 for named targets (set before load);
+	__uint(max_entries, 16384);		/* 1,024 for named targets (set before load);
 					 * an evicted thread is announced again */
 	__type(key, __u32);			/* tid */
 	__type(value, __u32);			/* tgid */

@@ -3,10 +3,12 @@
 # How the BPF maps are created (user/kernel/settings.c, sampler.c), read
 # from the running collector's map descriptors (/proc/PID/fdinfo, names
 # from bpftool):
-#   - the LRU maps of threads and code objects ("threads_seen",
-#     "py_threads", "py_codes_seen") have SETTINGS_TARGETED_LRU_MAP (4,096)
-#     slots for a command, created in ~0.5 ms instead of ~2-3 ms each, and
-#     the program's own 16,384 under --all;
+#   - the LRU maps of threads and processes ("threads_seen", "py_threads",
+#     "cfi_requests") have SETTINGS_TARGETED_THREAD_MAP (1,024) slots for a
+#     command, that of code objects ("py_codes_seen")
+#     SETTINGS_TARGETED_LRU_MAP (4,096): each created in ~0.1-0.5 ms
+#     instead of ~2-3 ms, and the program's own sizes under --all (16,384;
+#     cfi_requests 4,096);
 #   - the stack and count maps are not preallocated (~8 ms of start-up
 #     less): their inserts take elements from each CPU's cache, which the
 #     collector fills from every sampled CPU before sampling
@@ -91,9 +93,10 @@ for i in 1 2 3; do
 	expect_eq "warm $i: drops of a -p run's first samples" \
 		"$(sed -n 's/^bpfprof: drops: //p' "$TMP/warm$i.err")" "none"
 done
-for m in threads_seen py_threads py_codes_seen; do
-	expect_eq "$m slots for a command" "$(slots default $m)" 4096
+for m in threads_seen py_threads cfi_requests; do
+	expect_eq "$m slots for a command" "$(slots default $m)" 1024
 done
+expect_eq "py_codes_seen slots for a command" "$(slots default py_codes_seen)" 4096
 
 "$SPIN" 5 &
 CHILD_PIDS+=("$!")
@@ -101,3 +104,4 @@ run all -- -F 999 --all -d 4
 for m in threads_seen py_threads py_codes_seen; do
 	expect_eq "$m slots under --all" "$(slots all $m)" 16384
 done
+expect_eq "cfi_requests slots under --all" "$(slots all cfi_requests)" 4096

@@ -142,10 +142,10 @@ static int set_map_sizes(struct profile_bpf *skel, const struct sampler_config *
 	if (cfg->cfi_request_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.cfi_requests,
 						      cfg->cfi_request_map_size);
-	if (cfg->py_map_size) {
-		err = err ?: bpf_map__set_max_entries(skel->maps.py_threads, cfg->py_map_size);
+	if (cfg->py_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.py_codes_seen, cfg->py_map_size);
-	}
+	if (cfg->py_thread_map_size)
+		err = err ?: bpf_map__set_max_entries(skel->maps.py_threads, cfg->py_thread_map_size);
 	if (cfg->thread_map_size)
 		err = err ?: bpf_map__set_max_entries(skel->maps.threads_seen, cfg->thread_map_size);
 	if (cfg->cfi_process_map_size)

@@ -109,8 +109,12 @@ static void config_targets(const struct options *o, const uint32_t *command_pid,
 		cfg->target_map_size = (uint32_t)(cfg->nr_ids * 2);
 	if (cfg->target == SAMPLER_ALL)
 		cfg->target_map_size = SETTINGS_UNUSED_TARGET_MAP;
-	if (cfg->target != SAMPLER_ALL)
-		cfg->thread_map_size = cfg->py_map_size = SETTINGS_TARGETED_LRU_MAP;
+	if (cfg->target != SAMPLER_ALL) {
+		cfg->thread_map_size = SETTINGS_TARGETED_THREAD_MAP;
+		cfg->py_thread_map_size = SETTINGS_TARGETED_THREAD_MAP;
+		cfg->cfi_request_map_size = SETTINGS_TARGETED_THREAD_MAP;
+		cfg->py_map_size = SETTINGS_TARGETED_LRU_MAP;
+	}
 	/* exec_ids holds target processes only (SETTINGS_EXEC_MAP_MAX) */
 	cfg->exec_map_size = cfg->target == SAMPLER_TGIDS ? cfg->target_map_size
 							 : SETTINGS_EXEC_MAP_MAX;
@@ -140,7 +144,7 @@ static void config_stacks(const struct options *o, struct sampler_config *cfg)
 		cfg->cfi_request_map_size = SETTINGS_UNUSED_LRU_MAP;
 	cfg->no_interpreters = o->no_interpreters;
 	if (o->no_interpreters)
-		cfg->py_map_size = SETTINGS_UNUSED_LRU_MAP;
+		cfg->py_map_size = cfg->py_thread_map_size = SETTINGS_UNUSED_LRU_MAP;
 }
 
 int sampler_config_from_options(const struct options *o, bool stream,

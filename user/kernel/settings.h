@@ -57,14 +57,18 @@ struct sampler_config {
 	uint32_t exec_map_size;		/* slots of the "exec_ids" map; 0: the program's own */
 	/* Slots of LRU maps a mode leaves unused (SETTINGS_UNUSED_LRU_MAP
 	 * there), 0 elsewhere: the program's own */
-	uint32_t cfi_request_map_size;	/* "cfi_requests": auto only */
-	uint32_t py_map_size;		/* "py_threads", "py_codes_seen": not with
+	uint32_t cfi_request_map_size;	/* "cfi_requests": auto only;
+					 * SETTINGS_TARGETED_THREAD_MAP with -p, -t
+					 * or a command */
+	uint32_t py_map_size;		/* "py_codes_seen": not with
 					 * --no-interpreters; SETTINGS_TARGETED_LRU_MAP
 					 * with -p, -t or a command */
+	uint32_t py_thread_map_size;	/* "py_threads": as py_map_size, but
+					 * SETTINGS_TARGETED_THREAD_MAP */
 	bool no_interpreters;		/* --no-interpreters: the program reads no
 					 * Python frames (its Python code is
 					 * left out at load) */
-	uint32_t thread_map_size;	/* "threads_seen": SETTINGS_TARGETED_LRU_MAP with
+	uint32_t thread_map_size;	/* "threads_seen": SETTINGS_TARGETED_THREAD_MAP with
 					 * -p, -t or a command, else 0 */
 	/* --cgroup, as targets/cgroup.c resolved it (the collector sets these;
 	 * sampler_config_from_options() leaves cgroup_filter false) */
@@ -126,14 +130,20 @@ struct sampler_config {
  */
 #define SETTINGS_UNUSED_LRU_MAP 1
 /*
- * Slots of the LRU maps keyed by thread or by code object ("threads_seen",
- * "py_threads", "py_codes_seen") when the targets are named (-p, -t, a
- * command): their threads, not a whole machine's (16,384, the program's
- * own, under --all).  An evicted entry costs a second announcement or
- * look-up, never a wrong stack.  4,096 slots are created in ~0.5 ms
- * instead of ~2-3 ms each.
+ * Slots of the LRU maps when the targets are named (-p, -t, a command):
+ * their threads and processes, not a whole machine's (the program's own
+ * sizes under --all: 16,384; "cfi_requests" 4,096).  An evicted entry
+ * costs a second announcement, look-up or table request, never a wrong
+ * stack.  The kernel initialises every slot of an LRU map when it creates
+ * it: 16,384 slots take ~2-3 ms, 4,096 ~0.5 ms, 1,024 ~0.1 ms
+ * (docs/PERFORMANCE.md, sessions 36 and 40).  Code objects
+ * ("py_codes_seen") get SETTINGS_TARGETED_LRU_MAP: one Python program
+ * runs thousands, and an evicted one is announced, and its names copied,
+ * again.  Threads ("threads_seen", "py_threads") and processes (auto's
+ * "cfi_requests") get SETTINGS_TARGETED_THREAD_MAP.
  */
 #define SETTINGS_TARGETED_LRU_MAP 4096
+#define SETTINGS_TARGETED_THREAD_MAP 1024
 /* Bytes a dwarf record with @stack bytes of stack takes at most in the ring
  * buffer: struct dwarf_sample_event and the record header are under 1,024
  * (settings.c checks). */

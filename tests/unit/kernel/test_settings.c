@@ -146,13 +146,19 @@ static void test_targets(void **unused)
 	/* a whole machine's threads: the program's own LRU sizes */
 	assert_int_equal(cfg.thread_map_size, 0);
 	assert_int_equal(cfg.py_map_size, 0);
+	assert_int_equal(cfg.py_thread_map_size, 0);
+	assert_int_equal(cfg.cfi_request_map_size, 0);
 	derive(tids, ARGC(tids), false, 2, &cfg);
 	assert_int_equal(cfg.target, SAMPLER_TIDS);
 	assert_int_equal(cfg.nr_ids, 2);
 	assert_int_equal(cfg.target_map_size, SETTINGS_TARGET_MAP_MIN);
 	assert_int_equal(cfg.exec_map_size, SETTINGS_EXEC_MAP_MAX);
-	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_LRU_MAP);
+	/* named threads and processes: smaller LRU maps, the code objects' not */
+	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_THREAD_MAP);
+	assert_int_equal(cfg.py_thread_map_size, SETTINGS_TARGETED_THREAD_MAP);
+	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_TARGETED_THREAD_MAP);
 	assert_int_equal(cfg.py_map_size, SETTINGS_TARGETED_LRU_MAP);
+	assert_true(SETTINGS_TARGETED_THREAD_MAP < SETTINGS_TARGETED_LRU_MAP);
 	assert_int_equal(options_parse(ARGC(cmd), (char **)cmd, &o), 0);
 	assert_int_equal(sampler_config_from_options(&o, false, NULL, 2, &cfg), -EINVAL);
 	assert_int_equal(sampler_config_from_options(&o, false, &pid, 2, &cfg), 0);
@@ -161,7 +167,7 @@ static void test_targets(void **unused)
 	assert_int_equal(cfg.nr_ids, 1);
 	assert_true(cfg.follow_forks);
 	assert_int_equal(cfg.exec_map_size, cfg.target_map_size);
-	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_LRU_MAP);
+	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_THREAD_MAP);
 	options_free(&o);
 }
 
@@ -175,6 +181,7 @@ static void test_by_mode(void **unused)
 	static const char *fp[] = { "bpfprof", "-a", "-g", "--ringbuf-size", "65536" };
 	static const char *nopy[] = { "bpfprof", "-a", "--no-interpreters" };
 	static const char *nopy_p[] = { "bpfprof", "-p", "7", "--no-interpreters" };
+	static const char *fp_p[] = { "bpfprof", "-p", "7", "-g" };
 	struct sampler_config cfg;
 
 	derive(fp, ARGC(fp), false, 2, &cfg);
@@ -185,12 +192,15 @@ static void test_by_mode(void **unused)
 	assert_int_equal(cfg.ringbuf_size, 4 << 20);	/* >= 64 * 16 * 2,640 */
 	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_UNUSED_LRU_MAP);
 	assert_int_equal(cfg.py_map_size, 0);
+	derive(fp_p, ARGC(fp_p), false, 2, &cfg);	/* unused wins over targeted */
+	assert_int_equal(cfg.cfi_request_map_size, SETTINGS_UNUSED_LRU_MAP);
 	derive(nopy, ARGC(nopy), false, 2, &cfg);
 	assert_int_equal(cfg.cfi_request_map_size, 0);
 	assert_int_equal(cfg.py_map_size, SETTINGS_UNUSED_LRU_MAP);
 	derive(nopy_p, ARGC(nopy_p), false, 2, &cfg);	/* unused wins over targeted */
 	assert_int_equal(cfg.py_map_size, SETTINGS_UNUSED_LRU_MAP);
-	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_LRU_MAP);
+	assert_int_equal(cfg.py_thread_map_size, SETTINGS_UNUSED_LRU_MAP);
+	assert_int_equal(cfg.thread_map_size, SETTINGS_TARGETED_THREAD_MAP);
 	derive(args, ARGC(args), false, 2, &cfg);
 	assert_false(cfg.stream);
 	assert_true(cfg.cfi && cfg.cfi_copies);
