@@ -24,9 +24,12 @@ void elf_symtab_drop(struct elf_file *f)
 	if (f->syms_cached.data)
 		sym_cache_table_free(&f->syms_cached);
 	else
-		free(f->syms);
+		free((void *)f->syms);
+	free(f->shown);
 	f->syms = NULL;
 	f->nsyms = 0;
+	f->strings = NULL;
+	f->shown = NULL;
 	f->syms_loaded = false;
 }
 
@@ -133,6 +136,7 @@ static bool cached_symbols(struct symbolizer *s, struct elf_file *f)
 		return false;
 	f->syms = f->syms_cached.syms;
 	f->nsyms = f->syms_cached.nr;
+	f->strings = f->syms_cached.strings;
 	return true;
 }
 
@@ -224,7 +228,7 @@ static int load_symbols(struct elf_file *f)
 }
 
 /* The function symbol containing @vaddr, or NULL. */
-static struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
+static const struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
 {
 	size_t lo = 0, hi = f->nsyms, i;
 
@@ -244,29 +248,32 @@ static struct fsym *find_symbol(const struct elf_file *f, uint64_t vaddr)
 }
 
 /*
- * The name to show for @fs, interned (copied: the Dwfl holding fs->name
- * may be closed later) once per symbol: without its version
+ * The name to show for @fs of @f, interned (copied: the Dwfl holding
+ * fs->name may be closed later) once per symbol: without its version
  * ("__libc_start_main@@GLIBC_2.34" is __libc_start_main), demangled unless
  * the symbolizer says not to (demangle.h).  NULL if out of memory.
  */
-static const char *shown_name(struct symbolizer *s, struct fsym *fs)
+static const char *shown_name(struct symbolizer *s, struct elf_file *f, const struct fsym *fs)
 {
-	size_t len = strcspn(fs->name, "@");
+	const char *name = f->strings ? f->strings + (uintptr_t)fs->name : fs->name;
+	size_t i = (size_t)(fs - f->syms), len = strcspn(name, "@");
 	char *d;
 
-	if (fs->shown)
-		return fs->shown;
-	d = s->no_demangle ? NULL : demangle_symbol(fs->name, len);
-	fs->shown = d ? symbolizer_intern(s, d, strlen(d)) : symbolizer_intern(s, fs->name, len);
+	if (!f->shown && !(f->shown = calloc(f->nsyms, sizeof(*f->shown))))
+		return NULL;
+	if (f->shown[i])
+		return f->shown[i];
+	d = s->no_demangle ? NULL : demangle_symbol(name, len);
+	f->shown[i] = d ? symbolizer_intern(s, d, strlen(d)) : symbolizer_intern(s, name, len);
 	free(d);
-	return fs->shown;
+	return f->shown[i];
 }
 
 /* Resolve @vaddr of the open file @f (not cached yet) into @r. */
 int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 		       struct result *r)
 {
-	struct fsym *fs;
+	const struct fsym *fs;
 	Dwfl_Line *line;
 	int err;
 
@@ -279,7 +286,7 @@ int elf_symtab_resolve(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 	f->syms_loaded = true;
 	fs = find_symbol(f, vaddr);
 	if (fs) {
-		r->function = shown_name(s, fs);
+		r->function = shown_name(s, f, fs);
 		if (!r->function)
 			return -ENOMEM;
 		r->function_start = fs->addr;

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * sym_cache.c - owns the on-disk cache of ELF function tables by build-id
- * (sym_cache.h): the file format, its checks, reading into the heap and
+ * (sym_cache.h): the file format, its checks, mapping a file read-only and
  * writing by rename.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache_file.h"
-#include "heap.h"
 #include "symbolizer_impl.h"
 #include "symbols/sym_cache.h"
 
@@ -77,39 +77,18 @@ static bool header_ok(const struct sym_cache_header *h, const uint8_t *id, size_
 	return sizeof(*h) + h->nr_syms * sizeof(struct fsym) + h->strings_bytes == file_size;
 }
 
-/* Turn the entries' name offsets into pointers into @strings; false if
- * one is out of bounds, the names do not end with a NUL, or the entries
- * are not sorted by address (the lookup's binary search needs it). */
-static bool entries_fix(struct fsym *syms, uint64_t nr, const char *strings, uint64_t bytes)
+/* Whether the entries' name offsets lie within the @bytes of names at
+ * @strings, which end with a NUL, and the entries are sorted by address
+ * (the lookup's binary search needs it). */
+static bool entries_ok(const struct fsym *syms, uint64_t nr, const char *strings, uint64_t bytes)
 {
 	if (nr && (!bytes || strings[bytes - 1] != '\0'))
 		return false;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t off = (uint64_t)(uintptr_t)syms[i].name;
-
-		if (off >= bytes || (i && syms[i].addr < syms[i - 1].addr))
+	for (uint64_t i = 0; i < nr; i++)
+		if ((uint64_t)(uintptr_t)syms[i].name >= bytes ||
+		    (i && syms[i].addr < syms[i - 1].addr))
 			return false;
-		syms[i].name = strings + off;
-		syms[i].shown = NULL;
-	}
 	return true;
-}
-
-/* Read all @size bytes of @fd into @buf.  0 or -ENOENT. */
-static int read_all(int fd, uint8_t *buf, size_t size)
-{
-	size_t done = 0;
-
-	while (done < size) {
-		ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -ENOENT;
-		done += (size_t)n;
-	}
-	return 0;
 }
 
 /* Read and check the table of @fd.  0, -ENOENT (a bad file), -ENOMEM. */
@@ -125,13 +104,12 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	    (uint64_t)st.st_size > SIZE_MAX)
 		return -ENOENT;
 	size = (size_t)st.st_size;
-	/* into the heap, populated ahead (heap.h): a private mapping of the
-	 * file, written in place, had each page copied as it was populated */
-	if (!(base = malloc(size)))
-		return -ENOMEM;
-	heap_populate();
+	/* read-only: the page cache's pages mapped as they are (sym_cache.h) */
+	base = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (base == MAP_FAILED)
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
 	h = (const struct sym_cache_header *)base;
-	if (read_all(fd, base, size) || !header_ok(h, id, id_size, size))
+	if (!header_ok(h, id, id_size, size))
 		goto bad;
 	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && cache_file_debug_installed(id, id_size))
 		goto bad;
@@ -140,16 +118,17 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 							    entry_bytes + h->strings_bytes }, 1) !=
 	    h->checksum)
 		goto bad;
-	out->syms = (struct fsym *)(base + sizeof(*h));
+	out->syms = (const struct fsym *)(base + sizeof(*h));
 	out->nr = (size_t)h->nr_syms;
-	if (!entries_fix(out->syms, h->nr_syms, (const char *)out->syms + entry_bytes,
-			 h->strings_bytes))
+	out->strings = (const char *)out->syms + entry_bytes;
+	out->strings_bytes = (size_t)h->strings_bytes;
+	if (!entries_ok(out->syms, h->nr_syms, out->strings, h->strings_bytes))
 		goto bad;
 	out->data = base;
 	out->size = size;
 	return 0;
 bad:
-	free(base);
+	munmap(base, size);
 	memset(out, 0, sizeof(*out));
 	return -ENOENT;
 }
@@ -244,10 +223,11 @@ int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool d
 
 void sym_cache_table_free(struct sym_cache_table *t)
 {
-	if (t)
-		free(t->data);
-	if (t)
-		memset(t, 0, sizeof(*t));
+	if (!t)
+		return;
+	if (t->data)
+		munmap(t->data, t->size);
+	memset(t, 0, sizeof(*t));
 }
 
 void sym_cache_stats(const struct sym_cache *c, struct sym_cache_stats *st)

@@ -46,12 +46,21 @@ struct sym_cache_stats {
 	uint64_t rejected;		/* files that failed a check (removed) */
 };
 
-/* A table read from the cache: @syms[@nr] lies in @data, a malloc()ed
- * copy of the file (@size bytes), names included; free with
- * sym_cache_table_free(). */
+/*
+ * A table read from the cache: @syms[@nr] and the names at @strings
+ * (@strings_bytes, each NUL-terminated; an entry's name field holds the
+ * offset of its name there, checked) lie in @data, a read-only mapping of
+ * the file (@size bytes): its pages are the page cache's, populated in
+ * one call and never copied (a copy into the heap cost ~2 us a page more
+ * on the test VM, where every first touch of a page is dear: ~1 ms of
+ * python3.11's 660 KB; docs/PERFORMANCE.md, session 40).  Free with
+ * sym_cache_table_free().
+ */
 struct sym_cache_table {
-	struct fsym *syms;
+	const struct fsym *syms;
 	size_t nr;
+	const char *strings;
+	size_t strings_bytes;
 	void *data;
 	size_t size;
 };
@@ -83,7 +92,7 @@ int sym_cache_get(struct sym_cache *c, const uint8_t *id, size_t id_size,
 int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool dynsym_only,
 		  const struct fsym *syms, size_t nr);
 
-/* Free @t's copy of the file; NULL or an empty table is fine. */
+/* Unmap @t's file; NULL or an empty table is fine. */
 void sym_cache_table_free(struct sym_cache_table *t);
 
 /* This run's counts so far. */

@@ -37,9 +37,9 @@ struct seg {
 struct fsym {
 	uint64_t addr;
 	uint64_t end;			/* one past the end */
-	const char *name;		/* owned by the Dwfl */
-	const char *shown;		/* interned: the name to show (demangled
-					 * unless s->no_demangle); NULL until asked */
+	const char *name;		/* owned by the Dwfl; in a table read from
+					 * the symbol cache, an offset into its
+					 * names (struct elf_file's strings) */
 	uint32_t rank;			/* lower is preferred at equal addr */
 };
 
@@ -79,9 +79,16 @@ struct elf_file {
 	struct elf_abi abi;		/* EI_CLASS and e_machine */
 	struct seg *segs;
 	size_t nsegs;
-	struct fsym *syms;		/* names point into the Dwfl, or into */
+	const struct fsym *syms;	/* names point into the Dwfl (malloc()ed
+					 * table), or are offsets into strings: */
 	size_t nsyms;
-	struct sym_cache_table syms_cached;	/* ... this copy of a cache file */
+	const char *strings;		/* ... the names of syms_cached, NULL for
+					 * a table built here */
+	struct sym_cache_table syms_cached;	/* a cache file's table, read-only */
+	const char **shown;		/* [nsyms], interned: the name to show of
+					 * each symbol (demangled unless
+					 * s->no_demangle), NULL until asked; the
+					 * array calloc()ed at the first */
 	bool syms_loaded;
 };
 
