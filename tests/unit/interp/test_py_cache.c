@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "debug_ids.h"
+#include "tmpdir.h"
 #include "interp/py_cache.h"
 
 static const uint8_t id_a[20] = { 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9, 0xca,
@@ -60,15 +61,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	test_remove_dir(dir);
 	return 0;
 }
 

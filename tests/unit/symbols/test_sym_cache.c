@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "debug_ids.h"
+#include "tmpdir.h"
 
 #include "symbols/symbolizer_impl.h"
 #include "symbols/sym_cache.h"
@@ -60,15 +61,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	DIR *d = opendir(f->dir);
-	struct dirent *de;
 
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(f->dir);
+	test_remove_dir(f->dir);
 	sym_cache_close(f->c);
 	free(f);
 	return 0;
