@@ -36,19 +36,6 @@ char *cache_file_path(const char *dir, const uint8_t *id, size_t n, const char *
 	return p;
 }
 
-bool cache_file_debug_installed(const uint8_t *id, size_t n)
-{
-	char path[sizeof(CACHE_FILE_DEBUG_TREE) + 2 * 64 + 16];
-	char *q = path + sprintf(path, "%s%02x/", CACHE_FILE_DEBUG_TREE, n ? id[0] : 0);
-
-	if (n < 2 || n > 64)
-		return false;
-	for (size_t i = 1; i < n; i++)
-		q += sprintf(q, "%02x", id[i]);
-	strcpy(q, ".debug");
-	return access(path, R_OK) == 0;
-}
-
 bool cache_file_trusted(const struct stat *st)
 {
 	return (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) && st->st_uid == geteuid() &&

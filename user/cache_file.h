@@ -29,16 +29,6 @@ struct cache_part {
 char *cache_file_path(const char *dir, const uint8_t *id, size_t n, const char *suffix,
 		      bool tmp);
 
-/* Where a separate debug file of a build-id is installed (the first place
- * symbols/debuginfo.c looks): "<tree>/xx/yyyy....debug". */
-#define CACHE_FILE_DEBUG_TREE "/usr/lib/debug/.build-id/"
-
-/* Whether the separate debug file of the @n-byte build-id @id (2..64
- * bytes) is installed now.  A cache file built without one (symbols from
- * .dynsym only, CPython's evaluator without its .cold part) is stale once
- * it is: the next run builds it again. */
-bool cache_file_debug_installed(const uint8_t *id, size_t n);
-
 /* Whether @st is a regular file or directory owned by the effective user
  * and not writable by its group or others (another user could have put
  * false tables there). */

@@ -12,6 +12,7 @@
 
 #include "cache_file.h"
 #include "py_cache.h"
+#include "symbols/sym_cache.h"
 
 #ifndef PY_BUILDER_ID
 #define PY_BUILDER_ID 0ull
@@ -92,7 +93,7 @@ static int read_cb(int fd, void *ctx)
 		return -ENOMEM;
 	if ((seg_bytes && pread(fd, segs, seg_bytes, sizeof(h)) != (ssize_t)seg_bytes) ||
 	    checksum_of(&h, segs) != h.checksum ||
-	    ((h.flags & PY_CACHE_NO_COLD) && cache_file_debug_installed(r->id, r->id_size))) {
+	    ((h.flags & PY_CACHE_NO_COLD) && sym_cache_debug_installed(r->id, r->id_size))) {
 		free(segs);
 		return -ENOENT;
 	}

@@ -8,8 +8,9 @@
  * -dbg file (python3.11: 1.5-2.2 ms a run on the test VM;
  * docs/PERFORMANCE.md, session 40).
  *
- * The files live in the unwind-table cache's directory (unwind/cfi_cache.h,
- * whose trimming counts them), named by the build-id in hex plus ".py":
+ * The files live in the unwind-table cache's directory (unwind/cfi_cache.h;
+ * its trimming does not count them: ~300 bytes per interpreter build),
+ * named by the build-id in hex plus ".py":
  *
  *   struct py_cache_header      magic, builder id, build-id, the facts,
  *                               XXH3-64 checksum (cache_file.h)
@@ -19,7 +20,7 @@
  * file's sources (the Makefile's PY_BUILDER_ID): another builder's file is
  * a miss and is replaced.  Facts read without the evaluator's .cold part
  * and without a debug file are a miss once a debug file for the build-id
- * is installed (cache_file_debug_installed()).  A file that fails a check
+ * is installed (sym_cache_debug_installed()).  A file that fails a check
  * is a miss and is removed.  Files not from a CPython are kept too: their
  * next inspection is a hit that says "not an interpreter".
  */

@@ -26,6 +26,9 @@
 #define SYM_CACHE_MAX_SYMS (16u << 20)		/* anything more is corrupt */
 #define SYM_CACHE_MAX_STRINGS (1ull << 32)
 #define SYM_CACHE_DYNSYM_ONLY 1u		/* header flag: see sym_cache.h */
+/* Where a separate debug file of a build-id is installed (the first place
+ * debuginfo.c looks). */
+#define SYM_CACHE_DEBUG_TREE "/usr/lib/debug/.build-id/"
 
 /* The first bytes of a cache file (112 bytes). */
 struct sym_cache_header {
@@ -64,6 +67,19 @@ int sym_cache_open(const char *dir, struct sym_cache **out)
 	}
 	*out = c;
 	return 0;
+}
+
+bool sym_cache_debug_installed(const uint8_t *id, size_t n)
+{
+	char path[sizeof(SYM_CACHE_DEBUG_TREE) + 2 * 64 + 16];
+	char *q = path + sprintf(path, "%s%02x/", SYM_CACHE_DEBUG_TREE, n ? id[0] : 0);
+
+	if (n < 2 || n > 64)
+		return false;
+	for (size_t i = 1; i < n; i++)
+		q += sprintf(q, "%02x", id[i]);
+	strcpy(q, ".debug");
+	return access(path, R_OK) == 0;
 }
 
 /* Whether @h describes a file of @file_size bytes holding @id's table. */
@@ -111,7 +127,7 @@ static int read_table(int fd, const uint8_t *id, size_t id_size, struct sym_cach
 	h = (const struct sym_cache_header *)base;
 	if (!header_ok(h, id, id_size, size))
 		goto bad;
-	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && cache_file_debug_installed(id, id_size))
+	if ((h->flags & SYM_CACHE_DYNSYM_ONLY) && sym_cache_debug_installed(id, id_size))
 		goto bad;
 	entry_bytes = (size_t)h->nr_syms * sizeof(struct fsym);
 	if (cache_file_checksum(&(const struct cache_part){ base + sizeof(*h),

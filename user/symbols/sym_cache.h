@@ -92,6 +92,15 @@ int sym_cache_get(struct sym_cache *c, const uint8_t *id, size_t id_size,
 int sym_cache_put(struct sym_cache *c, const uint8_t *id, size_t id_size, bool dynsym_only,
 		  const struct fsym *syms, size_t nr);
 
+/*
+ * Whether the separate debug file of the @n-byte build-id @id (2..64
+ * bytes) is installed now (/usr/lib/debug/.build-id/xx/yyyy....debug).  A
+ * cache file built without one (a .dynsym-only table here, CPython facts
+ * without the evaluator's .cold part in interp/py_cache.h) is stale once
+ * it is: the next run builds it again.
+ */
+bool sym_cache_debug_installed(const uint8_t *id, size_t n);
+
 /* Unmap @t's file; NULL or an empty table is fine. */
 void sym_cache_table_free(struct sym_cache_table *t);
 

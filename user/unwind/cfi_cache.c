@@ -31,7 +31,6 @@
 #define CFI_CACHE_MAGIC "BPFPCFI2"
 #define CFI_CACHE_SUFFIX ".cfi"
 #define SYM_CACHE_SUFFIX ".sym"		/* symbols/sym_cache.c's files */
-#define PY_CACHE_SUFFIX ".py"		/* interp/py_cache.c's files */
 #define CFI_CACHE_MAX_ROWS (64u << 20)	/* 1 GiB of rows: anything more is corrupt */
 #define CFI_CACHE_MAX_SEGMENTS 4096u
 
@@ -323,8 +322,7 @@ static bool ends_with(const char *name, size_t len, const char *suffix)
 }
 
 /* The tables in the directory: ".cfi" files, and the symbol cache's
- * ".sym" files (symbols/sym_cache.h) and the interpreter facts' ".py"
- * files (interp/py_cache.h), which share it. */
+ * ".sym" files (symbols/sym_cache.h), which share it. */
 static struct cache_file *list_files(DIR *d, size_t *nr, uint64_t *total)
 {
 	struct cache_file *v = NULL, *nv;
@@ -338,8 +336,7 @@ static struct cache_file *list_files(DIR *d, size_t *nr, uint64_t *total)
 		struct stat st;
 
 		if ((!ends_with(de->d_name, len, CFI_CACHE_SUFFIX) &&
-		     !ends_with(de->d_name, len, SYM_CACHE_SUFFIX) &&
-		     !ends_with(de->d_name, len, PY_CACHE_SUFFIX)) ||
+		     !ends_with(de->d_name, len, SYM_CACHE_SUFFIX)) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (*nr == cap) {
