@@ -286,6 +286,9 @@ enum task_event_type {
 					 * outside what the collector loaded */
 	TASK_EVENT_PY_CODE = 8,		/* a struct py_code_event: a Python code object
 					 * of tgid the program saw first, copied */
+	TASK_EVENT_MAPS_FILLING = 9,	/* the count or stack map passed the mark the
+					 * collector set (counts_fill_at, stacks_fill_at
+					 * in profile.bpf.c): drain them; no ids */
 };
 
 /* A process lifecycle event. */

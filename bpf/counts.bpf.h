@@ -49,6 +49,8 @@ static __always_inline int count_sample_in(void *counts, const struct count_key 
 		return -1;
 	}
 	__sync_fetch_and_add(&counts_added, 1);
+	if (counts_added >= counts_fill_at)
+		maps_filling_wake();
 	return 0;
 }
 

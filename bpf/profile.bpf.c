@@ -82,6 +82,18 @@ volatile __u64 counts_added = 0;
 volatile __u64 stacks_added = 0;
 /* 1 after a record submitted without a wake-up (emit_new_stack()). */
 volatile __u32 events_unannounced = 0;
+/*
+ * The marks the collector sets after each drain (arm_fill_wakeup() in
+ * user/kernel/sampler.c): once counts_added reaches counts_fill_at, or
+ * stacks_added stacks_fill_at, a TASK_EVENT_MAPS_FILLING record wakes it
+ * (maps_filling_wake()), once per fill_armed, which the collector changes
+ * with each new pair of marks.  It then sleeps until something needs it
+ * rather than looking on a timer.  The marks are in .data: none at load.
+ */
+volatile __u64 counts_fill_at = ~0ull;
+volatile __u64 stacks_fill_at = ~0ull;
+volatile __u32 fill_armed = 0;
+volatile __u32 fill_woken = 0;
 
 /*
  * bpf_loop()'s flags for the loops that run on few samples: always 0, but
@@ -316,12 +328,42 @@ static __always_inline void task_event_submit(struct task_event *e)
  * Submit a lifecycle record that need not be read at once, without waking
  * the collector (the next record that wakes it, or its poll timeout,
  * brings this one along): a wake-up costs the submitting task a few
- * microseconds (an inter-processor interrupt, dear in a VM).
+ * microseconds (an inter-processor interrupt, dear in a VM).  But wake it
+ * once the ring holds 1/BPFPROF_NEW_STACK_WAKE_FILL of its size unread: a
+ * storm of forks and exits under --all would otherwise fill it while the
+ * collector sleeps (its timeout is long: user/collector.c).
  */
 static __always_inline void task_event_submit_lazy(struct task_event *e)
 {
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / BPFPROF_NEW_STACK_WAKE_FILL) {
+		events_unannounced = 0;
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+		return;
+	}
 	events_unannounced = 1;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * Wake the collector: a map passed its mark (counts_fill_at,
+ * stacks_fill_at).  Once per fill_armed; a record the full ring refuses
+ * leaves it to the next entry added.  Global, so the verifier checks it
+ * once rather than at each of its callers.
+ */
+__noinline int maps_filling_wake(void)
+{
+	__u32 armed = fill_armed;
+	struct task_event *e;
+
+	if (fill_woken == armed)
+		return 0;
+	e = task_event_reserve(TASK_EVENT_MAPS_FILLING, 0, 0);
+	if (!e)
+		return 0;
+	fill_woken = armed;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 1;
 }
 
 /*
@@ -540,6 +582,8 @@ __noinline int capture_stack(struct bpf_perf_event_data *ctx, int kernel, struct
 	n = stack_store(*id, st);
 	if (n <= 0)
 		return n;
+	if (stacks_added >= stacks_fill_at)
+		maps_filling_wake();
 	if (!kernel)
 		announce_new_stack(tgid, tid, *id, python && py_new_code_scratch(tgid));
 	return 0;

@@ -42,10 +42,14 @@
 #include "unwind/cfi_loader.h"
 #include "unwind/unwind.h"
 
-/* Check this often whether the in-kernel maps are filling (and drain them):
- * the check reads two counters, no system call; a fast check keeps a burst
- * of new stacks from filling a map between two checks. */
-#define DRAIN_INTERVAL_NS 250000000ull
+/* Longest sleep without a stream.  Nothing needs a timer then: the
+ * program wakes us once its maps fill (sampler_counts_filling()), for
+ * the lifecycle records we must read soon, and past a backlog of the
+ * others; this only bounds how long a record submitted without a wake-up
+ * waits when no other comes (ms).  Each wake-up is ~60 us of our CPU in a
+ * PVM guest; a 250 ms timer was most of a steady program's (spin, 4 s:
+ * 20 wake-ups, 7 without; docs/PERFORMANCE.md, "Session 41"). */
+#define IDLE_POLL_MS 2000
 
 /* The heap populated at the start (heap.h), besides HEAP_GROWTH_BYTES:
  * a short run's collector takes ~1-2 MiB. */
@@ -78,6 +82,7 @@ struct collector {
 	uint64_t changed_since_ns;	/* when the first of them came; 0: none */
 	bool new_stacks_recently;	/* the last poll copied new stacks */
 	double cpu_s[4];		/* own CPU at the end of each phase (own_cpu_s()) */
+	unsigned long polls;		/* sampler_poll() calls while sampling (-v) */
 	struct ingest ingest;		/* samples and counts into the profile */
 	struct sampler *sampler;
 	struct mmap_events *mmaps;	/* the kernel's mapping records, NULL if unavailable */
@@ -420,7 +425,8 @@ static int ms_until(uint64_t now, uint64_t when)
 /* Move in-kernel counts out once the maps are a quarter full, and empty the
  * stack map of stacks already copied once they take a quarter of its
  * slots: the maps never fill up, and a steady profile (fewer distinct
- * stacks than that) is read once, at the end. */
+ * stacks than that) is read once, at the end.  Asked after each poll:
+ * without a system call unless one is due. */
 static int drain_if_filling(struct collector *c)
 {
 	int err;
@@ -440,7 +446,7 @@ static int sample_until_done(struct collector *c)
 	const struct options *o = c->opts;
 	uint64_t start = c->info.run.start_ns;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	uint64_t next_drain = start + DRAIN_INTERVAL_NS, next_procfs_check = 0;
+	uint64_t next_procfs_check = 0;
 	int timeout, n;
 
 	while (!signals_stop_requested() && !c->session.failed) {
@@ -452,26 +458,21 @@ static int sample_until_done(struct collector *c)
 			next_procfs_check = now + TARGETS_PROCFS_CHECK_NS;
 		if (now >= deadline || !targets_alive(o, c->profile, ask_procfs, &c->command))
 			break;
-		/* Sleep until the next thing to do; lifecycle events (a target's
-		 * exit among them) and signals wake us earlier, new stacks at
-		 * most every BPFPROF_NEW_STACK_WAKEUP_NS: while they come, look
-		 * for those that did not wake us. */
-		timeout = ms_until(now, next_drain < deadline ? next_drain : deadline);
-		/* While new stacks come, their polls (and wake-ups) check the
-		 * drain too: a timer of its own would wake us as often again
-		 * (pyburn's 3.4 s: 55 wake-ups -> 17-23, each ~60 us of CPU in
-		 * a PVM guest), and a drain BPFPROF_NEW_STACK_POLL_MS late is
-		 * still far within the count maps' two seconds. */
-		if (c->new_stacks_recently) {
-			int left = ms_until(now, deadline);
-
-			timeout = left < BPFPROF_NEW_STACK_POLL_MS ? left : BPFPROF_NEW_STACK_POLL_MS;
-		}
-		if (c->session.stream && timeout > STREAM_POLL_MS)
+		/* Sleep until the deadline; lifecycle events (a target's exit
+		 * among them), filling maps and signals wake us earlier, new
+		 * stacks at most every BPFPROF_NEW_STACK_WAKEUP_NS: while they
+		 * come, look for those that did not wake us. */
+		timeout = ms_until(now, deadline);
+		if (timeout > IDLE_POLL_MS)
+			timeout = IDLE_POLL_MS;
+		if (c->new_stacks_recently && timeout > BPFPROF_NEW_STACK_POLL_MS)
+			timeout = BPFPROF_NEW_STACK_POLL_MS;
+		if (sampler_streams(c->sampler) && timeout > STREAM_POLL_MS)
 			timeout = STREAM_POLL_MS;
 		interp_new_batch(c->interp);
 		heap_populate();	/* before the records' allocations: heap.h */
 		n = sampler_poll(c->sampler, timeout);
+		c->polls++;
 		c->new_stacks_recently = c->ingest.stacks_copied != stacks;
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "bpfprof: reading the ring buffers failed: %s\n", strerror(-n));
@@ -482,11 +483,8 @@ static int sample_until_done(struct collector *c)
 		if (!sampler_pass_cut(c->sampler))
 			apply_mmaps(c, now);
 		write_changed_entries(c);
-		if (monotonic_ns() >= next_drain) {
-			if ((n = drain_if_filling(c)))
-				return n;
-			next_drain = monotonic_ns() + DRAIN_INTERVAL_NS;
-		}
+		if ((n = drain_if_filling(c)))
+			return n;
 	}
 	return 0;
 }
@@ -698,8 +696,9 @@ static void print_own_cpu(const struct collector *c)
 	if (!c->opts->verbose || c->opts->quiet || t[2] == 0)
 		return;
 	fprintf(stderr, "bpfprof: own CPU %.3f s: %.3f s to start (BPF load, first tables), "
-		"%.3f s sampling and draining the maps, %.3f s writing, %.3f s to tear down\n",
-		t[3], t[0], t[1] - t[0], t[2] - t[1], t[3] - t[2]);
+		"%.3f s sampling and draining the maps (%lu wake-ups), %.3f s writing, "
+		"%.3f s to tear down\n",
+		t[3], t[0], t[1] - t[0], c->polls, t[2] - t[1], t[3] - t[2]);
 }
 
 int collector_run(const struct options *opts)

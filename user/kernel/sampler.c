@@ -355,6 +355,24 @@ static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
 	return err;
 }
 
+/*
+ * Set the marks past which the program wakes the collector for a drain
+ * (bpf/profile.bpf.c, maps_filling_wake()): the quarters of
+ * sampler_counts_filling(), from the counters at the last drain.  Counts
+ * only: a stream (no count maps) is read on a timer anyway.
+ */
+static void arm_fill_wakeup(struct sampler *s)
+{
+	if (sampler_streams(s))
+		return;
+	/* in .data (not 0 at load: no mark until set) */
+	s->skel->data->counts_fill_at = s->counts_added_at_drain +
+					bpf_map__max_entries(s->skel->maps.counts0) / 4;
+	s->skel->data->stacks_fill_at = s->stacks_added_at_drain + sampler_stack_map_size(s) / 4;
+	__sync_synchronize();	/* the marks before the program may use them */
+	s->skel->bss->fill_armed++;
+}
+
 int sampler_open(const struct sampler_config *cfg, const struct sampler_callbacks *cb,
 		 struct sampler **out)
 {
@@ -377,6 +395,7 @@ int sampler_open(const struct sampler_config *cfg, const struct sampler_callback
 		fprintf(stderr, "bpfprof: cannot set up the BPF maps: %s\n", strerror(-err));
 		goto fail;
 	}
+	arm_fill_wakeup(s);
 	/* Tracepoints first, so forks of the targets are followed from the start. */
 	err = profile_bpf__attach(s->skel);
 	if (err) {
@@ -517,6 +536,11 @@ uint32_t sampler_stack_map_size(const struct sampler *s)
 	return bpf_map__max_entries(s->skel->maps.stacks);
 }
 
+bool sampler_streams(const struct sampler *s)
+{
+	return s->skel->rodata->stream_samples;
+}
+
 bool sampler_counts_filling(const struct sampler *s)
 {
 	uint64_t counts = s->skel->bss->counts_added - s->counts_added_at_drain;
@@ -595,8 +619,10 @@ int sampler_drain_counts(struct sampler *s, bool final,
 	 * (they run for microseconds). */
 	s->skel->bss->active_counts = !old;
 	__sync_synchronize();
-	if (!final)
+	if (!final) {
+		arm_fill_wakeup(s);
 		usleep(2000);
+	}
 	err = drain_count_map(maps[old], fn, ctx);
 	if (!err && final)
 		err = drain_count_map(maps[!old], fn, ctx);

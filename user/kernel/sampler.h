@@ -114,13 +114,20 @@ int sampler_prune_stacks(struct sampler *s, bool (*copied)(void *ctx, uint64_t i
 /* Slots of the kernel's stack map (--stack-map-size, or sized by rate). */
 uint32_t sampler_stack_map_size(const struct sampler *s);
 
+/* True when every sample comes out through the "samples" ring (a stream,
+ * or dwarf's stack copies), which wakes the collector only past a backlog
+ * of records: read it on a timer too.  False: counts in the kernel. */
+bool sampler_streams(const struct sampler *s);
+
 /*
  * True when the kernel's maps are filling up: since the last
  * sampler_drain_counts() the program added a quarter of the count map's
  * capacity (--count-map-size), or a quarter of the stack map's
  * (--stack-map-size; its stacks are copied out, and can then be pruned,
  * when their counts are drained).  Reads two counters in the program's
- * mmapped .bss: no system call.
+ * mmapped .bss: no system call.  Without a stream, the program wakes the
+ * collector (a TASK_EVENT_MAPS_FILLING record) once this turns true, so
+ * the collector need not look on a timer.
  */
 bool sampler_counts_filling(const struct sampler *s);
 

@@ -84,7 +84,8 @@ struct sampler_config {
  * (two, user and kernel; one in dwarf mode), the count maps two seconds
  * of samples (one entry each); the collector drains the counts once a
  * quarter is added and prunes the stacks it copied once they take a
- * quarter of the stack map's slots, checking every 250 ms.  Each is a power of two
+ * quarter of the stack map's slots, woken by the program at those marks
+ * (sampler_counts_filling()).  Each is a power of two
  * between these bounds (slots).  The maps are not
  * preallocated (user/kernel/map_warm.h): a slot takes kernel memory once
  * filled, up to these bounds (a stack slot its value, 1 KiB at 127
