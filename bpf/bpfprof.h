@@ -253,13 +253,18 @@ struct dwarf_sample_event {
  * (their code objects are copied or wake it at once, new_stack.bpf.h).
  * The poll is the longer of the two: while stacks keep coming the records'
  * wake-ups come first, and the poll only picks up the last ones, which
- * came within the wake-up interval of a wake-up.  200/300 ms, not 50/100:
- * pyburn's collector wakes ~17-23 times in 3.4 s, not 55, each wake-up
- * ~60 us of its CPU in a PVM guest (docs/PERFORMANCE.md, sessions 27, 36
- * and 37).
+ * came within the wake-up interval of a wake-up.  1 s/1.2 s, not 200/300
+ * ms (sessions 37-40) or 50/100: pyburn's collector wakes 12-16 times in
+ * 7 s, not 37-42 (~17-23 in 3.4 s; 55 at 50/100 ms), each wake-up ~60 us
+ * of its CPU in a PVM guest (docs/PERFORMANCE.md, sessions 27, 36, 37 and
+ * 41).  Nothing in a new stack's record needs a faster read: what must be
+ * read while the process lives wakes the collector at once (a thread's
+ * first sample, an exec, a walk's request for mappings, a code object not
+ * copied), the ring's fill below wakes it before copies are left out, and
+ * the stacks wait in the stack map until the collector copied them.
  */
-#define BPFPROF_NEW_STACK_WAKEUP_NS 200000000ull
-#define BPFPROF_NEW_STACK_POLL_MS 300
+#define BPFPROF_NEW_STACK_WAKEUP_NS 1000000000ull
+#define BPFPROF_NEW_STACK_POLL_MS 1200
 /*
  * ... but a record wakes it at once when the "events" ring holds a
  * quarter of its size unread: a burst of new Python code objects (imports,
