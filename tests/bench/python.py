@@ -92,6 +92,9 @@ def parse_python(err):
     if m:
         r["own_total"], r["own_start"], r["own_sampling"], r["own_writing"], r["own_teardown"] = \
             (float(g) for g in m.groups())
+    m = re.search(r"s sampling and draining the maps \((\d+) wake-ups\)", err)
+    if m:
+        r["wakeups"] = int(m.group(1))
     m = re.search(r"walk memo: ([\d.]+) frames per walk", err)
     if m:
         r["memo_frames_per_walk"] = float(m.group(1))
@@ -223,7 +226,8 @@ def markdown(a, reps):
                                               "code_hit_pct", "samples", "py_with",
                                               "codes_named", "own_start", "own_sampling",
                                               "own_writing", "own_teardown", "cached_tables",
-                                              "memo_frames_per_walk", "rows_per_walk")}
+                                              "memo_frames_per_walk", "rows_per_walk",
+                                              "wakeups")}
     lines = [
         "### Python frames (issue 17): pyburn under %s at %d Hz, %d paired repetitions"
         % (PY, a.freq, len(reps)),
@@ -267,9 +271,10 @@ def markdown(a, reps):
            fmt(a.bpf_time[0], "%d") if a.bpf_time else "–"),
         "",
         "bpfprof's own account (-v, medians): %s s to start (BPF load, first tables), %s s"
-        " sampling and draining the maps, %s s writing and the summary, %s s to tear down;"
-        " %s unwind tables read from the cache (cold run: %s)."
-        % (fmt(b["own_start"]), fmt(b["own_sampling"]), fmt(b["own_writing"]),
+        " sampling and draining the maps (%s wake-ups), %s s writing and the summary, %s s"
+        " to tear down; %s unwind tables read from the cache (cold run: %s)."
+        % (fmt(b["own_start"]), fmt(b["own_sampling"]), fmt(b["wakeups"], "%d"),
+           fmt(b["own_writing"]),
            fmt(b["own_teardown"]), fmt(b["cached_tables"], "%d"),
            fmt(a.cold["bpfprof"][0].get("cached_tables"), "%d")),
         "",
