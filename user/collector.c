@@ -406,6 +406,11 @@ static int setup(struct collector *c)
 	/* Without them, mappings come from /proc alone (as they did before). */
 	if (mmap_events_open(&c->mmaps))
 		c->mmaps = NULL;
+	/* Their rings fill with every process's mappings while we sleep
+	 * (IDLE_POLL_MS): wake at half full, as for the BPF rings. */
+	for (size_t i = 0; mmap_events_fd(c->mmaps, i) >= 0; i++)
+		if ((err = sampler_watch_fd(c->sampler, mmap_events_fd(c->mmaps, i))))
+			return err;
 	return 0;
 }
 

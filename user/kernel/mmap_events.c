@@ -234,6 +234,11 @@ int mmap_events_next(struct mmap_events *me, uint64_t until_ns, struct mmap_even
 	return 1;
 }
 
+int mmap_events_fd(const struct mmap_events *me, size_t i)
+{
+	return me && i < me->nr_rings ? me->rings[i].fd : -1;
+}
+
 uint64_t mmap_events_lost(const struct mmap_events *me)
 {
 	return me ? me->lost : 0;
@@ -256,6 +261,9 @@ static int open_ring(struct mmap_events *me, int cpu, struct ring *r)
 		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
+		/* readable (mmap_events_fd()) once half full: no wake-up per record */
+		.watermark = 1,
+		.wakeup_watermark = (uint32_t)(MMAP_EVENTS_PAGES * me->page_size / 2),
 	};
 	long fd = perf_event_open(&attr, cpu);
 

@@ -46,7 +46,10 @@ struct mmap_event {
 /* The events and their ring buffers (opaque). */
 struct mmap_events;
 
-/* Ring buffer pages (data, a power of two) per CPU: 128 KiB, ~1,000 records. */
+/* Ring buffer pages (data, a power of two) per CPU: 128 KiB, ~1,000 records;
+ * its event polls readable at half (mmap_events_fd()).  perf also writes
+ * a fork and an exit record of every task there (any event asking for
+ * mappings gets them), which are skipped. */
 #define MMAP_EVENTS_PAGES 32
 
 /*
@@ -66,6 +69,14 @@ void mmap_events_close(struct mmap_events *me);
  * every sample costs a comparison.  Returns 1 and fills *@out, or 0.
  */
 int mmap_events_next(struct mmap_events *me, uint64_t until_ns, struct mmap_event *out);
+
+/*
+ * The file descriptor of the @i-th CPU's event (0-based), -1 past the last
+ * one: it polls readable (EPOLLIN) once its ring buffer is half full,
+ * for a reader that sleeps long between reads (sampler_watch_fd()).
+ * Owned by @me.
+ */
+int mmap_events_fd(const struct mmap_events *me, size_t i);
 
 /* Records the kernel could not write because a ring buffer was full. */
 uint64_t mmap_events_lost(const struct mmap_events *me);

@@ -450,6 +450,18 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return n == PASS_CUT && s->pass_cut ? s->pass_records : n;
 }
 
+/* Into libbpf's epoll set: sampler_poll() waits on it itself and reads the
+ * rings with ring_buffer__consume(), never ring_buffer__poll(), which
+ * would take the event's data for a ring of its own. */
+int sampler_watch_fd(struct sampler *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
+
+	if (epoll_ctl(ring_buffer__epoll_fd(s->rb), EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
 bool sampler_pass_cut(const struct sampler *s)
 {
 	return s->pass_cut;

@@ -90,6 +90,14 @@ int sampler_add_target(struct sampler *s, uint32_t id);
  * Returns records consumed, or -errno (-EINTR on a signal). */
 int sampler_poll(struct sampler *s, int timeout_ms);
 
+/*
+ * Let file descriptor @fd (not owned; it must stay open as long as @s or
+ * be closed first) end sampler_poll()'s wait too when it polls readable:
+ * another ring the caller reads after each poll (mmap_events_fd()).
+ * 0 or -errno of epoll_ctl().
+ */
+int sampler_watch_fd(struct sampler *s, int fd);
+
 /* Whether the last sampler_poll() stopped reading the "samples" ring
  * before it was empty (SAMPLER_PASS_NS). */
 bool sampler_pass_cut(const struct sampler *s);
