@@ -12,8 +12,10 @@
 #     the same seen/kept/drops[] in its bpfprof_run and N samples in its
 #     counts, and nearly every CPU tick was seen (busy CPUs: no idle task).
 #  2. Drops on purpose, on manystacks (thousands of distinct stacks): a
-#     64-entry stack map gives stack-map-full, a 64-entry count map with
-#     the collector stopped (the ring of moved counts full) gives
+#     64-entry stack map with the collector stopped gives stack-map-full
+#     (running, the program wakes it every 16 new stacks and it keeps
+#     up: no drop since session 41), a 64-entry count map with the
+#     collector stopped (the ring of moved counts full) gives
 #     count-map-full, both tiny maps together, and the timestamped stream
 #     with a 4 KiB ring buffer; each run adds up the same way, the reason is
 #     named in the summary, and the stream's sample and lost records match.
@@ -99,12 +101,8 @@ run_tiny() {	# name reasons-csv bpfprof-options...
 	# give ~4000 in 2 s; a loaded machine gives fewer).
 	account "$name" "$TMP/tiny.err" "$TMP/tiny.txt" 200 ${reasons//,/ } || fail "$name does not add up"
 }
-run_tiny "stack map of 64" stack-map-full --stack-map-size 64
-# The counts each CPU's pending slots give up go to the collector through
-# the ring buffer (bpf/counts.bpf.h, count_sample()), and to the count map
-# only when the ring is full: the collector is stopped for 3 s (-g's ring
-# of 128 KiB fills in ~1.5 s on manystacks), and those samples, counted
-# kept when they came, are dropped from a count map of 64.
+# The collector is stopped for 3 s: what the program stores meanwhile has
+# nowhere to go but its maps.
 run_stalled() {	# name reasons-csv bpfprof-options...
 	local name=$1 reasons=$2 pid; shift 2
 	"$BPFPROF" -p "$ms" -F 999 -d 5 --plugin "$TMP/dump.so" -o "$TMP/tiny.txt" "$@" 2> "$TMP/tiny.err" &
@@ -116,6 +114,13 @@ run_stalled() {	# name reasons-csv bpfprof-options...
 	wait "$pid" || { cat "$TMP/tiny.err"; fail "$name: bpfprof failed"; }
 	account "$name" "$TMP/tiny.err" "$TMP/tiny.txt" 200 ${reasons//,/ } || fail "$name does not add up"
 }
+# Its new stacks fill a stack map of 64 (hundreds a second on manystacks).
+run_stalled "stack map of 64, collector stopped" stack-map-full --stack-map-size 64
+# The counts each CPU's pending slots give up go to the collector through
+# the ring buffer (bpf/counts.bpf.h, count_sample()), and to the count map
+# only when the ring is full (-g's ring of 128 KiB fills in ~1.5 s on
+# manystacks): those samples, counted kept when they came, are dropped
+# from a count map of 64.
 # The stack map is made large enough for the whole run: with the default
 # (1 s of samples) it filled first on CI, its drops left no counts to move,
 # and the ring never filled (stack-map-full 1082, count-map-full 0).
