@@ -356,10 +356,11 @@ static int open_and_load(struct sampler *s, const struct sampler_config *cfg)
 }
 
 /*
- * Set the marks past which the program wakes the collector for a drain
- * (bpf/profile.bpf.c, maps_filling_wake()): the quarters of
- * sampler_counts_filling(), from the counters at the last drain.  Counts
- * only: a stream (no count maps) is read on a timer anyway.
+ * Set the marks past which the maps are filling (sampler_counts_filling())
+ * and the program wakes the collector for a drain (bpf/profile.bpf.c,
+ * maps_filling_wake()): a quarter of each map's capacity past the
+ * counters at the last drain.  Counts only: a stream (no count maps) is
+ * read on a timer anyway.
  */
 static void arm_fill_wakeup(struct sampler *s)
 {
@@ -553,13 +554,12 @@ bool sampler_streams(const struct sampler *s)
 	return s->skel->rodata->stream_samples;
 }
 
+/* The program's own tests (bpf/counts.bpf.h, capture_stack()) against the
+ * marks arm_fill_wakeup() set; never true in a stream (no marks). */
 bool sampler_counts_filling(const struct sampler *s)
 {
-	uint64_t counts = s->skel->bss->counts_added - s->counts_added_at_drain;
-	uint64_t stacks = s->skel->bss->stacks_added - s->stacks_added_at_drain;
-
-	return counts >= bpf_map__max_entries(s->skel->maps.counts0) / 4 ||
-	       stacks >= sampler_stack_map_size(s) / 4;
+	return s->skel->bss->counts_added >= s->skel->data->counts_fill_at ||
+	       s->skel->bss->stacks_added >= s->skel->data->stacks_fill_at;
 }
 
 /* Hand @fn the counts of each CPU's pending-count slots
