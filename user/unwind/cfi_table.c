@@ -36,13 +36,14 @@
  * dwarf_cfi_end(), and looks that tree up (tfind()) for every row.  The
  * builder reads FDEs in address order and each one only once, so the
  * .eh_frame handle is made anew after this many FDEs: the tree stays
- * small, and building python3.11's table takes ~11 ms instead of ~22
+ * small, and building python3.11's table takes ~12 ms instead of ~24
+ * with one handle, or ~14 with a new one every 32 FDEs
  * (tests/bench/cfi_tables.c; docs/PERFORMANCE.md).  Only where a new
  * handle finds an FDE through .eh_frame_hdr's binary search table
  * (eh_frame_hdr_first()); .debug_frame's handle belongs to its Dwarf and
  * is kept.
  */
-#define FDES_PER_CFI_HANDLE 32
+#define FDES_PER_CFI_HANDLE 8
 
 /* The glibc signal trampoline's struct ucontext offsets (bytes from sp). */
 #define UC_RBP 120

@@ -877,7 +877,7 @@ static void test_eh_frame_handles(void **state)
 	assert_int_equal(cfi_table_build(libc, NULL, &t), 0);
 	printf("# %s: %u FDEs, %u libdw handles\n", libc, t->stats.fdes,
 	       t->stats.eh_frame_handles);
-	assert_true(t->stats.eh_frame_handles >= t->stats.fdes / 32);
+	assert_true(t->stats.eh_frame_handles >= t->stats.fdes / 8);
 	cfi_table_free(t);
 	for (i = 0; i < sizeof(lld) / sizeof(lld[0]); i++) {
 		if (access(lld[i], R_OK) != 0)
