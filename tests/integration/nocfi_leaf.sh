@@ -119,9 +119,7 @@ aom=(aomenc --quiet --cpu-used=9 --ivf -o "$TMP/clip.ivf" "$TMP/clip.y4m")
 # them did not reach the root with an empty cache (a fresh machine, or a
 # new CFI_BUILDER_ID).  A one-frame run first stores it in a cache of the
 # test's own, which the measured run reads.
-"$BPFPROF" -q -F 99 --unwind-cache "$TMP/cache" --format folded -o "$TMP/aom-warm.folded" -- \
-	"${aom[@]}" --limit=1 > /dev/null 2> "$TMP/aom-warm.err" ||
-	{ cat "$TMP/aom-warm.err"; fail "bpfprof -- aomenc --limit=1 failed"; }
+warm_unwind_cache "${aom[@]}" --limit=1
 "$BPFPROF" -F 999 --unwind-cache "$TMP/cache" --format folded -o "$TMP/aom.folded" -- \
 	"${aom[@]}" > "$TMP/aom.out" 2> "$TMP/aom.err" ||
 	{ cat "$TMP/aom.err"; fail "bpfprof -- aomenc failed"; }

@@ -56,8 +56,7 @@ FIRST_ONLY=1 find_pythons 3.13 3.12
 # of the test's own, filled by a short run of each interpreter first.
 CACHE=(--unwind-cache "$TMP/cache")
 for py in "${pythons[@]}"; do
-	"$BPFPROF" -q -F 99 "${CACHE[@]}" -o "$TMP/warm.prof" -- "$py" -c pass 2>"$TMP/warm.err" ||
-		{ cat "$TMP/warm.err"; fail "bpfprof -- $py -c pass failed"; }
+	warm_unwind_cache "$py" -c pass
 done
 
 # ---- 1. addresses reused under other names -----------------------------------

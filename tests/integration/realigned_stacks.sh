@@ -93,10 +93,8 @@ truncate -s 500M "$TMP/zeros"
 # digest_all 91%.  Their tables come from a cache of the test's own,
 # filled by short runs first.
 CACHE=(--unwind-cache "$TMP/cache")
-"$BPFPROF" -q -F 99 "${CACHE[@]}" -o "$TMP/warm.prof" -- openssl version > /dev/null 2> "$TMP/warm.err" ||
-	{ cat "$TMP/warm.err"; fail "bpfprof -- openssl version failed"; }
-"$BPFPROF" -q -F 99 "${CACHE[@]}" -o "$TMP/warm-py.prof" -- /usr/bin/python3 -c 'import hashlib' \
-	2> "$TMP/warm.err" || { cat "$TMP/warm.err"; fail "bpfprof -- python3 -c 'import hashlib' failed"; }
+warm_unwind_cache openssl version
+warm_unwind_cache /usr/bin/python3 -c 'import hashlib'
 "$BPFPROF" "${CACHE[@]}" -F 999 --format folded -o "$TMP/openssl.folded" -- openssl dgst -sha512 "$TMP/zeros" \
 	> "$TMP/openssl.out" 2> "$TMP/openssl.err" ||
 	{ cat "$TMP/openssl.err"; fail "bpfprof -- openssl dgst failed"; }

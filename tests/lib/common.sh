@@ -85,6 +85,19 @@ build_id() {
 	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p'
 }
 
+# warm_unwind_cache COMMAND [ARGS...]: fill the test's own unwind cache,
+# "$TMP/cache" (pass --unwind-cache "$TMP/cache" to the measured runs),
+# with the tables of the files COMMAND maps, by a short profile of it
+# (-q -F 99, its profile and output discarded).  The measured runs then
+# read the tables rather than build them while their process starts,
+# which takes long under the sanitizers.  Fails the test, with bpfprof's
+# stderr, when that run fails.
+warm_unwind_cache() {
+	"$BPFPROF" -q -F 99 --unwind-cache "$TMP/cache" -o "$TMP/warm-cache.prof" -- "$@" \
+		> /dev/null 2> "$TMP/warm-cache.err" ||
+		{ cat "$TMP/warm-cache.err"; fail "bpfprof -- $* (filling the unwind cache) failed"; }
+}
+
 # find_pythons VERSION...: set the array pythons to Debian's python3.11 and
 # the first pyenv build found of each VERSION (3.12, 3.13); skips the test
 # without python3.11.  find_pythons 3.13 3.12 with FIRST_ONLY=1 stops at
