@@ -28,6 +28,7 @@
 
 #include "interp_impl.h"
 #include "py_cache.h"
+#include "symbols/buildid.h"
 #include "targets/procmaps.h"
 
 /* The symbols of an interpreter file, as ELF vaddrs (0: not found). */
@@ -139,18 +140,13 @@ static void read_local_cold(Elf *elf, struct py_syms *s)
  */
 static void read_debug_cold(const struct bpfprof_mapping *map, struct py_syms *s)
 {
-	char path[128];
+	char path[BUILDID_DEBUG_PATH_MAX];
 	const void *id;
-	size_t n;
 	Elf *elf;
 	int fd;
 
-	if (!map->build_id || map->build_id_size < 2 || map->build_id_size > 40)
+	if (!map->build_id || buildid_debug_path(map->build_id, map->build_id_size, path, sizeof(path)))
 		return;
-	n = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", map->build_id[0]);
-	for (uint32_t i = 1; i < map->build_id_size; i++)
-		n += (size_t)snprintf(path + n, sizeof(path) - n, "%02x", map->build_id[i]);
-	snprintf(path + n, sizeof(path) - n, ".debug");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;

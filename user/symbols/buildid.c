@@ -2,10 +2,12 @@
 /*
  * buildid.c - owns the GNU build-id reader (see buildid.h): an ELF file,
  * an open descriptor or an image in memory, through libelf and
- * dwelf_elf_gnu_build_id().
+ * dwelf_elf_gnu_build_id(); and the path of a build-id's debug file in
+ * the system's build-id tree.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,4 +72,20 @@ int elf_build_id(const char *path, uint8_t *buf, size_t size)
 	ret = elf_build_id_fd(fd, buf, size);
 	close(fd);
 	return ret;
+}
+
+int buildid_debug_path(const uint8_t *id, size_t n, char *buf, size_t size)
+{
+	size_t len = sizeof(BUILDID_DEBUG_TREE) - 1 + 3 + 2 * (n - 1) + sizeof(".debug");
+	char *q = buf;
+
+	if (!id || n < 2 || n > BUILDID_DEBUG_MAX)
+		return -EINVAL;
+	if (!buf || size < len)
+		return -ENOSPC;
+	q += sprintf(q, "%s%02x/", BUILDID_DEBUG_TREE, id[0]);
+	for (size_t i = 1; i < n; i++)
+		q += sprintf(q, "%02x", id[i]);
+	strcpy(q, ".debug");
+	return 0;
 }

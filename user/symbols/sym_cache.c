@@ -14,6 +14,7 @@
 
 #include "cache_file.h"
 #include "symbolizer_impl.h"
+#include "symbols/buildid.h"
 #include "symbols/sym_cache.h"
 
 #ifndef SYM_BUILDER_ID
@@ -28,7 +29,6 @@
 #define SYM_CACHE_DYNSYM_ONLY 1u		/* header flag: see sym_cache.h */
 /* Where a separate debug file of a build-id is installed (the first place
  * debuginfo.c looks). */
-#define SYM_CACHE_DEBUG_TREE "/usr/lib/debug/.build-id/"
 
 /* The first bytes of a cache file (112 bytes). */
 struct sym_cache_header {
@@ -71,15 +71,9 @@ int sym_cache_open(const char *dir, struct sym_cache **out)
 
 bool sym_cache_debug_installed(const uint8_t *id, size_t n)
 {
-	char path[sizeof(SYM_CACHE_DEBUG_TREE) + 2 * 64 + 16];
-	char *q = path + sprintf(path, "%s%02x/", SYM_CACHE_DEBUG_TREE, n ? id[0] : 0);
+	char path[BUILDID_DEBUG_PATH_MAX];
 
-	if (n < 2 || n > 64)
-		return false;
-	for (size_t i = 1; i < n; i++)
-		q += sprintf(q, "%02x", id[i]);
-	strcpy(q, ".debug");
-	return access(path, R_OK) == 0;
+	return buildid_debug_path(id, n, path, sizeof(path)) == 0 && access(path, R_OK) == 0;
 }
 
 /* Whether @h describes a file of @file_size bytes holding @id's table. */

@@ -359,9 +359,39 @@ static void test_debuginfod_opt_in(void **state)
 	assert_int_equal(symbolize_in_child(lib, "http://127.0.0.1:9", cache), 0);
 }
 
+/*
+ * A build-id's debug file in the system's tree: XX/REST.debug in hex, the
+ * room it needs exactly, and the lengths refused; and the path of libc's
+ * own build-id names libc6-dbg's file (a test dependency).
+ */
+static void test_buildid_debug_path(void **state)
+{
+	static const uint8_t id[4] = { 0x0a, 0xbc, 0x00, 0xff };
+	static const char want[] = "/usr/lib/debug/.build-id/0a/bc00ff.debug";
+	uint8_t libc_id[BUILDID_DEBUG_MAX], long_id[BUILDID_DEBUG_MAX + 1] = { 0 };
+	char path[BUILDID_DEBUG_PATH_MAX];
+	int n;
+
+	(void)state;
+	assert_int_equal(buildid_debug_path(id, sizeof(id), path, sizeof(path)), 0);
+	assert_string_equal(path, want);
+	assert_int_equal(buildid_debug_path(id, sizeof(id), path, sizeof(want)), 0);
+	assert_string_equal(path, want);
+	assert_int_equal(buildid_debug_path(id, sizeof(id), path, sizeof(want) - 1), -ENOSPC);
+	assert_int_equal(buildid_debug_path(id, 1, path, sizeof(path)), -EINVAL);
+	assert_int_equal(buildid_debug_path(long_id, sizeof(long_id), path, sizeof(path)), -EINVAL);
+	assert_int_equal(buildid_debug_path(long_id, BUILDID_DEBUG_MAX, path, sizeof(path)), 0);
+
+	n = elf_build_id("/lib/x86_64-linux-gnu/libc.so.6", libc_id, sizeof(libc_id));
+	assert_true(n >= 2);
+	assert_int_equal(buildid_debug_path(libc_id, (size_t)n, path, sizeof(path)), 0);
+	assert_int_equal(access(path, R_OK), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buildid_debug_path),
 		cmocka_unit_test(test_debuglink_beside),
 		cmocka_unit_test(test_debuglink_dot_debug),
 		cmocka_unit_test(test_debuglink_wrong_crc),
