@@ -29,6 +29,7 @@
 #include "map_warm.h"
 #include "profile.skel.h"
 #include "sampler.h"
+#include "percpu_sum.h"
 #include "verifier_stats.h"
 
 struct sampler {
@@ -645,71 +646,6 @@ int sampler_drain_counts(struct sampler *s, bool final,
 	return err;
 }
 
-/*
- * The sums over the CPUs of elements 0 .. @nr-1 of the per-CPU array @fd
- * (__u64 values: "stats", "stack_errors") into @sums, in one batched
- * look-up (BPF_MAP_LOOKUP_BATCH): a bpf() call costs ~25 us on a
- * paravirtualised guest, and stack_errors has 128 elements.  Kernels
- * without batches for arrays (before 5.6) get one look-up per element.
- * 0 or a negative errno.
- */
-static int sum_percpu_array(int fd, uint32_t nr, int ncpus, uint64_t *sums)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint64_t *vals = calloc((size_t)nr * (size_t)ncpus, sizeof(*vals));
-	uint32_t *keys = calloc(nr, sizeof(*keys));
-	uint32_t out = 0, count = nr;
-	int err = vals && keys ? 0 : -ENOMEM;
-
-	if (!err && bpf_map_lookup_batch(fd, NULL, &out, keys, vals, &count, &opts) &&
-	    errno != ENOENT) {
-		for (count = 0; count < nr && !err; count++) {	/* no batches here */
-			keys[count] = count;
-			if (bpf_map_lookup_elem(fd, &keys[count], vals + (size_t)count * ncpus))
-				err = -errno;
-		}
-	}
-	memset(sums, 0, nr * sizeof(*sums));
-	for (uint32_t i = 0; i < count && !err; i++)
-		for (int c = 0; c < ncpus; c++)
-			if (keys[i] < nr)
-				sums[keys[i]] += vals[(size_t)i * ncpus + c];
-	free(vals);
-	free(keys);
-	return err;
-}
-
-/*
- * The sums over the CPUs of the @nr counters (__u64) that begin the value
- * of per-CPU array @map's element 0 ("cfi_vars", "py_vars": their
- * programs count through the value they hold, bpf/cfi_walk.bpf.h and
- * bpf/python.bpf.h), into @sums.  0 or a negative errno.
- */
-static int sum_percpu_counts(const struct bpf_map *map, int ncpus, uint32_t nr, uint64_t *sums)
-{
-	size_t stride = (bpf_map__value_size(map) + 7) / 8 * 8;
-	uint8_t *vals;
-	uint32_t zero = 0;
-	int err = 0;
-
-	memset(sums, 0, nr * sizeof(*sums));
-	if (stride < nr * sizeof(*sums))
-		return -EINVAL;		/* the value has no room for the counters */
-	if (!(vals = malloc(stride * (size_t)ncpus)))
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &zero, vals))
-		err = -errno;
-	for (int c = 0; c < ncpus && !err; c++)
-		for (uint32_t i = 0; i < nr; i++) {
-			uint64_t v;
-
-			memcpy(&v, vals + (size_t)c * stride + i * sizeof(v), sizeof(v));
-			sums[i] += v;
-		}
-	free(vals);
-	return err;
-}
-
 int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 {
 	int fd = bpf_map__fd(s->skel->maps.stats), efd = bpf_map__fd(s->skel->maps.stack_errors);
@@ -718,7 +654,7 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	uint64_t errnos[2 * STACK_ERRNO_SLOTS] = { 0 };
 
 	memset(st, 0, sizeof(*st));
-	err = sum_percpu_array(fd, STAT_NR, n, stat);
+	err = percpu_sum_array(fd, STAT_NR, n, stat);
 	st->seen = stat[STAT_SEEN];
 	st->kept = stat[STAT_KEPT];
 	st->events_lost = stat[STAT_EVENTS_LOST];
@@ -726,7 +662,7 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	st->stack_ids_noted = stat[STAT_STACK_IDS_NOTED];
 	for (uint32_t r = 0; r < DROP_NR; r++)
 		st->drops[r] = stat[STAT_DROP_BASE + r];
-	err = err ?: sum_percpu_counts(s->skel->maps.cfi_vars, n, CFI_WALK_COUNTERS, walk);
+	err = err ?: percpu_sum_counts(s->skel->maps.cfi_vars, n, CFI_WALK_COUNTERS, walk);
 	for (uint32_t r = 0; r < CFI_WALK_STOP_NR && !err; r++)
 		st->walk_stops[r] = walk[r];
 	st->row_cache_hits = walk[CFI_ROW_CACHE_HITS];
@@ -738,8 +674,8 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	st->common_steps = walk[CFI_COMMON_STEPS];
 	st->memo_frames = walk[CFI_MEMO_FRAMES_TAKEN];
 	st->memo_fails = walk[CFI_MEMO_FAILS];
-	err = err ?: sum_percpu_counts(s->skel->maps.py_vars, n, PY_STAT_NR, st->python);
-	err = err ?: sum_percpu_array(efd, 2 * STACK_ERRNO_SLOTS, n, errnos);
+	err = err ?: percpu_sum_counts(s->skel->maps.py_vars, n, PY_STAT_NR, st->python);
+	err = err ?: percpu_sum_array(efd, 2 * STACK_ERRNO_SLOTS, n, errnos);
 	memcpy(st->user_stack_errno, errnos, sizeof(st->user_stack_errno));
 	memcpy(st->kernel_stack_errno, errnos + STACK_ERRNO_SLOTS, sizeof(st->kernel_stack_errno));
 	return err;
