@@ -27,9 +27,9 @@
 #include "core_btf.h"
 #include "cpus.h"
 #include "map_warm.h"
+#include "percpu_sum.h"
 #include "profile.skel.h"
 #include "sampler.h"
-#include "percpu_sum.h"
 #include "verifier_stats.h"
 
 struct sampler {

@@ -133,9 +133,10 @@ bool sampler_streams(const struct sampler *s);
  * capacity (--count-map-size), or a quarter of the stack map's
  * (--stack-map-size; its stacks are copied out, and can then be pruned,
  * when their counts are drained).  Reads two counters in the program's
- * mmapped .bss: no system call.  Without a stream, the program wakes the
- * collector (a TASK_EVENT_MAPS_FILLING record) once this turns true, so
- * the collector need not look on a timer.
+ * mmapped .bss and the marks set for them in its .data: no system call.
+ * Without a stream, the program wakes the collector (a
+ * TASK_EVENT_MAPS_FILLING record) once this turns true, so the collector
+ * need not look on a timer; in a stream (no marks) it stays false.
  */
 bool sampler_counts_filling(const struct sampler *s);
 
