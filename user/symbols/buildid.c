@@ -76,12 +76,12 @@ int elf_build_id(const char *path, uint8_t *buf, size_t size)
 
 int buildid_debug_path(const uint8_t *id, size_t n, char *buf, size_t size)
 {
-	size_t len = sizeof(BUILDID_DEBUG_TREE) - 1 + 3 + 2 * (n - 1) + sizeof(".debug");
 	char *q = buf;
 
 	if (!id || n < 2 || n > BUILDID_DEBUG_MAX)
 		return -EINVAL;
-	if (!buf || size < len)
+	/* the tree, "XX/", REST, ".debug" and its NUL */
+	if (!buf || size < sizeof(BUILDID_DEBUG_TREE) - 1 + 3 + 2 * (n - 1) + sizeof(".debug"))
 		return -ENOSPC;
 	q += sprintf(q, "%s%02x/", BUILDID_DEBUG_TREE, id[0]);
 	for (size_t i = 1; i < n; i++)

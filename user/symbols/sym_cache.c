@@ -27,8 +27,6 @@
 #define SYM_CACHE_MAX_SYMS (16u << 20)		/* anything more is corrupt */
 #define SYM_CACHE_MAX_STRINGS (1ull << 32)
 #define SYM_CACHE_DYNSYM_ONLY 1u		/* header flag: see sym_cache.h */
-/* Where a separate debug file of a build-id is installed (the first place
- * debuginfo.c looks). */
 
 /* The first bytes of a cache file (112 bytes). */
 struct sym_cache_header {
