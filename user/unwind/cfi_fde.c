@@ -196,34 +196,6 @@ static int cie_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* The CIEs of @s, sorted by offset, into *@out (caller frees). */
-static int list_cies(struct builder *b, const struct section *s, const unsigned char *ident,
-		     struct cie_info **out, size_t *nr)
-{
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	size_t cap = 0;
-	int rc;
-
-	*out = NULL;
-	*nr = 0;
-	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
-		if (dwarf_cfi_cie_p(&e)) {
-			if (cfi_grow((void **)out, &cap, *nr + 1, sizeof(**out)))
-				return -ENOMEM;
-			(*out)[(*nr)++] = cie_decode(&e.cie, off);
-		}
-		if (next == (Dwarf_Off)-1 || next <= off)
-			break;
-		off = next;
-	}
-	if (rc < 0)
-		b->st->bad_entries++;
-	if (*nr)
-		qsort(*out, *nr, sizeof(**out), cie_cmp);
-	return 0;
-}
-
 /* Add the address range of FDE @e of @s (its CIE's info @ci) to b->fdes. */
 static int add_fde(struct builder *b, const struct section *s, const Dwarf_FDE *e,
 		   const struct cie_info *ci)
@@ -247,32 +219,53 @@ static int add_fde(struct builder *b, const struct section *s, const Dwarf_FDE *
 	return 0;
 }
 
-/* Add the FDEs of section @s to b->fdes. */
+/* The CIE at section offset @off among the @nr of @cies (by offset), or
+ * NULL. */
+static const struct cie_info *find_cie(const struct cie_info *cies, size_t nr, uint64_t off)
+{
+	struct cie_info key = { .offset = off };
+
+	return nr ? bsearch(&key, cies, nr, sizeof(key), cie_cmp) : NULL;
+}
+
+/*
+ * Add the FDEs of section @s to b->fdes, in one pass over its entries:
+ * CIEs are met in offset order, and an FDE's CIE before it (as linkers
+ * and assemblers write them); an FDE whose CIE comes later is read again
+ * at the end.
+ */
 int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned char *ident)
 {
-	struct cie_info *cies, key;
-	Dwarf_Off off = 0, next;
+	struct cie_info *cies = NULL;
+	Dwarf_Off off = 0, next, *later = NULL;
+	size_t nr_cies = 0, cap_cies = 0, nr_later = 0, cap_later = 0;
 	Dwarf_CFI_Entry e;
-	size_t nr_cies;
-	int rc, err;
+	int rc, err = 0;
 
-	err = list_cies(b, s, ident, &cies, &nr_cies);
-	if (err) {
-		free(cies);
-		return err;
-	}
 	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
-		if (!dwarf_cfi_cie_p(&e)) {
-			key.offset = e.fde.CIE_pointer;
-			err = add_fde(b, s, &e.fde,
-				      nr_cies ? bsearch(&key, cies, nr_cies, sizeof(key), cie_cmp) : NULL);
-			if (err)
-				break;
+		const struct cie_info *ci;
+
+		if (dwarf_cfi_cie_p(&e)) {
+			err = cfi_grow((void **)&cies, &cap_cies, nr_cies + 1, sizeof(*cies));
+			if (!err)
+				cies[nr_cies++] = cie_decode(&e.cie, off);
+		} else if ((ci = find_cie(cies, nr_cies, e.fde.CIE_pointer))) {
+			err = add_fde(b, s, &e.fde, ci);
+		} else {
+			err = cfi_grow((void **)&later, &cap_later, nr_later + 1, sizeof(*later));
+			if (!err)
+				later[nr_later++] = off;
 		}
-		if (next == (Dwarf_Off)-1 || next <= off)
+		if (err || next == (Dwarf_Off)-1 || next <= off)
 			break;
 		off = next;
 	}
+	if (rc < 0)
+		b->st->bad_entries++;
+	for (size_t i = 0; i < nr_later && !err; i++)
+		if (dwarf_next_cfi(ident, s->data, s->eh, later[i], &next, &e) == 0)
+			err = add_fde(b, s, &e.fde, find_cie(cies, nr_cies, e.fde.CIE_pointer));
 	free(cies);
+	free(later);
 	return err;
 }
