@@ -161,6 +161,7 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 # sources and structs a table depends on, and the file's checksum
 # (user/cache_file.c).
 CFI_BUILDER_SRC := user/unwind/cfi_table.c user/unwind/cfi_fde.c user/unwind/cfi_fp.c \
+		   user/unwind/cfi_lazy.c \
 		   user/unwind/cfi_anon.c \
 		   user/unwind/cfi_build.h \
 		   user/unwind/cfi_table.h user/unwind/cfi_cache.c bpf/cfi_row.h \

@@ -236,6 +236,21 @@ enum cfi_kind {
 
 #define CFI_KIND_FIRST_STOP CFI_KIND_STOP_NO_ROW
 
+/*
+ * A lazy table's FDE whose rows are not built yet (user/unwind/cfi_lazy.c):
+ * a CFI_KIND_STOP_NO_ROW row at the FDE's start with this cfa (gap markers
+ * have 0), holding up to the next row (the FDE's end or the next FDE).
+ * Its rbp field says where the FDE is: 0 .eh_frame, 1 .debug_frame.  A
+ * walk that meets one stops as in a mapping without a table
+ * (CFI_WALK_NO_TABLE, no step guessed) and, on the BPF side, sends the
+ * sample's stack as a copy (bpf/stack_copy.bpf.h, cfi_copy_instead()):
+ * the collector builds the FDE's rows while it unwinds the copy, and puts
+ * them into the table the process's mappings name.
+ */
+#define CFI_UNBUILT_FDE 1
+#define CFI_ROW_UNBUILT(r) (CFI_ROW_KIND(r) == CFI_KIND_STOP_NO_ROW && \
+			    (r)->cfa == CFI_UNBUILT_FDE)
+
 /* Special values of struct cfi_row.rbp. */
 #define CFI_RBP_SAME 0		/* rbp keeps its value in the caller */
 #define CFI_RBP_LOST (-128)	/* the caller's rbp is not known (CFI says
@@ -324,7 +339,8 @@ enum cfi_walk_stop {
 	CFI_WALK_MAX_DEPTH,	/* --max-stack frames written */
 	CFI_WALK_UNMAPPED,	/* a pc in no known mapping (table not loaded yet,
 				 * or anonymous code such as a JIT's) */
-	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet) */
+	CFI_WALK_NO_TABLE,	/* a pc in a mapping without a table (yet), or
+				 * in an FDE not built yet (CFI_UNBUILT_FDE) */
 	CFI_WALK_NO_ROW,	/* a pc no FDE covers */
 	CFI_WALK_UNSUPPORTED,	/* a stop row: a rule rows cannot express */
 	CFI_WALK_READ_FAULT,	/* CFA or return address not readable */
@@ -337,8 +353,11 @@ enum cfi_walk_stop {
 /*
  * The BPF walk's per-CPU cache of the rows it found (bpf/cfi_walk.bpf.h,
  * "cfi_row_cache"): direct-mapped by (table, address), CFI_ROW_CACHE_SLOTS
- * slots (a power of two).  A table's rows never change once a mapping
- * names them (the loader only appends), so a row found stays right.
+ * slots (a power of two).  A row found stays right: a table's rows never
+ * change once a mapping names them, but for a lazy table's markers of
+ * FDEs not built yet (CFI_UNBUILT_FDE), which become the FDE's rows when
+ * the collector lays the table out again in the same place; so markers
+ * are never cached.
  * Lookups are counted in two slots of the walk counters after the stop
  * reasons: frames whose row came from the cache, and those searched.  A
  * third slot counts the walks' reads of user memory outside the copy of

@@ -50,6 +50,7 @@ struct builder {
 	struct fde_range *fdes;
 	size_t nr_fdes, cap_fdes;
 	struct cfi_table_stats *st;
+	bool lazy;		/* a marker for each FDE, no rows (cfi_lazy.c) */
 };
 
 /*
@@ -72,5 +73,28 @@ int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned cha
  * far covers; reorders b->fdes.  0 (also when there are none) or -ENOMEM.
  */
 int cfi_fp_ranges(struct builder *b, Elf *elf, Elf *debug);
+
+/*
+ * The rows of the FDE range [lo, hi) from @cfi, the first at @lo, pushed
+ * onto b->rows.  Returns 0, -ENOMEM, or -EBADMSG when libdw could not give
+ * a row (the rows pushed so far stay; the caller ends them with a marker).
+ */
+int cfi_fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi);
+
+/*
+ * FDEs a file needs for cfi_build_elf() to leave its FDEs' rows to be
+ * built when a walk meets them (@lazy): below that, building them all
+ * costs less than the stack copies the first meetings take (~20 us each
+ * against ~1.3 us per FDE built; docs/PERFORMANCE.md, session 43).
+ */
+#define CFI_LAZY_MIN_FDES 1024
+
+/*
+ * cfi_table_build_elf(), or with @lazy and at least CFI_LAZY_MIN_FDES FDEs
+ * a table of markers (CFI_UNBUILT_FDE, bpf/cfi_row.h) in place of the
+ * FDEs' rows: stats.fdes_unbuilt of them, stats.fdes 0.  Errors as
+ * cfi_table_build_elf().
+ */
+int cfi_build_elf(Elf *elf, Elf *debug, bool lazy, struct cfi_table **out);
 
 #endif /* BPFPROF_CFI_BUILD_H */

@@ -103,14 +103,15 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 /*
  * Append the row @r starting at @pc (>= the last row's pc).  A row at the
  * last row's pc replaces it (that is a gap marker the next FDE starts
- * at); a row with the same rule as the one before it is dropped.
+ * at); a row with the same rule as the one before it is dropped, but for
+ * a lazy table's marker of an FDE not built (each marks its own FDE).
  */
 static int push_row(struct builder *b, uint32_t pc, struct cfi_row r)
 {
 	r.pc = pc;
 	if (b->nr && b->rows[b->nr - 1].pc >= pc)
 		b->nr--;
-	if (b->nr && same_rule(&b->rows[b->nr - 1], &r)) {
+	if (b->nr && same_rule(&b->rows[b->nr - 1], &r) && !CFI_ROW_UNBUILT(&r)) {
 		b->st->rows_merged++;
 		return 0;
 	}
@@ -123,6 +124,13 @@ static int push_row(struct builder *b, uint32_t pc, struct cfi_row r)
 static struct cfi_row stop_row(enum cfi_kind kind)
 {
 	return (struct cfi_row){ .kind = (uint8_t)kind };
+}
+
+/* A lazy table's marker of an FDE of section @src (cfi_row.h). */
+static struct cfi_row unbuilt_row(uint8_t src)
+{
+	return (struct cfi_row){ .kind = CFI_KIND_STOP_NO_ROW, .rbp = (int8_t)src,
+				 .cfa = CFI_UNBUILT_FDE };
 }
 
 /* ---- rules: libdw's ops to rows ------------------------------------------- */
@@ -419,12 +427,7 @@ static struct cfi_row make_row(Dwarf_Frame *fr, bool signal, bool *lost)
 	return r;
 }
 
-/*
- * The rows of the FDE range [lo, hi) from @cfi, the first at @lo.
- * Returns 0, -ENOMEM, or -EBADMSG when libdw could not give a row (the
- * rows pushed so far stay; the caller ends them with a marker).
- */
-static int fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+int cfi_fde_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 {
 	uint64_t pc = lo;
 
@@ -479,11 +482,22 @@ static int fde_cmp(const void *a, const void *b)
 	return (int)x->src - (int)y->src;	/* .eh_frame first */
 }
 
+/* Whether b->fdes is in fde_cmp() order already: a linker writes a
+ * file's .eh_frame in address order, and sorting that again was ~5 % of
+ * a lazy table's build (qsort() is a merge sort: n log n comparisons). */
+static bool fdes_sorted(const struct builder *b)
+{
+	for (size_t i = 1; i < b->nr_fdes; i++)
+		if (fde_cmp(&b->fdes[i - 1], &b->fdes[i]) > 0)
+			return false;
+	return true;
+}
+
 /*
- * Rows of every FDE, and of every frame-pointer range, in address order.  Where FDEs overlap the earlier
- * one wins (at equal starts .eh_frame's, as libdwfl prefers it); each
- * FDE ends with a gap marker that the next FDE replaces when it starts
- * right there.
+ * Rows of every FDE (a lazy build: a marker), and of every frame-pointer
+ * range, in address order.  Where FDEs overlap the earlier one wins (at
+ * equal starts .eh_frame's, as libdwfl prefers it); each FDE ends with a
+ * gap marker that the next FDE replaces when it starts right there.
  */
 static int assemble(struct builder *b, struct section *secs)
 {
@@ -492,7 +506,8 @@ static int assemble(struct builder *b, struct section *secs)
 	size_t i;
 	int err;
 
-	qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), fde_cmp);
+	if (!fdes_sorted(b))
+		qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), fde_cmp);
 	for (i = 0; i < b->nr_fdes; i++) {
 		const struct fde_range *f = &b->fdes[i];
 		uint64_t lo = f->lo > cursor ? f->lo : cursor;
@@ -504,12 +519,20 @@ static int assemble(struct builder *b, struct section *secs)
 			cursor = f->hi;
 			continue;
 		}
+		if (b->lazy && lo < f->hi && secs[f->src].cfi) {
+			if (push_row(b, (uint32_t)lo, unbuilt_row(f->src)) ||
+			    push_row(b, (uint32_t)f->hi, stop_row(CFI_KIND_STOP_NO_ROW)))
+				return -ENOMEM;
+			b->st->fdes_unbuilt++;
+			cursor = f->hi;
+			continue;
+		}
 		cfi = lo < f->hi && f->src != SRC_FP ? cfi_for_fde(b, &secs[f->src]) : NULL;
 		if (!cfi) {
 			b->st->fdes_skipped++;
 			continue;
 		}
-		err = fde_rows(b, cfi, lo, f->hi);
+		err = cfi_fde_rows(b, cfi, lo, f->hi);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -607,13 +630,19 @@ static void finish(struct builder *b, struct cfi_table *t)
 	t->stats.bytes = (uint64_t)t->nr * sizeof(struct cfi_row);
 }
 
-/* Whether @t has a row other than gap markers. */
+/* Whether @t has a row other than gap markers (markers of FDEs not built
+ * count as rows). */
 static bool has_rows(const struct cfi_table *t)
 {
-	return t->stats.kinds[CFI_KIND_STOP_NO_ROW] < t->nr;
+	return t->stats.kinds[CFI_KIND_STOP_NO_ROW] - t->stats.fdes_unbuilt < t->nr;
 }
 
 int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
+{
+	return cfi_build_elf(elf, debug, false, out);
+}
+
+int cfi_build_elf(Elf *elf, Elf *debug, bool lazy, struct cfi_table **out)
 {
 	struct section secs[2] = { { 0 }, { 0 } };
 	struct builder b = { 0 };
@@ -663,6 +692,7 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out)
 	/* also without any CFI: a stripped Go program's code is all fp */
 	if ((err = cfi_fp_ranges(&b, elf, debug)))
 		goto out;
+	b.lazy = lazy && b.nr_fdes >= CFI_LAZY_MIN_FDES;
 	err = b.nr_fdes ? assemble(&b, secs) : (t->stats.bad_entries ? -EBADMSG : -ENODATA);
 	if (err)
 		goto out;
@@ -750,33 +780,7 @@ void cfi_table_free(struct cfi_table *t)
 		munmap(t->mapping, t->mapping_size);
 	else
 		free(t->rows);
+	cfi_lazy_close(t->lazy);
 	elf_segments_free(&t->segments);
 	free(t);
-}
-
-const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
-{
-	uint32_t lo = 0, hi;
-
-	if (!t || !t->nr || vaddr > UINT32_MAX || vaddr < t->rows[0].pc)
-		return NULL;
-	/* invariant: rows[lo].pc <= vaddr, and rows[hi].pc > vaddr if hi < nr */
-	hi = t->nr;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &t->rows[lo];
-}
-
-int cfi_table_load_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
-			uint64_t *bias)
-{
-	if (!t || !bias)
-		return -EINVAL;
-	return elf_segments_bias(&t->segments, start, pgoff, bias);
 }

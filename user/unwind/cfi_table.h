@@ -44,6 +44,8 @@ struct cfi_table_stats {
 	uint32_t rows_merged;		/* CFI rows dropped as equal to the
 					 * row before them */
 	uint32_t fdes;			/* FDEs whose rows are in the table */
+	uint32_t fdes_unbuilt;		/* FDEs whose rows are not built yet: a
+					 * marker each (lazy tables, cfi_lazy.c) */
 	uint32_t fdes_skipped;		/* FDEs left out: empty, beyond 4 GiB,
 					 * covered by another FDE, or whose
 					 * rows libdw could not give */
@@ -76,6 +78,8 @@ struct cfi_table {
 	uint8_t build_id[64];		/* GNU build-id (first 64 bytes) */
 	struct elf_segments segments;	/* PT_LOAD segments and type, for load biases */
 	struct cfi_table_stats stats;
+	struct cfi_lazy *lazy;		/* the file open for cfi_table_build_fde(),
+					 * or NULL */
 };
 
 /*
@@ -113,6 +117,59 @@ int cfi_table_build_mem(const void *image, size_t size, struct cfi_table **out);
  * decompressed in place.
  */
 int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out);
+
+/*
+ * Lazy tables (user/unwind/cfi_lazy.c).  A file with at least
+ * CFI_LAZY_MIN_FDES FDEs (cfi_build.h) costs its walks less built FDE by
+ * FDE, as walks meet them: a run's walks meet ~5 % of python3.11's rows
+ * (docs/PERFORMANCE.md, session 42).
+ *
+ * The table of the ELF file open as @fd, with a marker (CFI_UNBUILT_FDE,
+ * bpf/cfi_row.h) in place of each FDE's rows, and t->lazy, the file
+ * mapped (released by cfi_table_free()), for cfi_table_build_fde(); a
+ * file with fewer FDEs gets all its rows and no lazy state, as
+ * cfi_table_build_elf() gives them (so does one libelf could not map
+ * again).  @fd stays the caller's, and may be closed on return.  Errors
+ * as cfi_table_build_elf().
+ */
+int cfi_table_build_lazy(int fd, struct cfi_table **out);
+
+/*
+ * Open @t->lazy on the file @fd (mapped; @fd stays the caller's, and may
+ * be closed on return): for a table with markers read from the on-disk
+ * cache.  0 (also when it is open already), -EINVAL, -ENOMEM, -ENOEXEC
+ * (not ELF, or libelf could not map it).
+ */
+int cfi_table_lazy_open(struct cfi_table *t, int fd);
+
+/*
+ * Build the rows of the FDE whose marker holds the ELF address @vaddr,
+ * through @t->lazy, into @t in place of the marker (rows reallocated:
+ * earlier pointers into t->rows are stale; a table read in place from a
+ * cache file is copied out of it first).  An FDE libdw gives no row for
+ * becomes a gap (CFI_KIND_STOP_NO_ROW).  Returns 1 when the table
+ * changed, 0 when @vaddr is in no marker, -ENOENT when t->lazy is not
+ * open, -ENOMEM.
+ */
+int cfi_table_build_fde(struct cfi_table *t, uint64_t vaddr);
+
+/*
+ * All the rows of @t's file, in place of its rows and markers, as
+ * cfi_table_build_elf() gives them (through @t->lazy, closed after):
+ * for a file whose walks keep meeting FDEs not built one at a time.
+ * Returns 1 when the table changed (rows reallocated), 0 when it had no
+ * marker, -ENOENT when t->lazy is not open, or cfi_table_build_elf()'s
+ * errors (the table is then as it was).
+ */
+int cfi_table_build_all(struct cfi_table *t);
+
+/* The markers of FDEs not built in @t, counted now (also into
+ * t->stats.fdes_unbuilt). */
+uint32_t cfi_table_count_unbuilt(struct cfi_table *t);
+
+/* Release lazy state (cfi_table_free() does).  NULL is allowed. */
+struct cfi_lazy;
+void cfi_lazy_close(struct cfi_lazy *lz);
 
 /* Release @t and everything it owns.  NULL is allowed. */
 void cfi_table_free(struct cfi_table *t);
