@@ -241,6 +241,10 @@ struct dwarf_sample_event {
 	__u32 py_flags;			/* BPFPROF_NEW_STACK_CODES_KNOWN: the program
 					 * saw each code object of py_ips before,
 					 * or sent a copy of it (TASK_EVENT_PY_CODE) */
+	__u64 unbuilt_pc;		/* auto: the pc whose FDE the walk met not
+					 * built yet (bpf/cfi_row.h, CFI_UNBUILT_FDE),
+					 * for the collector to build even where the
+					 * copy ends below it; 0: none */
 	__u64 py_ips[BPFPROF_COPY_PY_FRAMES];	/* Python pseudo-frames and ENDs */
 	__u8 red_zone[BPFPROF_RED_ZONE];
 	__u8 stack[];

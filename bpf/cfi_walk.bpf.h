@@ -129,7 +129,8 @@ struct cfi_walk_vars {
 	__u32 bp_known;
 	__u32 bx_known;
 	__u32 exact;		/* look ip up as is: first frame, after a signal frame */
-	__u32 pad0;
+	__u32 unbuilt;		/* stopped at an FDE not built yet (CFI_UNBUILT_FDE):
+				 * stop CFI_WALK_NO_TABLE, miss_pc its pc */
 	__u32 n;		/* frames written */
 	__u32 stop;		/* enum cfi_walk_stop */
 	/* the binary search under way: */
@@ -364,7 +365,9 @@ static __always_inline const struct cfi_row *cfi_mapping_row(struct cfi_walk *w,
 	}
 	v->cache_misses++;
 	row = cfi_find_row(rows, v, m->first, m->rows, vaddr);
-	if (!row || !slot)	/* no slot: an address beyond 32 bits, no row */
+	/* no slot: an address beyond 32 bits, no row; a marker is never
+	 * cached (bpf/cfi_row.h) */
+	if (!row || !slot || CFI_ROW_UNBUILT(row))
 		return row;
 	slot->key = key;
 	slot->table = table + 1;
@@ -398,7 +401,11 @@ static __always_inline const struct cfi_row *cfi_frame_row(struct cfi_walk *w)
 		v->miss_pc = pc;
 		return NULL;
 	}
-	if (!row || CFI_ROW_KIND(row) == CFI_KIND_STOP_NO_ROW)
+	if (row && CFI_ROW_UNBUILT(row)) {	/* the collector builds it */
+		v->stop = CFI_WALK_NO_TABLE;
+		v->unbuilt = 1;
+		v->miss_pc = pc;
+	} else if (!row || CFI_ROW_KIND(row) == CFI_KIND_STOP_NO_ROW)
 		v->stop = CFI_WALK_NO_ROW;
 	else if (CFI_ROW_KIND(row) == CFI_KIND_STOP_OUTERMOST)
 		v->stop = CFI_WALK_END;

@@ -677,7 +677,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (dwarf_mode && want_user_stack)	/* the copy's Python frames */
 		py_splice_scratch(key.tgid, key.tid, 1);
-	if (dwarf_mode ? stream_dwarf_sample(ctx, &key)
+	if (dwarf_mode ? stream_dwarf_sample(ctx, &key, 0)
 		       : stream_samples ? stream_sample(ctx, &key) : count_sample(&key))
 		return 0;
 	stat_inc(STAT_KEPT);

@@ -101,13 +101,38 @@ static __always_inline void copy_python_frames(struct dwarf_sample_event *e, __u
 }
 
 /*
+ * A copy whose walk met an FDE not built yet wakes the collector at once,
+ * at most every CFI_UNBUILT_WAKE_NS (ns, all CPUs): until it has built
+ * the FDE's rows and laid the table out again, every sample through it
+ * is such a copy, and a stack deeper than its copy shows the next one
+ * only then; at the batched wake-ups (a quarter MiB of records: 8 copies)
+ * a start-up of openssl dgst sent ~45 copies, ~6 % of its samples, and
+ * their stacks past the copy's end were lost.
+ */
+#define CFI_UNBUILT_WAKE_NS 2000000ull
+__u64 cfi_unbuilt_woken_ns;	/* the last such wake-up (racy: a hint) */
+
+static __always_inline void submit_unbuilt_copy(void *e)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - cfi_unbuilt_woken_ns < CFI_UNBUILT_WAKE_NS) {
+		submit_sample(e);
+		return;
+	}
+	cfi_unbuilt_woken_ns = now;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
  * --call-graph dwarf: the sample with the user registers, the red zone
  * below sp, and a copy of the user stack from sp upward (capped at the
  * end of the environment strings for the main thread, where the stack
  * mapping ends).  A copy that faults is cut at its readable end.
+ * @unbuilt_pc: auto's copy's (send_stack_copy()), else 0.
  */
 static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
-					       struct count_key *key)
+					       struct count_key *key, __u64 unbuilt_pc)
 {
 	struct dwarf_sample_event *e;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -127,6 +152,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 	e->has_regs = 0;
 	e->red_zone_ok = 0;
 	e->pad = 0;
+	e->unbuilt_pc = unbuilt_pc;
 	copy_python_frames(e, key->tgid);
 	_Static_assert(sizeof(e->pt_regs) == sizeof(struct pt_regs), "pt_regs' words");
 	/* no dereference of mm: see cfi_walk_user_stack(); a failed read
@@ -152,12 +178,16 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
 		else if (n)
 			copy_user_stack_below_fault(e, sp, n);
 	}
-	submit_sample(e);
+	if (unbuilt_pc)
+		submit_unbuilt_copy(e);
+	else
+		submit_sample(e);
 	return 0;
 }
 
 /*
- * auto's copy of a young process's stack (cfi_copy_instead()), a global
+ * auto's copy of a young process's stack, or of one whose walk met an
+ * FDE not built yet, with its pc (cfi_copy_instead()), a global
  * function checked once.  With stream_dwarf_sample()'s search for the
  * readable end of a copy that faults: a young process's copy up to
  * env_end often does (1 in 7 copies of nofp_deep in young_processes.sh;
@@ -169,11 +199,14 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
  */
 __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
+	__u32 zero = 0;
+	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
+
 	/* cfi_copies, a load-time constant, lets the verifier drop the body
 	 * where no copy is ever sent (-g, dwarf) */
 	if (!cfi_copies || !ctx || !key)
 		return -1;
-	return stream_dwarf_sample(ctx, key);
+	return stream_dwarf_sample(ctx, key, v && v->unbuilt ? v->miss_pc : 0);
 }
 
 /* A process whose thread-group leader started less than this ago (ns) is
@@ -183,13 +216,16 @@ __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key
 /*
  * Whether the user stack the CFI walk just took (this CPU's cfi_vars) is
  * better sent to the collector as a copy, like a --call-graph dwarf
- * sample, than stored: the walk met code the collector has not loaded
- * the tables of yet (no entry for the process, or a pc in no mapping it
- * wrote), in a young process (an exec'd child in its first milliseconds,
- * before the collector read its mappings, or before ld.so's libraries
- * reached the table).  Such a walk stops early; the collector unwinds
- * the copy once it knows the mappings (user/unwind/unwind.c).  Only
- * while the ring has room for two records: else the walk's frames stand.
+ * sample, than stored: the walk met an FDE of a lazy table whose rows
+ * are not built yet (bpf/cfi_row.h, CFI_UNBUILT_FDE), in any process; or
+ * code the collector has not loaded the tables of yet (no entry for the
+ * process, or a pc in no mapping it wrote), in a young process (an
+ * exec'd child in its first milliseconds, before the collector read its
+ * mappings, or before ld.so's libraries reached the table).  Such a walk
+ * stops early; the collector unwinds the copy once it knows the mappings
+ * and has built the FDE's rows (user/profile/ingest.c), which later walks
+ * then find.  Only while the ring has room for two records: else the
+ * walk's frames stand.
  */
 static __always_inline bool cfi_copy_instead(void)
 {
@@ -197,11 +233,15 @@ static __always_inline bool cfi_copy_instead(void)
 	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
 	__u64 start;
 
-	if (!cfi_copies || !v || (v->stop != CFI_WALK_NO_PROCESS && v->stop != CFI_WALK_UNMAPPED))
+	if (!cfi_copies || !v)
 		return false;
-	start = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_time);
-	if (bpf_ktime_get_ns() - start > CFI_COPY_YOUNG_NS)
-		return false;
+	if (!v->unbuilt) {
+		if (v->stop != CFI_WALK_NO_PROCESS && v->stop != CFI_WALK_UNMAPPED)
+			return false;
+		start = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_time);
+		if (bpf_ktime_get_ns() - start > CFI_COPY_YOUNG_NS)
+			return false;
+	}
 	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + 2 * record <=
 	       bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE);
 }

@@ -208,6 +208,7 @@ static void write_changed_entries(struct collector *c)
 			write_cfi_entry(c, proc);
 	}
 	c->nr_changed = 0;
+	cfi_loader_flush(c->cfi);	/* FDEs of lazy tables built for copies */
 }
 
 /* The tracker read (or copied) @pid's mappings: the unwinders follow,
@@ -274,7 +275,13 @@ static void maps_changed(void *ctx, uint32_t pid)
  */
 static void write_changed_entries_if_due(struct collector *c)
 {
-	if (c->changed_since_ns && monotonic_ns() - c->changed_since_ns >= CHANGED_MAX_WAIT_NS)
+	uint64_t built = cfi_loader_dirty_since(c->cfi), now;
+
+	if (!c->changed_since_ns && !built)
+		return;
+	now = monotonic_ns();
+	if ((c->changed_since_ns && now - c->changed_since_ns >= CHANGED_MAX_WAIT_NS) ||
+	    (built && now - built >= CHANGED_MAX_WAIT_NS))
 		write_changed_entries(c);
 }
 
@@ -650,6 +657,7 @@ static void cleanup(struct collector *c)
 	mmap_events_close(c->mmaps);
 	symbolizer_free(c->symbolizer);
 	unwinder_free(c->unwinder);
+	cfi_loader_save(c->cfi);
 	cfi_loader_free(c->cfi);
 	cfi_cache_trim(c->cfi_cache, CFI_CACHE_DEFAULT_MAX_BYTES);
 	cfi_cache_close(c->cfi_cache);

@@ -122,9 +122,9 @@ children() {
 
 # copies NAME: the summary's line on copies (COPIES_LINE) and their number (COPIES)
 copies() {
-	COPIES_LINE=$(grep 'stacks of new processes copied and unwound here:' "$TMP/$1.err") ||
+	COPIES_LINE=$(grep 'stacks copied and unwound here' "$TMP/$1.err") ||
 		fail "$1: the summary counts no copies of new processes' stacks"
-	COPIES=$(echo "$COPIES_LINE" | sed -n 's/.*unwound here: \([0-9]*\);.*/\1/p')
+	COPIES=$(echo "$COPIES_LINE" | sed -n 's/.*built yet): \([0-9]*\);.*/\1/p')
 }
 
 # share FULL ALL MIN PERCENT WHAT: fail unless ALL >= MIN and FULL >= PERCENT% of ALL
@@ -197,7 +197,7 @@ for i in 1 2 3 4 5 6 7 8; do
 	frames=$((frames + ${n:-0}))
 done
 cat "$TMP"/pyyoung[1-8].folded > "$TMP/pyyoung.folded"
-grep -h 'stacks of new processes copied' "$TMP"/pyyoung[1-8].err || true
+grep -h 'stacks copied and unwound' "$TMP"/pyyoung[1-8].err || true
 read -r work eval all < <(fs count --comm python3.11 --among 'PyEval_EvalCode' "$TMP/pyyoung.folded" \
 	'(^|;)<module>;pyyoung_work(;|$)' '(^|;)_PyEval_EvalFrameDefault(;|$)' | paste -sd' ' | awk '{ print $1, $3, $4 }')
 echo "pyyoung: $all samples running Python code, $work under <module>;pyyoung_work, $eval with an evaluator frame; $frames Python frames put into stacks unwound from copies"

@@ -309,8 +309,10 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool 
 		[UNWIND_NO_STACK] = "stack-unreadable",
 	};
 
-	if (copies)	/* auto: young processes' samples before their tables */
-		fprintf(out, "bpfprof: stacks of new processes copied and unwound here: %llu;",
+	if (copies)	/* auto: young processes' samples before their tables, and
+			 * samples through FDEs not built yet (lazy tables) */
+		fprintf(out, "bpfprof: stacks copied and unwound here (new processes, FDEs not "
+			"built yet): %llu;",
 			(unsigned long long)st->samples);
 	else
 		fprintf(out, "bpfprof: dwarf unwinding: %llu samples;",
@@ -375,7 +377,8 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		"table, %llu over --unwind-memory; %llu process updates (%llu refused), %llu "
 		"mappings past %d per process, %llu cache hits; anonymous code: %llu "
 		"mappings by frame pointer, %llu of CPython trampolines; %llu tables from the "
-		"on-disk cache, read in %.1f ms\n",
+		"on-disk cache, read in %.1f ms; %llu lazy tables, %llu FDEs built for walks, "
+		"%llu tables laid out again, %llu built whole\n",
 		(unsigned long long)ls.tables, (unsigned long long)ls.rows, ls.table_bytes / 1024.0,
 		ls.chunk_bytes / 1024.0,
 		ls.cfi_bytes / 1024.0, ls.build_ns / 1e6,
@@ -385,7 +388,9 @@ void summary_print_walk(FILE *out, const struct sampler_stats *stats,
 		(unsigned long long)ls.mappings_dropped, CFI_MAX_MAPPINGS,
 		(unsigned long long)ls.cache_hits, (unsigned long long)ls.anonymous_mappings,
 		(unsigned long long)ls.trampoline_mappings, (unsigned long long)ls.cached_tables,
-		ls.cache_read_ns / 1e6);
+		ls.cache_read_ns / 1e6, (unsigned long long)ls.lazy_tables,
+		(unsigned long long)ls.fdes_built, (unsigned long long)ls.relayouts,
+		(unsigned long long)ls.tables_completed);
 }
 
 struct perfmap_totals {

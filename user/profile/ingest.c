@@ -257,7 +257,8 @@ static int unwind_copy(struct ingest *in, uint32_t pid, const struct bpfprof_map
 	if (!in->cfi)
 		return unwinder_unwind(in->unwinder, pid, maps, nr_maps, regs, d->stack, len, ips,
 				       max, why);
-	n = cfi_loader_walk(in->cfi, pid, maps, nr_maps, &wr, &stack, ips, (uint32_t)max, &res);
+	n = cfi_loader_walk(in->cfi, pid, maps, nr_maps, &wr, &stack, d->unbuilt_pc, ips,
+			    (uint32_t)max, &res);
 	if (n <= 0)
 		*why = UNWIND_ERROR;
 	else if (!len && res.stop != CFI_WALK_UNMAPPED)

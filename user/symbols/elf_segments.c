@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "elf_segments.h"
@@ -30,6 +31,18 @@ int elf_segments_read(Elf *elf, struct elf_segments *out)
 		out->segs[out->nr++] = (struct elf_segment){ ph.p_vaddr, ph.p_offset,
 							     ph.p_filesz, ph.p_flags };
 	}
+	return 0;
+}
+
+int elf_segments_copy(struct elf_segments *dst, const struct elf_segments *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->nr && !(dst->segs = malloc(src->nr * sizeof(*src->segs))))
+		return -ENOMEM;
+	if (src->nr)
+		memcpy(dst->segs, src->segs, src->nr * sizeof(*src->segs));
+	dst->nr = src->nr;
+	dst->e_type = src->e_type;
 	return 0;
 }
 

@@ -35,6 +35,9 @@ struct elf_segments {
  */
 int elf_segments_read(Elf *elf, struct elf_segments *out);
 
+/* A copy of @src into @dst (its own array).  0 or -ENOMEM (@dst zeroed). */
+int elf_segments_copy(struct elf_segments *dst, const struct elf_segments *src);
+
 /* Free what elf_segments_read() allocated; a zeroed struct is fine. */
 void elf_segments_free(struct elf_segments *s);
 

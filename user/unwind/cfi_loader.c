@@ -17,7 +17,6 @@
 
 #include <bpf/bpf.h>
 #include <gelf.h>
-#include <uthash.h>
 
 #include "cfi_row.h"
 #include "kernel/clock.h"
@@ -26,56 +25,12 @@
 #include "unwind/cfi_anon.h"
 #include "unwind/cfi_cache.h"
 #include "unwind/cfi_loader.h"
+#include "unwind/cfi_loader_impl.h"
 #include "unwind/cfi_table.h"
 #include "unwind/cfi_walk.h"
 
-/* How a file is told apart: its build-id, else device, inode and path. */
-struct file_key {
-	uint8_t build_id_size;		/* 0: identified by dev, inode, path hash */
-	uint8_t build_id[47];
-	uint32_t dev_major, dev_minor;
-	uint64_t inode;
-	uint64_t path_hash;
-};
-
-/* One file's table as loaded (or why it has none). */
-struct file_entry {
-	struct file_key key;
-	uint32_t table;			/* its chunk, CFI_NO_TABLE if none */
-	uint32_t first;			/* its first row in the chunk */
-	uint32_t rows;
-	struct elf_segments segments;	/* for load biases */
-	UT_hash_handle hh;
-};
-
-/* A chunk of rows, mapped into our memory for writing. */
-struct chunk {
-	struct cfi_row *rows;		/* mmap of the BPF array */
-	uint32_t size;			/* rows it holds */
-	uint32_t used;			/* rows taken by tables */
-};
-
-struct cfi_loader {
-	int tables_fd, procs_fd, requests_fd;
-	uint64_t *generation;		/* bumped at each cfi_procs change, or NULL */
-	uint64_t budget;
-	struct chunk chunks[CFI_MAX_CHUNKS];
-	uint32_t nr_chunks;
-	bool budget_warned;
-	struct file_entry *files;	/* uthash by key */
-	struct vdso_image *vdso;	/* ours, for [vdso] mappings; NULL if none */
-	bool vdso_tried;
-	struct file_entry *vdso_entry;
-	struct file_entry *jit_entry;	/* the frame-pointer table of anonymous code */
-	struct cfi_process *scratch;	/* the value being written */
-	struct cfi_cache *cache;	/* on-disk tables by build-id; borrowed, NULL: none */
-	struct cfi_table *views;	/* cfi_loader_walk(): a table per mapping, its
-					 * rows in a chunk (CFI_MAX_MAPPINGS; lazily) */
-	const struct cfi_table **view_ptrs;
-	struct cfi_loader_stats st;
-};
-
 static int add_chunk(struct cfi_loader *l, uint32_t size);
+
 
 /*
  * Rows of the first chunk, made before sampling: 1 MiB, room for the
@@ -170,11 +125,6 @@ static bool chunk_fits(struct cfi_loader *l, uint32_t size, const char *path)
 }
 
 /*
- * Copy @t's rows into a chunk with room for them (a new one if the last
- * has none) and set @e's place.  0, or -ENOSPC (over the budget) or
- * another negative errno (a chunk could not be created).
- */
-/*
  * Copy @n bytes of rows from @src to @dst in a chunk's mapping: through
  * the kernel (process_vm_writev() of our own pages), which writes the
  * chunk's pages through its own mapping of them.  Our first write to each
@@ -184,7 +134,7 @@ static bool chunk_fits(struct cfi_loader *l, uint32_t size, const char *path)
  * 40).  What the call did not copy (it is refused, say by a seccomp
  * filter) is copied here.
  */
-static void copy_rows(void *dst, const void *src, size_t n)
+void cfi_loader_copy_rows(void *dst, const void *src, size_t n)
 {
 	struct iovec from = { (void *)src, n }, to = { dst, n };
 	ssize_t done = process_vm_writev(getpid(), &from, 1, &to, 1, 0);
@@ -195,30 +145,53 @@ static void copy_rows(void *dst, const void *src, size_t n)
 		memcpy((char *)dst + done, (const char *)src + done, n - (size_t)done);
 }
 
-static int load_table(struct cfi_loader *l, struct file_entry *e, const struct cfi_table *t,
-		      const char *path)
+/* Room for @n rows in a chunk (a new one if the last has none) into
+ * *@r.  0, -ENOSPC (over the budget) or another negative errno. */
+int cfi_loader_reserve_rows(struct cfi_loader *l, uint32_t n, const char *path, struct region *r)
 {
 	struct chunk *c = l->nr_chunks ? &l->chunks[l->nr_chunks - 1] : NULL;
-	uint64_t t0 = monotonic_ns();
 	int err;
 
-	if (!c || c->size - c->used < t->nr) {
+	if (!c || c->size - c->used < n) {
 		uint32_t size = chunk_rows(l, CFI_CHUNK_ROWS);
 
-		if (t->nr > size)
-			size = t->nr;
-
+		if (n > size)
+			size = n;
 		if (!chunk_fits(l, size, path))
 			return -ENOSPC;
 		if ((err = add_chunk(l, size)))
 			return err;
 		c = &l->chunks[l->nr_chunks - 1];
 	}
-	copy_rows(c->rows + c->used, t->rows, (size_t)t->nr * sizeof(struct cfi_row));
-	e->table = (uint32_t)(c - l->chunks);
-	e->first = c->used;
+	*r = (struct region){ (uint32_t)(c - l->chunks), c->used, n, 0 };
+	c->used += n;
+	return 0;
+}
+
+/*
+ * Copy @t's rows into a chunk and set @e's place: a region of their own
+ * size, or of lazy_room() for a lazy table (@e->lazy), kept as its region
+ * 0.  0, or -ENOSPC (over the budget) or another negative errno (a chunk
+ * could not be created).
+ */
+static int load_table(struct cfi_loader *l, struct file_entry *e, const struct cfi_table *t,
+		      const char *path)
+{
+	uint64_t t0 = monotonic_ns();
+	struct region r;
+	int err;
+
+	if ((err = cfi_loader_reserve_rows(l, e->lazy ? cfi_loader_lazy_room(t->nr) : t->nr, path, &r)))
+		return err;
+	cfi_loader_copy_rows(l->chunks[r.chunk].rows + r.first, t->rows, (size_t)t->nr * sizeof(struct cfi_row));
+	e->table = r.chunk;
+	e->first = r.first;
 	e->rows = t->nr;
-	c->used += t->nr;
+	if (e->lazy) {
+		r.stale_from = UINT32_MAX;
+		e->regions[0] = r;
+		e->live = 0;
+	}
 	l->st.tables++;
 	l->st.rows += t->nr;
 	l->st.table_bytes += (uint64_t)t->nr * sizeof(struct cfi_row);
@@ -244,12 +217,24 @@ static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct 
 		l->st.build_ns += monotonic_ns() - t0;
 		l->st.cfi_bytes += t->stats.eh_frame_bytes + t->stats.debug_frame_bytes;
 	}
+	if (cfi_table_count_unbuilt(t)) {	/* kept, to build its FDEs */
+		e->lazy = t;
+		e->grown = !cached;
+		l->st.lazy_tables++;
+	}
 	err = load_table(l, e, t, path);
 	if (err && err != -ENOSPC)
 		l->st.files_without_table++;	/* the kernel refused a chunk */
+	if (err) {
+		e->lazy = NULL;
+		e->table = CFI_NO_TABLE;
+	}
 	e->segments = t->segments;
 	memset(&t->segments, 0, sizeof(t->segments));
-	cfi_table_free(t);
+	if (!e->lazy)
+		cfi_table_free(t);
+	else if (elf_segments_copy(&t->segments, &e->segments))	/* stored with it */
+		t->build_id_size = 0;	/* without them: never stored */
 }
 
 /* ---- the file cache ----------------------------------------------------- */
@@ -310,7 +295,6 @@ static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struc
 	const uint8_t *id = key->build_id;
 	size_t id_size = key->build_id_size;
 	struct cfi_table *t = NULL;
-	Elf *elf;
 
 	if (!id_size && l->cache && cfi_cache_file_id(fd, file_id) == 0) {
 		id = file_id;
@@ -320,17 +304,21 @@ static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struc
 			return t;
 		}
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && cfi_table_build_elf(elf, NULL, &t))
+	if (cfi_table_build_lazy(fd, &t))
 		t = NULL;
-	elf_end(elf);
 	if (t && id == file_id && !t->build_id_size) {
 		t->build_id_size = (uint8_t)id_size;
 		memcpy(t->build_id, id, id_size);
 	}
-	/* by the build-id of the file read, which the mapping's names */
-	if (t && id_size && t->build_id_size == id_size && !memcmp(t->build_id, id, id_size))
+	/* by the build-id of the file read, which the mapping's names; a
+	 * lazy table when the run ends (cfi_loader_save()), with the FDEs
+	 * its walks met */
+	if (t && id_size && t->build_id_size == id_size && !memcmp(t->build_id, id, id_size) &&
+	    !t->stats.fdes_unbuilt)
 		cfi_cache_put(l->cache, t);
+	else if (t && t->stats.fdes_unbuilt &&
+		 (!id_size || t->build_id_size != id_size || memcmp(t->build_id, id, id_size)))
+		t->build_id_size = 0;		/* not the file named: never stored */
 	return t;
 }
 
@@ -472,9 +460,10 @@ void cfi_loader_preload(struct cfi_loader *l)
 
 /* ---- processes ---------------------------------------------------------- */
 
-/* The walk's view of one executable mapping @m of @pid. */
+/* The walk's view of one executable mapping @m of @pid into @out; its
+ * entry (NULL: none) into *@entry. */
 static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *m,
-			     struct cfi_mapping *out)
+			     struct cfi_mapping *out, struct file_entry **entry)
 {
 	struct file_entry *e = NULL;
 	uint64_t bias;
@@ -489,6 +478,7 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 		e = vdso_entry(l, m);
 	else if (anonymous_code(m))
 		e = anon_entry(l, pid, m);
+	*entry = NULL;
 	if (!e || e->table == CFI_NO_TABLE)
 		return;
 	/* anonymous code's rows start at its mapping's start; a file's at
@@ -501,11 +491,12 @@ static void describe_mapping(struct cfi_loader *l, uint32_t pid, const struct bp
 	out->table = e->table;
 	out->first = e->first;
 	out->rows = e->rows;
+	*entry = e;
 }
 
 /* A "cfi_procs" value was written or deleted: after it, the generation
  * (cfi_loader_set_generation()). */
-static void procs_changed(struct cfi_loader *l)
+void cfi_loader_procs_changed(struct cfi_loader *l)
 {
 	if (l->generation)
 		__atomic_add_fetch(l->generation, 1, __ATOMIC_SEQ_CST);
@@ -524,10 +515,13 @@ static size_t describe_process(struct cfi_loader *l, uint32_t pid,
 	for (size_t i = 0; i < nr; i++) {
 		if (!(maps[i].prot & BPFPROF_PROT_EXEC))
 			continue;
-		if (p->nr == CFI_MAX_MAPPINGS)
+		if (p->nr == CFI_MAX_MAPPINGS) {
 			dropped++;
-		else
-			describe_mapping(l, pid, &maps[i], &p->maps[p->nr++]);
+			continue;
+		}
+		l->sources[p->nr] = &maps[i];
+		describe_mapping(l, pid, &maps[i], &p->maps[p->nr], &l->entries[p->nr]);
+		p->nr++;
 	}
 	return dropped;
 }
@@ -544,12 +538,15 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
 	bytes = sizeof(*p) - sizeof(p->maps) + p->nr * sizeof(p->maps[0]);
 	memset((char *)p + bytes, 0, sizeof(*p) - bytes);
 	err = bpf_map_update_elem(l->procs_fd, &pid, p, BPF_ANY) ? -errno : 0;
-	procs_changed(l);
+	cfi_loader_procs_changed(l);
 	l->st.process_updates++;
-	if (err)
+	if (err) {
 		l->st.process_update_errors++;
-	else
+		cfi_loader_drop_record(l, pid);
+	} else {
 		bpf_map_delete_elem(l->requests_fd, &pid);	/* re-arm its requests */
+		cfi_loader_keep_record(l, pid);
+	}
 	return err;
 }
 
@@ -572,6 +569,9 @@ static void walk_process(struct cfi_loader *l, uint32_t pid, const struct bpfpro
 			l->views[i].nr = m->rows;
 			l->view_ptrs[i] = &l->views[i];
 		}
+		if (l->entries[i] && l->entries[i]->lazy)	/* with rows not laid out yet */
+			l->views[i] = (struct cfi_table){ .rows = l->entries[i]->lazy->rows,
+							  .nr = l->entries[i]->lazy->nr };
 		m->table = i;
 	}
 	wp->maps = p->maps;
@@ -582,9 +582,11 @@ static void walk_process(struct cfi_loader *l, uint32_t pid, const struct bpfpro
 
 int cfi_loader_walk(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		    size_t nr, const struct cfi_walk_regs *regs, const struct cfi_walk_stack *stack,
-		    uint64_t *ips, uint32_t max, struct cfi_walk_result *res)
+		    uint64_t unbuilt_pc, uint64_t *ips, uint32_t max, struct cfi_walk_result *res)
 {
+	const struct cfi_mapping *m, *um = NULL;
 	struct cfi_walk_process wp;
+	int n;
 
 	if (!l->views) {
 		l->views = calloc(CFI_MAX_MAPPINGS, sizeof(*l->views));
@@ -598,7 +600,20 @@ int cfi_loader_walk(struct cfi_loader *l, uint32_t pid, const struct bpfprof_map
 		}
 	}
 	walk_process(l, pid, maps, nr, &wp);
-	return cfi_walk(&wp, regs, cfi_walk_read_stack, (void *)stack, ips, max, res);
+	/* the FDE the BPF walk stopped at: the copy may end below it */
+	if (unbuilt_pc && (um = cfi_walk_find_mapping(&wp, unbuilt_pc)))
+		cfi_loader_build_fde(l, pid, um->table, unbuilt_pc - um->bias);
+	for (int built = 0;; built++) {
+		n = cfi_walk(&wp, regs, cfi_walk_read_stack, (void *)stack, ips, max, res);
+		if (n < 0 || !res->unbuilt_pc || built == CFI_LOADER_BUILDS_PER_WALK)
+			break;
+		m = cfi_walk_find_mapping(&wp, res->unbuilt_pc);
+		if (!m || cfi_loader_build_fde(l, pid, m->table, res->unbuilt_pc - m->bias) <= 0)
+			break;
+	}
+	if (um && n > 0 && res->stop == CFI_WALK_READ_FAULT)
+		cfi_loader_short_copy(l, um->table);
+	return n;
 }
 
 int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
@@ -616,8 +631,9 @@ int cfi_loader_load_pid(struct cfi_loader *l, uint32_t pid)
 
 void cfi_loader_forget(struct cfi_loader *l, uint32_t pid)
 {
+	cfi_loader_drop_record(l, pid);
 	bpf_map_delete_elem(l->procs_fd, &pid);
-	procs_changed(l);
+	cfi_loader_procs_changed(l);
 }
 
 void cfi_loader_set_generation(struct cfi_loader *l, uint64_t *gen)
@@ -649,8 +665,11 @@ void cfi_loader_free(struct cfi_loader *l)
 	HASH_ITER(hh, l->files, e, tmp) {
 		HASH_DEL(l->files, e);
 		elf_segments_free(&e->segments);
+		cfi_table_free(e->lazy);
 		free(e);
 	}
+	while (l->records)
+		cfi_loader_drop_record(l, l->records->pid);
 	if (l->vdso_entry)
 		elf_segments_free(&l->vdso_entry->segments);
 	free(l->vdso_entry);

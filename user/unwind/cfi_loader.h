@@ -66,6 +66,14 @@ struct cfi_loader_stats {
 	uint64_t trampoline_mappings;	/* ... found to hold CPython's perf
 					 * trampolines (their own rows), counted
 					 * likewise */
+	uint64_t lazy_tables;		/* tables loaded with FDEs not built
+					 * (cfi_table.h, lazy tables) */
+	uint64_t fdes_built;		/* FDEs of those built since, as walks of
+					 * copies met them (cfi_loader_walk()) */
+	uint64_t relayouts;		/* lazy tables laid out again for them
+					 * (cfi_loader_flush()) */
+	uint64_t tables_completed;	/* lazy tables built whole, their walks'
+					 * copies too short to find their FDEs */
 };
 
 struct cfi_loader;
@@ -108,7 +116,11 @@ int cfi_loader_update(struct cfi_loader *l, uint32_t pid, const struct bpfprof_m
  * would have made had the process's struct cfi_process been written (the
  * reference walk, cfi_walk.h, over the loaded rows).  For auto's copies of
  * young processes' stacks (bpf/stack_copy.bpf.h), which come while those
- * tables are being loaded.  Writes at most @max pcs into @ips; returns
+ * tables are being loaded, and of stacks whose walk met an FDE of a lazy
+ * table not built yet: the walk builds such FDEs as it meets them (at
+ * most CFI_LOADER_BUILDS_PER_WALK), and the one at @unbuilt_pc (the pc
+ * where the BPF walk met a marker, 0: none) first, for
+ * cfi_loader_flush() to load.  Writes at most @max pcs into @ips; returns
  * their number (>= 1) with *@res filled, or -EINVAL (see cfi_walk()) or
  * -ENOMEM.  Does not write @pid's value.
  */
@@ -117,7 +129,27 @@ struct cfi_walk_stack;
 struct cfi_walk_result;
 int cfi_loader_walk(struct cfi_loader *l, uint32_t pid, const struct bpfprof_mapping *maps,
 		    size_t nr, const struct cfi_walk_regs *regs, const struct cfi_walk_stack *stack,
-		    uint64_t *ips, uint32_t max, struct cfi_walk_result *res);
+		    uint64_t unbuilt_pc, uint64_t *ips, uint32_t max, struct cfi_walk_result *res);
+
+/*
+ * Put the FDE rows cfi_loader_walk() built since the last call into the
+ * kernel: each lazy table that gained rows is laid out again in the room
+ * it keeps for that (two regions, written in turn), and the "cfi_procs"
+ * values of the processes that map it are written again, pointed there
+ * (only values that exist still: an exec or an exit dropped its value).
+ * Call after each batch of copies; cheap when nothing was built.
+ */
+void cfi_loader_flush(struct cfi_loader *l);
+
+/* When (monotonic ns) the oldest FDE not yet flushed was built; 0: none. */
+uint64_t cfi_loader_dirty_since(const struct cfi_loader *l);
+
+/*
+ * Store into the on-disk cache (cfi_loader_set_cache()) each lazy table
+ * built or grown this run, with the FDEs built so far, so that the next
+ * run starts with them.  At the end of a run.
+ */
+void cfi_loader_save(struct cfi_loader *l);
 
 /* cfi_loader_update() with @pid's mappings read from /proc/@pid/maps now
  * (build-ids included).  0 or a negative errno (-ENOENT: no such process). */

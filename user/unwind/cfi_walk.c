@@ -104,6 +104,11 @@ static const struct cfi_row *frame_row(const struct cfi_walk_process *p, const s
 	}
 	row = find_row(t->rows, t->nr, pc - m->bias);
 	kind = row ? CFI_ROW_KIND(row) : CFI_KIND_STOP_NO_ROW;
+	if (row && CFI_ROW_UNBUILT(row)) {	/* as the BPF walk: no guess */
+		res->stop = CFI_WALK_NO_TABLE;
+		res->unbuilt_pc = pc;
+		return NULL;
+	}
 	if (kind == CFI_KIND_STOP_NO_ROW) {
 		res->stop = CFI_WALK_NO_ROW;
 		return NULL;
@@ -269,7 +274,7 @@ int cfi_walk(const struct cfi_walk_process *p, const struct cfi_walk_regs *regs,
 	     cfi_walk_read_fn read, void *arg, uint64_t *ips, uint32_t max,
 	     struct cfi_walk_result *res)
 {
-	struct cfi_walk_result r = { 1, CFI_WALK_MAX_DEPTH, 0, 0, 0 };
+	struct cfi_walk_result r = { .frames = 1, .stop = CFI_WALK_MAX_DEPTH };
 	int guessed = 0;	/* the frame written last is a guessed caller:
 				 * 1 the leaf's from [sp], 2 one from [bp + 8] */
 	struct frame f = { regs ? regs->ip : 0, regs ? regs->sp : 0, regs ? regs->bp : 0,

@@ -14,6 +14,7 @@
  *  2. the mapping holding pc (binary search by start); none: stop
  *     CFI_WALK_UNMAPPED; no table: CFI_WALK_NO_TABLE;
  *  3. the row for pc - bias (binary search, CFI_SEARCH_STEPS at most);
+ *     a marker of an FDE not built: CFI_WALK_NO_TABLE (res->unbuilt_pc);
  *     none or a gap marker: CFI_WALK_NO_ROW; CFI_KIND_STOP_OUTERMOST:
  *     CFI_WALK_END; another stop row: CFI_WALK_UNSUPPORTED;
  *  3a. the first frame without a row (assembly without CFI): if *sp
@@ -101,6 +102,9 @@ struct cfi_walk_result {
 				 * caller came from [sp] (step 3a) */
 	uint32_t fp_steps;	/* other frames without a row whose caller
 				 * came from [bp + 8] (step 3b) */
+	uint64_t unbuilt_pc;	/* stop CFI_WALK_NO_TABLE at a lazy table's
+				 * FDE not built yet (CFI_UNBUILT_FDE): the
+				 * pc looked up there; else 0 */
 };
 
 /*

@@ -897,7 +897,7 @@ static void assert_loader_walk_same(struct ctx *c, struct cfi_loader *l, const s
 	struct cfi_walk_stack stack = { .sp = cap->regs.sp, .data = cap->stack, .size = size };
 	struct cfi_walk_result res;
 	int n = unwind(c, cap, size, want, &why);
-	int m = cfi_loader_walk(l, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &regs, &stack,
+	int m = cfi_loader_walk(l, (uint32_t)getpid(), c->maps.maps, c->maps.nr, &regs, &stack, 0,
 				got, MAX_FRAMES, &res);
 
 	print_stack(c, "libdwfl", want, n, why);
