@@ -322,7 +322,26 @@ static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struc
 	return t;
 }
 
-/* The table of the file mapped by @m in @pid: built on first sight. */
+/*
+ * A lazy table read from the cache (@t, its file open as @fd): the file
+ * was met in an earlier run already, so its table is built whole now,
+ * once, and stored so.  A table kept lazy would have each later run send
+ * copies for the FDEs no earlier run met (pyburn: ~20 wake-ups and ~6 ms
+ * of sampling phase per run, against 11 and ~9 ms in all whole).
+ */
+static void complete_table(struct cfi_loader *l, struct cfi_table *t, int fd)
+{
+	uint64_t t0 = monotonic_ns();
+
+	if (cfi_table_lazy_open(t, fd) || cfi_table_build_all(t) <= 0)
+		return;
+	l->st.build_ns += monotonic_ns() - t0;
+	l->st.tables_completed++;
+	cfi_cache_put(l->cache, t);
+}
+
+/* The table of the file mapped by @m in @pid: built on first sight (a
+ * big file's lazily), whole on the second (complete_table()). */
 static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 				     const struct bpfprof_mapping *m)
 {
@@ -340,6 +359,10 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 		 cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0;
 	if (!cached && (fd = procmaps_open_file(pid, m)) >= 0) {
 		t = table_of_file(l, fd, &key, &cached);
+		close(fd);
+	}
+	if (cached && cfi_table_count_unbuilt(t) && (fd = procmaps_open_file(pid, m)) >= 0) {
+		complete_table(l, t, fd);
 		close(fd);
 	}
 	entry_take_table(l, e, t, t0, m->path, cached);

@@ -72,8 +72,10 @@ struct cfi_loader_stats {
 					 * copies met them (cfi_loader_walk()) */
 	uint64_t relayouts;		/* lazy tables laid out again for them
 					 * (cfi_loader_flush()) */
-	uint64_t tables_completed;	/* lazy tables built whole, their walks'
-					 * copies too short to find their FDEs */
+	uint64_t tables_completed;	/* lazy tables built whole: read from the
+					 * cache (a file met in an earlier run), or
+					 * their walks' copies too short to find
+					 * their FDEs */
 };
 
 struct cfi_loader;
@@ -146,8 +148,9 @@ uint64_t cfi_loader_dirty_since(const struct cfi_loader *l);
 
 /*
  * Store into the on-disk cache (cfi_loader_set_cache()) each lazy table
- * built or grown this run, with the FDEs built so far, so that the next
- * run starts with them.  At the end of a run.
+ * built or grown this run, with the FDEs built so far: the next run that
+ * meets the file builds its table whole from it (and stores that).  At
+ * the end of a run.
  */
 void cfi_loader_save(struct cfi_loader *l);
 
