@@ -219,6 +219,7 @@ static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct 
 	}
 	if (cfi_table_count_unbuilt(t)) {	/* kept, to build its FDEs */
 		e->lazy = t;
+		e->path = strdup(path);
 		e->grown = !cached;
 		l->st.lazy_tables++;
 	}
@@ -689,6 +690,7 @@ void cfi_loader_free(struct cfi_loader *l)
 		HASH_DEL(l->files, e);
 		elf_segments_free(&e->segments);
 		cfi_table_free(e->lazy);
+		free(e->path);
 		free(e);
 	}
 	while (l->records)

@@ -49,6 +49,8 @@ struct file_entry {
 	 * (cfi_loader_flush()); NULL for a table complete when loaded.
 	 */
 	struct cfi_table *lazy;
+	char *path;			/* a lazy table's file, as first mapped, for
+					 * the budget's warning (NULL: none) */
 	struct region regions[2];
 	uint8_t live;			/* the region the processes' entries name */
 	bool dirty;			/* rows built since the last layout */

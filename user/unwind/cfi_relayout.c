@@ -144,7 +144,8 @@ static bool relayout(struct cfi_loader *l, struct file_entry *e)
 	uint32_t from;
 
 	if (r->cap < t->nr &&
-	    cfi_loader_reserve_rows(l, cfi_loader_lazy_room(t->nr), "a lazy table", r)) {
+	    cfi_loader_reserve_rows(l, cfi_loader_lazy_room(t->nr),
+				    e->path ? e->path : "a lazy table", r)) {
 		r->cap = 0;
 		return false;
 	}
