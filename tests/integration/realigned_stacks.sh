@@ -91,16 +91,9 @@ truncate -s 500M "$TMP/zeros"
 # the sanitizers, and with an empty unwind cache (a fresh machine) 52 of
 # 1,775 walks found no process entry yet (98.9% rooted), and python3's
 # digest_all 91%.  Their tables come from a cache of the test's own,
-# filled by short runs first.  libcrypto's is lazy (1,024 FDEs or more:
-# user/unwind/cfi_lazy.c): its FDEs are built as walks meet them, so the
-# first run digests a smaller file at the measured rate: under the
-# sanitizers, whose collector builds them late, `openssl version` alone
-# left 93.5% of the measured samples rooted.
+# filled by short runs first (whole: warm_unwind_cache).
 CACHE=(--unwind-cache "$TMP/cache")
-truncate -s 50M "$TMP/zeros-warm"
-"$BPFPROF" -q -F 999 "${CACHE[@]}" -o "$TMP/warm-openssl.prof" -- \
-	openssl dgst -sha512 "$TMP/zeros-warm" > /dev/null 2> "$TMP/warm-openssl.err" ||
-	{ cat "$TMP/warm-openssl.err"; fail "bpfprof -- openssl dgst (filling the cache) failed"; }
+warm_unwind_cache openssl version
 warm_unwind_cache /usr/bin/python3 -c 'import hashlib'
 "$BPFPROF" "${CACHE[@]}" -F 999 --format folded -o "$TMP/openssl.folded" -- openssl dgst -sha512 "$TMP/zeros" \
 	> "$TMP/openssl.out" 2> "$TMP/openssl.err" ||
