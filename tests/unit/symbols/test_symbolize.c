@@ -865,8 +865,12 @@ static void test_vdso_own(void **state)
 	symbolizer_free(s);
 }
 
-/* Wait until @pid has exec'd a program whose path ends in @suffix. */
-static void wait_exec(pid_t pid, const char *suffix)
+/*
+ * Wait until @pid has exec'd a program whose path ends in @suffix and its
+ * maps, read into @m, list the new image's [vdso].  The exe link changes
+ * early in execve(), before the vDSO is mapped, so the link alone races.
+ */
+static void wait_exec_maps(pid_t pid, const char *suffix, struct procmaps *m)
 {
 	char link[64], exe[4096];
 	ssize_t n;
@@ -877,12 +881,15 @@ static void wait_exec(pid_t pid, const char *suffix)
 		n = readlink(link, exe, sizeof(exe) - 1);
 		if (n > 0) {
 			exe[n] = '\0';
-			if (ends_with(exe, suffix))
-				return;
+			if (ends_with(exe, suffix) && procmaps_read((uint32_t)pid, m) == 0) {
+				if (find_vdso_map(m))
+					return;
+				procmaps_free(m);
+			}
 		}
 		usleep(10000);
 	}
-	fail_msg("process %d did not exec %s", (int)pid, suffix);
+	fail_msg("process %d did not exec %s with a [vdso]", (int)pid, suffix);
 }
 
 /*
@@ -910,8 +917,7 @@ static void test_vdso_other_process(void **state)
 		execlp("sleep", "sleep", "30", (char *)NULL);
 		_exit(127);
 	}
-	wait_exec(pid, "/sleep");
-	assert_int_equal(procmaps_read((uint32_t)pid, &m), 0);
+	wait_exec_maps(pid, "/sleep", &m);
 	vdso = find_vdso_map(&m);
 	assert_non_null(vdso);
 	ip = vdso->start + (fn.addr - own->start);
