@@ -168,7 +168,9 @@ static int load_symbols(struct elf_file *f)
 	n = dwfl_module_getsymtab(f->mod);
 	if (n <= 1)
 		return load_go_functions(f);
-	syms = calloc((size_t)n, sizeof(*syms));
+	/* not calloc: only the kept entries are written, and on a guest
+	 * whose first touch of a page is dear the rest stay untouched */
+	syms = malloc((size_t)n * sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
 	for (i = 1; i < n; i++) {
@@ -222,7 +224,9 @@ static int load_symbols(struct elf_file *f)
 	for (j = 0; j < k; j++)
 		if (!syms[j].end)
 			syms[j].end = j + 1 < k ? syms[j + 1].addr : syms[j].addr + 1;
-	f->syms = syms;
+	f->syms = k < (size_t)n ? realloc(syms, k * sizeof(*syms)) : syms;
+	if (!f->syms)		/* a shrink that failed: keep the larger block */
+		f->syms = syms;
 	f->nsyms = k;
 	return 0;
 }
