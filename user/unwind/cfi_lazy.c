@@ -151,9 +151,9 @@ int cfi_table_build_fde(struct cfi_table *t, uint64_t vaddr)
 		return 0;
 	if (!t->lazy)
 		return -ENOENT;
+	i = (uint32_t)(mark - t->rows);	/* own_rows() keeps the index */
 	if ((err = own_rows(t)))
 		return err;
-	i = (uint32_t)(cfi_table_find(t, vaddr) - t->rows);
 	/* the last row is always a gap marker: a marker has a next row */
 	hi = i + 1 < t->nr ? t->rows[i + 1].pc : t->rows[i].pc;
 	b.st = &t->stats;

@@ -217,7 +217,8 @@ static void entry_take_table(struct cfi_loader *l, struct file_entry *e, struct 
 		l->st.build_ns += monotonic_ns() - t0;
 		l->st.cfi_bytes += t->stats.eh_frame_bytes + t->stats.debug_frame_bytes;
 	}
-	if (cfi_table_count_unbuilt(t)) {	/* kept, to build its FDEs */
+	/* set by the builder, or counted by file_entry() in a cached table */
+	if (t->stats.fdes_unbuilt) {	/* kept, to build its FDEs */
 		e->lazy = t;
 		e->path = strdup(path);
 		e->grown = !cached;
@@ -296,6 +297,7 @@ static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struc
 	const uint8_t *id = key->build_id;
 	size_t id_size = key->build_id_size;
 	struct cfi_table *t = NULL;
+	bool named;
 
 	if (!id_size && l->cache && cfi_cache_file_id(fd, file_id) == 0) {
 		id = file_id;
@@ -314,11 +316,12 @@ static struct cfi_table *table_of_file(struct cfi_loader *l, int fd, const struc
 	/* by the build-id of the file read, which the mapping's names; a
 	 * lazy table when the run ends (cfi_loader_save()), with the FDEs
 	 * its walks met */
-	if (t && id_size && t->build_id_size == id_size && !memcmp(t->build_id, id, id_size) &&
-	    !t->stats.fdes_unbuilt)
+	if (!t)
+		return NULL;
+	named = id_size && t->build_id_size == id_size && !memcmp(t->build_id, id, id_size);
+	if (named && !t->stats.fdes_unbuilt)
 		cfi_cache_put(l->cache, t);
-	else if (t && t->stats.fdes_unbuilt &&
-		 (!id_size || t->build_id_size != id_size || memcmp(t->build_id, id, id_size)))
+	else if (!named && t->stats.fdes_unbuilt)
 		t->build_id_size = 0;		/* not the file named: never stored */
 	return t;
 }

@@ -36,31 +36,42 @@ void cfi_loader_keep_record(struct cfi_loader *l, uint32_t pid)
 {
 	const struct cfi_process *p = l->scratch;
 	struct proc_record *r;
+	void *maps, *entries;
+	bool fresh;
 	uint32_t i;
 
-	cfi_loader_drop_record(l, pid);
 	for (i = 0; i < p->nr && !(l->entries[i] && l->entries[i]->lazy); i++)
 		;
-	if (i == p->nr)
+	if (i == p->nr) {
+		cfi_loader_drop_record(l, pid);
 		return;
-	r = calloc(1, sizeof(*r));
-	if (r) {
-		r->maps = malloc(p->nr * sizeof(*r->maps));
-		r->entries = malloc(p->nr * sizeof(*r->entries));
 	}
-	if (!r || !r->maps || !r->entries) {
-		if (r) {
-			free(r->maps);
-			free(r->entries);
-		}
-		free(r);
+	HASH_FIND(hh, l->records, &pid, sizeof(pid), r);
+	fresh = !r;
+	if (fresh && !(r = calloc(1, sizeof(*r))))
 		return;		/* its walks keep the markers: copies */
+	/* the process's record, new or updated in place */
+	maps = realloc(r->maps, p->nr * sizeof(*r->maps));
+	if (maps)
+		r->maps = maps;
+	entries = maps ? realloc(r->entries, p->nr * sizeof(*r->entries)) : NULL;
+	if (entries)
+		r->entries = entries;
+	if (!maps || !entries) {
+		if (!fresh)
+			HASH_DEL(l->records, r);
+		free(r->maps);
+		free(r->entries);
+		free(r);
+		return;
 	}
-	r->pid = pid;
-	r->nr = p->nr;
 	memcpy(r->maps, p->maps, p->nr * sizeof(*r->maps));
 	memcpy(r->entries, l->entries, p->nr * sizeof(*r->entries));
-	HASH_ADD(hh, l->records, pid, sizeof(r->pid), r);
+	r->nr = p->nr;
+	if (fresh) {
+		r->pid = pid;
+		HASH_ADD(hh, l->records, pid, sizeof(r->pid), r);
+	}
 }
 
 /* See cfi_loader_impl.h. */
