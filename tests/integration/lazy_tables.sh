@@ -43,6 +43,14 @@ fdes=$(( $(readelf --debug-dump=frames "$PY" 2>/dev/null | grep -c ' FDE ') +
 	 $(readelf --debug-dump=frames "$LIBC" 2>/dev/null | grep -c ' FDE ') ))
 [ "$fdes" -gt 2048 ] || fail "readelf counts only $fdes FDEs in $PY and $LIBC"
 
+# roots DATA: "SAMPLES ROOTED", python3's samples in perf.data DATA and
+# those whose callchain reaches _start
+roots() {
+	perf script -i "$1" -F comm,ip,sym 2> /dev/null |
+		awk 'BEGIN { RS = "" } /^python3/ { n++; if ($NF == "_start") r++ }
+		     END { print n + 0, r + 0 }'
+}
+
 # run N: bpfprof -v on pyburn with the test's cache; sets SAMPLES, ROOTED,
 # COPIES, LAZY, BUILT, CACHED, WHOLE from its summary and perf script
 run() {
@@ -50,10 +58,7 @@ run() {
 		-o "$TMP/run$1.data" -- "$PY" "$BPFPROF_SRC/tests/workloads/pyburn.py" 0 \
 		> /dev/null 2> "$TMP/run$1.err" || { cat "$TMP/run$1.err"; fail "bpfprof run $1 failed"; }
 	grep -E 'user stack walks|unwind tables|copied and unwound' "$TMP/run$1.err"
-	perf script -i "$TMP/run$1.data" -F comm,ip,sym 2> /dev/null |
-		awk 'BEGIN { RS = "" } /^python3/ { n++; if ($NF == "_start") r++ }
-		     END { print n + 0, r + 0 }' > "$TMP/roots$1"
-	read -r SAMPLES ROOTED < "$TMP/roots$1"
+	read -r SAMPLES ROOTED < <(roots "$TMP/run$1.data")
 	COPIES=$(sed -nE 's/.*copied and unwound here .*: ([0-9]+);.*/\1/p' "$TMP/run$1.err")
 	LAZY=$(sed -nE 's/.* ([0-9]+) lazy tables, ([0-9]+) FDEs built.*/\1/p' "$TMP/run$1.err")
 	BUILT=$(sed -nE 's/.* ([0-9]+) lazy tables, ([0-9]+) FDEs built.*/\2/p' "$TMP/run$1.err")
@@ -102,8 +107,7 @@ sleep 1.5
 kill "$pid" 2> /dev/null
 wait "$pid" 2> /dev/null
 grep -E 'user stack walks|unwind tables|copied and unwound' "$TMP/run4.err"
-read -r SAMPLES ROOTED < <(perf script -i "$TMP/run4.data" -F comm,ip,sym 2> /dev/null |
-	awk 'BEGIN { RS = "" } /^python3/ { n++; if ($NF == "_start") r++ } END { print n + 0, r + 0 }')
+read -r SAMPLES ROOTED < <(roots "$TMP/run4.data")
 WHOLE=$(sed -nE 's/.* ([0-9]+) built whole.*/\1/p' "$TMP/run4.err")
 [ "$SAMPLES" -ge 500 ] || fail "run 4: only $SAMPLES samples of python3"
 [ "${WHOLE:-0}" -ge 1 ] || fail "run 4: no lazy table built whole after copies too short to walk"

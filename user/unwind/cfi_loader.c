@@ -31,7 +31,6 @@
 
 static int add_chunk(struct cfi_loader *l, uint32_t size);
 
-
 /*
  * Rows of the first chunk, made before sampling: 1 MiB, room for the
  * tables of a Python program with libc and ld.so (~106,000 rows).  A chunk

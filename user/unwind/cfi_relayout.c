@@ -37,7 +37,6 @@ void cfi_loader_keep_record(struct cfi_loader *l, uint32_t pid)
 	const struct cfi_process *p = l->scratch;
 	struct proc_record *r;
 	void *maps, *entries;
-	bool fresh;
 	uint32_t i;
 
 	for (i = 0; i < p->nr && !(l->entries[i] && l->entries[i]->lazy); i++)
@@ -47,34 +46,28 @@ void cfi_loader_keep_record(struct cfi_loader *l, uint32_t pid)
 		return;
 	}
 	HASH_FIND(hh, l->records, &pid, sizeof(pid), r);
-	fresh = !r;
-	if (fresh && !(r = calloc(1, sizeof(*r))))
-		return;		/* its walks keep the markers: copies */
+	if (!r) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return;		/* its walks keep the markers: copies */
+		r->pid = pid;
+		HASH_ADD(hh, l->records, pid, sizeof(r->pid), r);
+	}
 	/* the process's record, new or updated in place */
 	maps = realloc(r->maps, p->nr * sizeof(*r->maps));
 	if (maps)
 		r->maps = maps;
-	entries = maps ? realloc(r->entries, p->nr * sizeof(*r->entries)) : NULL;
+	entries = realloc(r->entries, p->nr * sizeof(*r->entries));
 	if (entries)
 		r->entries = entries;
 	if (!maps || !entries) {
-		if (!fresh)
-			HASH_DEL(l->records, r);
-		free(r->maps);
-		free(r->entries);
-		free(r);
+		cfi_loader_drop_record(l, pid);
 		return;
 	}
 	memcpy(r->maps, p->maps, p->nr * sizeof(*r->maps));
 	memcpy(r->entries, l->entries, p->nr * sizeof(*r->entries));
 	r->nr = p->nr;
-	if (fresh) {
-		r->pid = pid;
-		HASH_ADD(hh, l->records, pid, sizeof(r->pid), r);
-	}
 }
 
-/* See cfi_loader_impl.h. */
 /* @e's table gained rows from row @row on: to be laid out again, and
  * the walk's views of the file's mappings pointed at its rows (they
  * moved). */
