@@ -7,14 +7,18 @@
  * starts CHILDREN children one after the other (each waited for before the
  * next), and every child spends about MS milliseconds of CPU in
  * child_work() (an LCG loop in pseudo-random chunks, a fixed number of
- * iterations) and exits 0.  Nearly all of a child's CPU time is in
- * child_work(); the rest is fork/exec/exit bookkeeping in the kernel.  The
- * loop body, calibration and --wait plumbing are groundtruth.h's.
+ * iterations) and exits 0.  Most of a child's CPU time is in child_work();
+ * the rest is fork/exec/exit bookkeeping in the kernel and, when exec'd,
+ * ld.so's start-up.  Each child measures its own CPU time inside
+ * child_work() and sends it to the parent through a pipe, so the share of
+ * the children's CPU time spent there is measured, not assumed.  The loop
+ * body, calibration and --wait plumbing are groundtruth.h's.
  *
  *   -m fork   the child calls child_work() right after fork()
  *   -m exec   the child execs this same binary as "forker --child ITERS"
  *             (a new image, mapped elsewhere by ASLR), which calls
- *             child_work(ITERS) from main and exits; with -e, the child
+ *             child_work(ITERS) from main, writes its time there to FD and
+ *             exits; with -e, the child
  *             first spends its own MS milliseconds of CPU in
  *             pre_exec_work(), still running its parent's image
  *
@@ -31,13 +35,17 @@
  *   --signal N   at the end, kill itself with signal N (default action)
  * At the end the parent prints on stderr
  *   forker: children=N mode=M failed=F child_cpu_seconds=S self_cpu_seconds=T
- * (CPU times from getrusage) and one line "forker: child PID" per child.
+ *           child_work_seconds=W
+ * (on one line; S and T from getrusage, W the sum of the children's own
+ * CLOCK_PROCESS_CPUTIME_ID time inside child_work()) and one line
+ * "forker: child PID" per child.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -67,6 +75,29 @@ NOIPA uint64_t child_work(uint64_t seed, uint64_t n)
 	return sink(x);
 }
 
+/*
+ * child_work(@seed, @n), timed: its CPU seconds (process CPU clock, kernel
+ * time inside it included) go to @truth_fd as one double, if it is >= 0.
+ */
+static uint64_t timed_child_work(uint64_t seed, uint64_t n, int truth_fd)
+{
+	double t0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t r = child_work(seed, n);
+	double seconds = now(CLOCK_PROCESS_CPUTIME_ID) - t0;
+
+	if (truth_fd >= 0 && write(truth_fd, &seconds, sizeof(seconds)) != sizeof(seconds))
+		perror("forker: child_work time");
+	return r;
+}
+
+/* The seconds a finished child sent on @fd (non-blocking), or 0. */
+static double child_work_seconds(int fd)
+{
+	double seconds;
+
+	return read(fd, &seconds, sizeof(seconds)) == sizeof(seconds) ? seconds : 0;
+}
+
 LCG_LEAF(parent_work)
 LCG_LEAF(pre_exec_work)
 LCG_LEAF(calibrate_loop)
@@ -83,38 +114,41 @@ static void usage(void)
 	exit(2);
 }
 
-/* Start child @i, which spends @pre iterations before an exec; returns its
- * pid or -1. */
-static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters, uint64_t pre)
+/* Start child @i, which spends @pre iterations before an exec and sends
+ * its time in child_work() to @truth_fd; returns its pid or -1. */
+static pid_t spawn(int i, int exec_mode, const char *self, uint64_t iters, uint64_t pre,
+		   int truth_fd)
 {
 	pid_t pid = fork();
 
 	if (pid != 0)
 		return pid;
 	if (exec_mode) {
-		char arg[32];
-		char *argv[] = { "forker", "--child", arg, NULL };
+		char arg[32], fd[16];
+		char *argv[] = { "forker", "--child", arg, fd, NULL };
 
 		if (pre)
 			result_sink = pre_exec_work(i + 1, pre);
 		snprintf(arg, sizeof(arg), "%llu", (unsigned long long)iters);
+		snprintf(fd, sizeof(fd), "%d", truth_fd);
 		execv(self, argv);
 		perror("forker: execv");
 		_exit(126);
 	}
-	result_sink = child_work(i + 1, iters);
+	result_sink = timed_child_work(i + 1, iters, truth_fd);
 	_exit(0);
 }
 
 __attribute__((section(".text"))) int main(int argc, char **argv)
 {
 	int children = 100, exec_mode = 0, wait = 0, exit_code = 0, signo = 0, failed = 0;
-	double child_ms = 20, parent_ms = 0, pre_exec_ms = 0;
+	double child_ms = 20, parent_ms = 0, pre_exec_ms = 0, work_seconds = 0;
 	static pid_t pids[MAX_CHILDREN];
 	char self[4096];
+	int truth[2];
 
-	if (argc == 3 && !strcmp(argv[1], "--child")) {
-		result_sink = child_work(getpid(), strtoull(argv[2], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "--child")) {
+		result_sink = timed_child_work(getpid(), strtoull(argv[2], NULL, 10), atoi(argv[3]));
 		return 0;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -152,6 +186,11 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 		return 1;
 	}
 	self[len] = '\0';
+	if (pipe(truth) || fcntl(truth[0], F_SETFL, O_NONBLOCK) ||
+	    fcntl(truth[0], F_SETFD, FD_CLOEXEC)) {
+		perror("forker: pipe");
+		return 1;
+	}
 
 	sigset_t set;
 	block_release_signal(&set);
@@ -166,7 +205,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	for (int i = 0; i < children; i++) {
 		int status;
 
-		pids[i] = spawn(i, exec_mode, self, child_iters, pre_iters);
+		pids[i] = spawn(i, exec_mode, self, child_iters, pre_iters, truth[1]);
 		if (pids[i] < 0) {
 			perror("forker: fork");
 			failed++;
@@ -175,6 +214,7 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
 			failed++;
+		work_seconds += child_work_seconds(truth[0]);
 	}
 	if (parent_iters)
 		result_sink = parent_work(1, parent_iters);
@@ -183,9 +223,10 @@ __attribute__((section(".text"))) int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &self_ru);
 	getrusage(RUSAGE_CHILDREN, &child_ru);
 	fprintf(stderr, "forker: children=%d mode=%s failed=%d child_cpu_seconds=%.3f "
-		"self_cpu_seconds=%.3f\n", children, exec_mode ? "exec" : "fork", failed,
+		"self_cpu_seconds=%.3f child_work_seconds=%.3f\n", children,
+		exec_mode ? "exec" : "fork", failed,
 		tv_seconds(child_ru.ru_utime) + tv_seconds(child_ru.ru_stime),
-		tv_seconds(self_ru.ru_utime) + tv_seconds(self_ru.ru_stime));
+		tv_seconds(self_ru.ru_utime) + tv_seconds(self_ru.ru_stime), work_seconds);
 	for (int i = 0; i < children; i++)
 		if (pids[i] > 0)
 			fprintf(stderr, "forker: child %d\n", (int)pids[i]);
