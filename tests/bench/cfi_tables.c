@@ -3,7 +3,7 @@
  * cfi_tables.c - cost of the unwind tables of `--call-graph auto`
  * (user/unwind/cfi_table.h) on real ELF files:
  *
- *   cfi_tables [-r REPS] [-d] FILE[:DEBUG_FILE]...
+ *   cfi_tables [-r REPS] [-d] [-l] FILE[:DEBUG_FILE]...
  *
  * For each FILE (with its separate debug file DEBUG_FILE, for
  * .debug_frame) the table is built REPS times (default 5); one line gives
@@ -11,6 +11,8 @@
  * maps hold), the fastest and median build time (wall clock, and CPU time
  * of the building thread, steadier on a busy machine), ms per MB of CFI (.eh_frame + .debug_frame), and the
  * rows by kind; at the end the peak RSS of the whole run.  -d dumps the rows of the last build.
+ * -l builds lazy tables (cfi_table_build_lazy(): a marker per FDE, as a
+ * profile's first sight of a big file does; no debug file).
  *
  * Build (from the top of the tree, after make B=build-cfi):
  *   cc -O2 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf tests/bench/cfi_tables.c \
@@ -18,7 +20,9 @@
  * with LIBS the Makefile's LIBS line (tests/bench/run reads it from there).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +60,23 @@ static void dump(const struct cfi_table *t)
 	}
 }
 
-/* Build @path REPS times and print one line. */
-static int bench(const char *arg, int reps, int do_dump)
+/* The table of @path (@debug: its debug file, or NULL); lazy with @lazy. */
+static int build(const char *path, const char *debug, bool lazy, struct cfi_table **t)
+{
+	int fd, err;
+
+	if (!lazy)
+		return cfi_table_build(path, debug, t);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = cfi_table_build_lazy(fd, t);
+	close(fd);
+	return err;
+}
+
+/* Build @path REPS times (lazy tables with @lazy) and print one line. */
+static int bench(const char *arg, int reps, int do_dump, bool lazy)
 {
 	char *path = strdup(arg), *debug = strchr(path, ':');
 	struct cfi_table *t = NULL;
@@ -74,7 +93,7 @@ static int bench(const char *arg, int reps, int do_dump)
 		cfi_table_free(t);
 		t = NULL;
 		c0 = cpu_ns();
-		err = cfi_table_build(path, debug, &t);
+		err = build(path, debug, lazy, &t);
 		cpu[i] = cpu_ns() - c0;
 		if (!err)
 			ns[i] = t->stats.build_ns;
@@ -92,10 +111,11 @@ static int bench(const char *arg, int reps, int do_dump)
 	eh_mb = (double)(st->eh_frame_bytes + st->debug_frame_bytes) / (1 << 20);
 	min_ms = (double)ns[0] / 1e6;
 	med_ms = (double)ns[reps / 2] / 1e6;
-	printf("%s: eh_frame %.1f KiB, debug_frame %.1f KiB, %" PRIu32 " FDEs (%" PRIu32
+	printf("%s%s: eh_frame %.1f KiB, debug_frame %.1f KiB, %" PRIu32 " FDEs (%" PRIu32
 	       " skipped, %" PRIu32 " bad), %" PRIu32 " rows (%" PRIu32 " merged), %.1f KiB, "
 	       "%.2f bytes/FDE; build min %.2f ms, median %.2f ms = %.1f ms/MB (min), %.1f (median); "
-	       "rbp lost %" PRIu32 "\n", path, st->eh_frame_bytes / 1024.0, st->debug_frame_bytes / 1024.0, st->fdes,
+	       "rbp lost %" PRIu32 "\n", path, lazy ? " (lazy)" : "", st->eh_frame_bytes / 1024.0,
+	       st->debug_frame_bytes / 1024.0, st->fdes + st->fdes_unbuilt,
 	       st->fdes_skipped, st->bad_entries, st->rows, st->rows_merged, st->bytes / 1024.0,
 	       st->fdes ? (double)st->bytes / st->fdes : 0.0, min_ms, med_ms,
 	       eh_mb > 0 ? min_ms / eh_mb : 0.0, eh_mb > 0 ? med_ms / eh_mb : 0.0, st->rbp_lost);
@@ -119,21 +139,24 @@ int main(int argc, char **argv)
 {
 	struct rusage ru;
 	int reps = 5, do_dump = 0, opt, rc = 0;
+	bool lazy = false;
 
-	while ((opt = getopt(argc, argv, "r:d")) != -1) {
+	while ((opt = getopt(argc, argv, "r:dl")) != -1) {
 		if (opt == 'r')
 			reps = atoi(optarg) > 0 ? atoi(optarg) : 1;
 		else if (opt == 'd')
 			do_dump = 1;
+		else if (opt == 'l')
+			lazy = true;
 		else
 			return 2;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: cfi_tables [-r REPS] [-d] FILE[:DEBUG_FILE]...\n");
+		fprintf(stderr, "usage: cfi_tables [-r REPS] [-d] [-l] FILE[:DEBUG_FILE]...\n");
 		return 2;
 	}
 	for (; optind < argc; optind++)
-		rc |= bench(argv[optind], reps, do_dump);
+		rc |= bench(argv[optind], reps, do_dump, lazy);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("peak RSS of this process: %.1f MiB\n", ru.ru_maxrss / 1024.0);
 	return rc;

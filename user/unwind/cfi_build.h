@@ -66,6 +66,17 @@ int cfi_grow(void **arr, size_t *cap, size_t need, size_t elem);
 int cfi_list_fdes(struct builder *b, const struct section *s, const unsigned char *ident);
 
 /*
+ * cfi_list_fdes(), but for an .eh_frame @s of @elf whose .eh_frame_hdr has
+ * a binary search table that accounts for every entry of the section: the
+ * FDEs in the table's order, by start address, so that the builder need
+ * not sort them (cfi_fde.c, hdr_table()).  Where the table is missing,
+ * incomplete, out of order or ties two FDEs at one start, the section's
+ * order as cfi_list_fdes() gives it.  0 or -ENOMEM.
+ */
+int cfi_list_fdes_indexed(struct builder *b, const struct section *s, Elf *elf,
+			  const unsigned char *ident);
+
+/*
  * Add to b->fdes, as SRC_FP ranges, the parts of V8's embedded builtins
  * (the extent of the Builtins_* function symbols of @elf's or @debug's
  * symbol table; either may be NULL) and of a Go program's .text (@elf has

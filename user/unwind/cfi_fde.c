@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * unwind/cfi_fde.c - lists the FDEs of one CFI section for the unwind
- * table builder (cfi_build.h): dwarf_next_cfi() walks the entries, and the
- * only bytes read here are an FDE's encoded start and length (DW_EH_PE_*,
- * relative to its CIE's augmentation), which libdw has no public call for.
+ * table builder (cfi_build.h): dwarf_next_cfi() walks the entries, in the
+ * section's order or in that of .eh_frame_hdr's binary search table (by
+ * address, so the builder need not sort them).  The only bytes read here
+ * are an FDE's encoded start and length (DW_EH_PE_*, relative to its
+ * CIE's augmentation) and that table, which libdw has no public call for.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -226,6 +228,132 @@ static const struct cie_info *find_cie(const struct cie_info *cies, size_t nr, u
 	struct cie_info key = { .offset = off };
 
 	return nr ? bsearch(&key, cies, nr, sizeof(key), cie_cmp) : NULL;
+}
+
+/* The CIE at section offset @off of @s, decoded and kept in *@cies (by
+ * offset) on its first use; NULL if no CIE is there or memory ran out. */
+static const struct cie_info *cie_at(const struct section *s, const unsigned char *ident,
+				     struct cie_info **cies, size_t *nr, size_t *cap,
+				     uint64_t off, uint64_t *bytes)
+{
+	const struct cie_info *found = find_cie(*cies, *nr, off);
+	Dwarf_Off next;
+	Dwarf_CFI_Entry e;
+	size_t i;
+
+	if (found)
+		return found;
+	if (dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e) != 0 ||
+	    !dwarf_cfi_cie_p(&e) || next <= off ||
+	    cfi_grow((void **)cies, cap, *nr + 1, sizeof(**cies)))
+		return NULL;
+	for (i = *nr; i > 0 && (*cies)[i - 1].offset > off; i--)
+		(*cies)[i] = (*cies)[i - 1];
+	(*cies)[i] = cie_decode(&e.cie, off);
+	(*nr)++;
+	*bytes += next - off;
+	return &(*cies)[i];
+}
+
+/*
+ * .eh_frame_hdr's binary search table (LSB Core, generic part, "The
+ * .eh_frame_hdr section"): version 1, then the encodings of eh_frame_ptr,
+ * fde_count and the table, then those two values, then fde_count pairs
+ * (initial location, FDE address) sorted by location.  Only the encoding
+ * that a binary search needs is taken for the table: datarel sdata4, 8
+ * bytes a pair, relative to the header's start.  Fills *@table, *@count;
+ * false if @elf has no such header for .eh_frame at @eh_vaddr.
+ */
+static bool hdr_table(Elf *elf, uint64_t eh_vaddr, const uint8_t **table, uint64_t *count,
+		      uint64_t *hdr_vaddr)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_by_name(elf, ".eh_frame_hdr", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const uint8_t *base, *p, *end;
+	uint64_t ptr;
+
+	if (!d || !d->d_buf || d->d_size < 4)
+		return false;
+	base = p = d->d_buf;
+	end = base + d->d_size;
+	if (p[0] != 1 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || p[2] == DW_EH_PE_omit)
+		return false;
+	p += 4;
+	if (!read_encoded(base[1], &p, end, sh.sh_addr + 4, true, &ptr) || ptr != eh_vaddr ||
+	    !read_encoded(base[2], &p, end, sh.sh_addr + (uint64_t)(p - base), true, count) ||
+	    *count == 0 || *count > (uint64_t)(end - p) / 8)
+		return false;
+	*table = p;
+	*hdr_vaddr = sh.sh_addr;
+	return true;
+}
+
+/* One signed little-endian 32-bit value at @p. */
+static int64_t sdata4(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+/*
+ * The listing of cfi_list_fdes_indexed() from the header's @count pairs at
+ * @table: 0, 1 (not usable as it stands) or -ENOMEM.  @bytes counts the
+ * section's bytes met in entries.
+ */
+static int list_by_table(struct builder *b, const struct section *s, const unsigned char *ident,
+			 const uint8_t *table, uint64_t count, uint64_t hdr_vaddr)
+{
+	struct cie_info *cies = NULL;
+	size_t nr_cies = 0, cap_cies = 0, first = b->nr_fdes;
+	uint64_t bytes = 0, size = s->data->d_size;
+	int err = 0;
+
+	for (uint64_t i = 0; i < count && !err; i++) {
+		uint64_t off = hdr_vaddr + (uint64_t)sdata4(table + 8 * i + 4) - s->vaddr;
+		const struct cie_info *ci;
+		Dwarf_Off next;
+		Dwarf_CFI_Entry e;
+
+		if (off >= size || dwarf_next_cfi(ident, s->data, true, off, &next, &e) != 0 ||
+		    dwarf_cfi_cie_p(&e) || next <= off || next > size) {
+			err = 1;
+			break;
+		}
+		bytes += next - off;
+		ci = cie_at(s, ident, &cies, &nr_cies, &cap_cies, e.fde.CIE_pointer, &bytes);
+		err = ci ? add_fde(b, s, &e.fde, ci) : 1;
+		if (!err && b->nr_fdes > first + 1 &&
+		    b->fdes[b->nr_fdes - 2].lo >= b->fdes[b->nr_fdes - 1].lo)
+			err = 1;
+	}
+	free(cies);
+	/* every byte in a listed entry, but for .eh_frame's zero terminator */
+	if (!err && (bytes > size || size - bytes > 4))
+		err = 1;
+	if (!err)
+		b->st->fdes_indexed += (uint32_t)(b->nr_fdes - first);
+	return err;
+}
+
+int cfi_list_fdes_indexed(struct builder *b, const struct section *s, Elf *elf,
+			  const unsigned char *ident)
+{
+	struct cfi_table_stats saved = *b->st;
+	size_t nr = b->nr_fdes;
+	const uint8_t *table;
+	uint64_t count, hdr_vaddr;
+	int err;
+
+	if (!s->eh || !hdr_table(elf, s->vaddr, &table, &count, &hdr_vaddr))
+		return cfi_list_fdes(b, s, ident);
+	err = list_by_table(b, s, ident, table, count, hdr_vaddr);
+	if (err != 1)
+		return err;
+	/* as if never tried: the section's order, sorted later */
+	b->nr_fdes = nr;
+	*b->st = saved;
+	return cfi_list_fdes(b, s, ident);
 }
 
 /*

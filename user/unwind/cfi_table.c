@@ -686,7 +686,7 @@ int cfi_build_elf(Elf *elf, Elf *debug, bool lazy, struct cfi_table **out)
 	for (int i = 0; i < 2; i++) {
 		if (!secs[i].cfi)
 			continue;
-		err = cfi_list_fdes(&b, &secs[i], eh.e_ident);
+		err = cfi_list_fdes_indexed(&b, &secs[i], elf, eh.e_ident);
 		if (err)
 			goto out;
 	}

@@ -60,6 +60,10 @@ struct cfi_table_stats {
 					 * per FDES_PER_CFI_HANDLE FDEs where
 					 * libdw searches .eh_frame_hdr's table,
 					 * else one (cfi_table.c) */
+	uint32_t fdes_indexed;		/* FDEs of .eh_frame listed in the order
+					 * of .eh_frame_hdr's table, already by
+					 * address (cfi_fde.c); 0: listed in the
+					 * section's order, then sorted */
 	uint32_t kinds[CFI_KIND_NR];	/* rows by enum cfi_kind */
 };
 
