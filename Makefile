@@ -41,6 +41,9 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-fun
 	     -fno-omit-frame-pointer $(SAN_FLAGS)
 CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
+CXX       ?= c++
+CXXFLAGS  ?= -O2 -g
+CXXFLAGS  += -std=c++17 -fno-exceptions -fno-rtti -Wall -Wextra -fno-omit-frame-pointer $(SAN_FLAGS)
 LDFLAGS   += $(SAN_FLAGS)
 # libiberty: the C++ and Rust demanglers (user/symbols/demangle.c).
 # libxxhash: the cache files' checksums (user/cache_file.c, XXH3).  libbpf,
@@ -60,8 +63,11 @@ BPF_SKEL  := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
 # user/main.c and user/collector.c at the top, one folder per step of the
 # data flow below them (docs/ARCHITECTURE.md); headers are included by their
 # path from user/ ("symbols/symbolize.h").
+# One C++ file, user/symbols/fsym_sort.cc (std::sort; no C++ runtime).
 USER_SRC  := $(wildcard user/*.c user/*/*.c)
-USER_OBJ  := $(patsubst user/%.c,$(B)/obj/user/%.o,$(USER_SRC))
+USER_CXX_SRC := $(wildcard user/*/*.cc)
+USER_OBJ  := $(patsubst user/%.c,$(B)/obj/user/%.o,$(USER_SRC)) \
+	     $(patsubst user/%.cc,$(B)/obj/user/%.o,$(USER_CXX_SRC))
 CORE_OBJ  := $(filter-out $(B)/obj/user/main.o,$(USER_OBJ)) $(B)/obj/user/kernel/core_btf_data.o
 CORE_LIB  := $(B)/libbpfprof-core.a
 
@@ -154,6 +160,10 @@ $(B)/obj/user/%.o: user/%.c $(BPF_SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ibpf $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(B)/obj/user/%.o: user/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
 -include $(USER_OBJ:.o=.d)
 
 # The unwind-table cache (user/unwind/cfi_cache.c) keeps tables only for
@@ -171,6 +181,7 @@ $(B)/obj/user/unwind/cfi_cache.o: CPPFLAGS += -DCFI_BUILDER_ID=0x$(shell cat $(C
 # The same for the symbol cache (user/symbols/sym_cache.c): the function
 # tables' builder, their layout and the checksum.
 SYM_BUILDER_SRC := user/symbols/elf_symtab.c user/symbols/gopclntab.c \
+		   user/symbols/fsym.h user/symbols/fsym_sort.cc \
 		   user/symbols/symbolizer_impl.h user/symbols/sym_cache.c user/cache_file.c
 $(B)/obj/user/symbols/sym_cache.o: $(SYM_BUILDER_SRC)
 $(B)/obj/user/symbols/sym_cache.o: CPPFLAGS += -DSYM_BUILDER_ID=0x$(shell cat $(SYM_BUILDER_SRC) | sha256sum | cut -c1-16)ull

@@ -33,17 +33,6 @@ void elf_symtab_drop(struct elf_file *f)
 	f->syms_loaded = false;
 }
 
-static int cmp_fsym(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
 /*
  * A Go program without a symbol table (`go build -ldflags="-s -w"`, or
  * stripped): its functions from .gopclntab (gopclntab.h), whose names
@@ -207,8 +196,7 @@ static int load_symbols(struct elf_file *f)
 		free(syms);
 		return load_go_functions(f);
 	}
-	if (k > 1)
-		qsort(syms, k, sizeof(*syms), cmp_fsym);
+	fsym_sort(syms, k);
 	/* one symbol per address, no local label inside a sized symbol;
 	 * zero sizes reach the next address */
 	for (i = 0, j = 0; (size_t)i < k; i++) {

@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 #include <uthash.h>
 
+#include "fsym.h"
 #include "locate.h"
 #include "sym_cache.h"
 #include "symbolize.h"
@@ -31,16 +32,6 @@ struct istr {
 /* A PT_LOAD segment: file range [off, off + filesz) is at vaddr. */
 struct seg {
 	uint64_t off, filesz, vaddr;
-};
-
-/* A function symbol in the file's vaddr space. */
-struct fsym {
-	uint64_t addr;
-	uint64_t end;			/* one past the end */
-	const char *name;		/* owned by the Dwfl; in a table read from
-					 * the symbol cache, an offset into its
-					 * names (struct elf_file's strings) */
-	uint32_t rank;			/* lower is preferred at equal addr */
 };
 
 struct file_key {
