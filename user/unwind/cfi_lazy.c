@@ -40,28 +40,44 @@ void cfi_lazy_close(struct cfi_lazy *lz)
 	free(lz);
 }
 
-int cfi_table_lazy_open(struct cfi_table *t, int fd)
+/* Make @elf (ELF_C_READ_MMAP) @t's lazy file; on success @t owns it,
+ * else the caller still does.  0, -ENOMEM or -ENOEXEC. */
+static int lazy_adopt(struct cfi_table *t, Elf *elf)
 {
 	struct cfi_lazy *lz;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_cntl(elf, ELF_C_FDDONE))
+		return -ENOEXEC;
+	lz = calloc(1, sizeof(*lz));
+	if (!lz)
+		return -ENOMEM;
+	lz->elf = elf;
+	lz->eh = dwarf_getcfi_elf(elf);
+	t->lazy = lz;
+	return 0;
+}
+
+int cfi_table_lazy_open(struct cfi_table *t, int fd)
+{
+	Elf *elf;
+	int err;
 
 	if (!t || fd < 0)
 		return -EINVAL;
 	if (t->lazy)
 		return 0;
-	lz = calloc(1, sizeof(*lz));
-	if (!lz)
-		return -ENOMEM;
 	elf_version(EV_CURRENT);
-	lz->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!lz->elf || elf_kind(lz->elf) != ELF_K_ELF || elf_cntl(lz->elf, ELF_C_FDDONE)) {
-		cfi_lazy_close(lz);
-		return -ENOEXEC;
-	}
-	lz->eh = dwarf_getcfi_elf(lz->elf);
-	t->lazy = lz;
-	return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = lazy_adopt(t, elf);
+	if (err)
+		elf_end(elf);
+	return err;
 }
 
+/*
+ * The Elf the table was built from becomes its lazy file: one mapping of
+ * the file, whose pages the build touched, and no second elf_begin().
+ */
 int cfi_table_build_lazy(int fd, struct cfi_table **out)
 {
 	struct cfi_table *t = NULL;
@@ -75,7 +91,11 @@ int cfi_table_build_lazy(int fd, struct cfi_table **out)
 	if (!elf)
 		return -ENOEXEC;
 	err = cfi_build_elf(elf, NULL, true, &t);
-	if (!err && t->stats.fdes_unbuilt && cfi_table_lazy_open(t, fd)) {
+	if (!err && t->stats.fdes_unbuilt) {
+		if (lazy_adopt(t, elf) == 0) {
+			*out = t;
+			return 0;
+		}
 		cfi_table_free(t);	/* no way to build them later: now */
 		err = cfi_build_elf(elf, NULL, false, &t);
 	}

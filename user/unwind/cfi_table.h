@@ -132,9 +132,10 @@ int cfi_table_build_elf(Elf *elf, Elf *debug, struct cfi_table **out);
  * bpf/cfi_row.h) in place of each FDE's rows, and t->lazy, the file
  * mapped (released by cfi_table_free()), for cfi_table_build_fde(); a
  * file with fewer FDEs gets all its rows and no lazy state, as
- * cfi_table_build_elf() gives them (so does one libelf could not map
- * again).  @fd stays the caller's, and may be closed on return.  Errors
- * as cfi_table_build_elf().
+ * cfi_table_build_elf() gives them (so does one whose mapping libelf
+ * cannot keep).  The mapping the build read is the one kept.  @fd stays
+ * the caller's, and may be closed on return.  Errors as
+ * cfi_table_build_elf().
  */
 int cfi_table_build_lazy(int fd, struct cfi_table **out);
 
