@@ -15,9 +15,12 @@ python's own exit costs in the unprofiled run (the same for both
 profilers); and while the workload worked, from /proc/PID/task/*/schedstat)
 is compared as a ratio.  bpfprof keeps the unwind tables it builds in an
 on-disk cache by build-id, as perf record keeps the binaries it saw in
-its build-id cache (~/.debug; `perf --buildid-dir`): three first runs of
-each, each with new empty caches, give the cold cost of both (median),
-and the repetitions find the last caches filled.
+its build-id cache (~/.debug; `perf --buildid-dir`): seven first runs
+of each (--cold-reps), each with new empty caches, in pairs whose order
+alternates (the first of a pair may read files from disk that the second
+finds in the page cache), give the cold cost of both (median, and the
+median of the pairs' ratios), and the repetitions find the last caches
+filled.
 The cost of taking a sample in the kernel (perf's callchain walk, the BPF
 program) is charged to the workload: its CPU time over the one alone; and
 measured apart, per sample, in the kernel's sample handler
@@ -26,8 +29,8 @@ tasks named like the interpreter).
 Medians over the repetitions.  bpfprof's -v lines give the frames read
 per sample with Python frames and the caches' hit rates.
 
-  python.py --build BUILD [--reps N] [--rounds N] [--freq HZ] [--quick]
-            [--json FILE] [--python PATH]
+  python.py --build BUILD [--reps N] [--cold-reps N] [--rounds N] [--freq HZ]
+            [--quick] [--json FILE] [--python PATH]
 
 --python: another interpreter than Debian's python3.11 (e.g. a pyenv 3.10,
 whose frames the BPF program reads one by one).
@@ -212,8 +215,9 @@ def markdown(a, reps):
                      (r["perf"]["prof_cpu_total"] - exit_cpu) for r in reps])
     cold = {v: med([r["prof_cpu_total"] - exit_cpu for r in a.cold[v]])
             for v in ("perf", "bpfprof")}
-    cold_ratio = med([(b["prof_cpu_total"] - exit_cpu) / (p["prof_cpu_total"] - exit_cpu)
-                      for p, b in zip(a.cold["perf"], a.cold["bpfprof"])])
+    cold_ratios = [(b["prof_cpu_total"] - exit_cpu) / (p["prof_cpu_total"] - exit_cpu)
+                   for p, b in zip(a.cold["perf"], a.cold["bpfprof"])]
+    cold_ratio = med(cold_ratios)
     spread = {v: quartiles([(r[v]["wall"] / r["none"]["wall"] - 1) * 100 for r in reps])
               for v in ("perf", "bpfprof")}
     kt = {v: col(v, "ktime_mean_us") for v in ("perf", "bpfprof")}
@@ -259,10 +263,10 @@ def markdown(a, reps):
         " %s s, taken away) | %s | %s | %s |"
         % (fmt(exit_cpu), fmt(tot["perf"]), fmt(tot["bpfprof"]), fmt(tot_ratio, "%.2f")),
         "| profiler CPU s, whole run, first run with an empty cache (perf's build-id"
-        " cache, bpfprof's unwind-table cache; median of %d pairs, each with new caches)"
-        " | %s | %s | %s |"
-        % (len(a.cold["perf"]), fmt(cold["perf"]), fmt(cold["bpfprof"]),
-           fmt(cold_ratio, "%.2f")),
+        " cache, bpfprof's caches; median of %d pairs, each with new caches, the order"
+        " alternated; the pairs' ratios %s) | %s | %s | %s |"
+        % (len(a.cold["perf"]), " ".join("%.2f" % r for r in sorted(cold_ratios)),
+           fmt(cold["perf"]), fmt(cold["bpfprof"]), fmt(cold_ratio, "%.2f")),
         "",
         "BPF program on_sample (one run apart, kernel.bpf_stats_enabled, sampling only the"
         " workload's CPU): %s per sample over %s samples (the table's kernel row times the"
@@ -308,13 +312,14 @@ def set_python(path):
 def main():
     ap = bench_parser()
     ap.add_argument("--rounds", type=int)
+    ap.add_argument("--cold-reps", type=int)
     ap.add_argument("--python", default=PY)
     a = ap.parse_args()
     set_python(a.python)
     a.build = os.path.realpath(a.build)
     a.reps = a.reps or (2 if a.quick else 7)
     a.rounds = a.rounds or (300 if a.quick else 2500)
-    a.cold_reps = 1 if a.quick else 3
+    a.cold_reps = a.cold_reps or (1 if a.quick else 7)
     if not os.access(PY, os.X_OK) or not shutil.which("perf"):
         print("### Python frames: skipped (needs %s and perf)\n" % PY)
         return 0
@@ -328,7 +333,7 @@ def main():
             a.cache = os.path.join(tmp, "cfi-cache.%d" % i)
             a.buildid_dir = os.path.join(tmp, "perf-buildid.%d" % i)
             os.mkdir(a.buildid_dir)
-            for v in ("perf", "bpfprof"):
+            for v in ("perf", "bpfprof") if i % 2 == 0 else ("bpfprof", "perf"):
                 log("python: first %s run %d/%d, empty cache" % (v, i + 1, a.cold_reps))
                 a.cold[v].append(run_one(v, a, tmp))
         reps = rotating_reps(VARIANTS, a.reps, lambda v: run_one(v, a, tmp), "python")
@@ -338,7 +343,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(reps, f, indent=1)
+            json.dump({"reps": reps, "cold": a.cold}, f, indent=1)
     sys.stdout.write(markdown(a, reps))
     return 0
 
