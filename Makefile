@@ -41,7 +41,6 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-fun
 	     -fno-omit-frame-pointer $(SAN_FLAGS)
 CPPFLAGS  += -Iinclude -I$(B) -Iuser -D_GNU_SOURCE \
 	     -DBPFPROF_VERSION='"$(VERSION)"' -DBPFPROF_PLUGINDIR='"$(PLUGINDIR)"'
-CXX       ?= c++
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++17 -fno-exceptions -fno-rtti -Wall -Wextra -fno-omit-frame-pointer $(SAN_FLAGS)
 LDFLAGS   += $(SAN_FLAGS)
