@@ -316,7 +316,7 @@ asan-check: deps
 # FUZZ_SECONDS on its seed corpus tests/fuzz/corpus/NAME/.
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 30
-FUZZ_MAKE = $(MAKE) B=build-fuzz CC=clang SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined"
+FUZZ_MAKE = $(MAKE) B=build-fuzz CC=clang CXX=clang++ SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined"
 fuzz: deps
 	$(FUZZ_MAKE) fuzz-targets
 	bash tests/fuzz/run build-fuzz $(FUZZ_SECONDS)

@@ -8,9 +8,9 @@
 # tests/fuzz/run, which fails on any crash, leak or sanitizer report.
 # `make fuzz FUZZ_SECONDS=N` is the long version.
 . "$(dirname "$0")/../lib/common.sh"
-command -v clang >/dev/null || fail "clang is not installed"
+command -v clang >/dev/null && command -v clang++ >/dev/null || fail "clang or clang++ is not installed"
 FB=$BPFPROF_BUILD/fuzz-smoke
-make -s -j"$(nproc)" -C "$BPFPROF_SRC" B="$FB" CC=clang \
+make -s -j"$(nproc)" -C "$BPFPROF_SRC" B="$FB" CC=clang CXX=clang++ \
 	SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" fuzz-targets > "$TMP/build.log" 2>&1 ||
 	{ tail -n 30 "$TMP/build.log"; fail "building the fuzz targets failed"; }
 ok "fuzz targets built in $FB"

@@ -11,21 +11,29 @@
 
 #include "symbols/fsym.h"
 
-/* Strict weak order: address, rank, name, end. */
-static bool before(const fsym &x, const fsym &y)
-{
-	if (x.addr != y.addr)
-		return x.addr < y.addr;
-	if (x.rank != y.rank)
-		return x.rank < y.rank;
-	int c = std::strcmp(x.name, y.name);
+namespace {
 
-	if (c)
-		return c < 0;
-	return x.end < y.end;
-}
+/* Strict weak order: address, rank, name, end.  A function object, not a
+ * function pointer: std::sort calls it directly (no indirect call for
+ * clang's -fsanitize=function to check, which needs the C++ runtime). */
+struct before {
+	bool operator()(const fsym &x, const fsym &y) const
+	{
+		if (x.addr != y.addr)
+			return x.addr < y.addr;
+		if (x.rank != y.rank)
+			return x.rank < y.rank;
+		int c = std::strcmp(x.name, y.name);
+
+		if (c)
+			return c < 0;
+		return x.end < y.end;
+	}
+};
+
+} // namespace
 
 void fsym_sort(struct fsym *syms, size_t nr)
 {
-	std::sort(syms, syms + nr, before);
+	std::sort(syms, syms + nr, before());
 }
