@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # architecture_map.sh - this file owns the check that docs/ARCHITECTURE.md
 # names every source file under user/ and plugins/, so that a newcomer who
-# reads it finds every room of the house: a file is named when the doc
+# reads it finds every room of the house (C, C++ and assembly sources,
+# headers): a file is named when the doc
 # holds its path (as "symbols/vdso.c" or "user/symbols/vdso.c"), or holds
 # its folder ("`perf/`") and its file name; a header is also named by its
 # .c twin followed by "/`.h`" ("`kernel/cpus.c`/`.h`").  Also that no source file in bpf/,
@@ -18,7 +19,7 @@ missing = []
 for top in ("user", "plugins"):
     for root, _, files in os.walk(top):
         for f in files:
-            if not re.search(r"\.(c|h|S)$", f):
+            if not re.search(r"\.(c|cc|h|S)$", f):
                 continue
             path = os.path.join(root, f)
             rel = os.path.relpath(path, top)
@@ -37,7 +38,8 @@ if missing:
     sys.exit(1)
 print("ok: docs/ARCHITECTURE.md names every file under user/ and plugins/")
 PY
-long=$(find bpf user plugins include -type f \( -name '*.c' -o -name '*.h' \) -exec wc -l {} + |
+long=$(find bpf user plugins include -type f \( -name '*.c' -o -name '*.cc' -o -name '*.h' \) \
+	-exec wc -l {} + |
        awk '$2 != "total" && $1 > 800 { print $2 " (" $1 " lines)" }')
 [ -z "$long" ] || fail "source files over 800 lines: $long"
 ok "no source file in bpf/, user/, plugins/, include/ is over 800 lines"
