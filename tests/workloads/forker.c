@@ -41,11 +41,11 @@
  * "forker: child PID" per child.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -2,7 +2,8 @@
 /*
  * elf_image.h - small ELF files for the symbolizer, vDSO and unwinder
  * tests: a minimal 32-bit i386 executable (an ELF header and one PT_LOAD
- * at 0x8048000) in memory or in a file.  Header only; include it after
+ * at 0x8048000) in memory or in a file, and reading and writing whole
+ * files.  Header only; include it after
  * <cmocka.h>.
  */
 #ifndef BPFPROF_TEST_ELF_IMAGE_H
@@ -11,7 +12,9 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Size of the image elf32_image() writes, bytes. */
@@ -28,6 +31,23 @@ static inline void test_write_file(const char *path, const void *data, size_t le
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, len), (ssize_t)len);
 	close(fd);
+}
+
+/* The whole file @path, *@len bytes of it, in a new buffer (free()). */
+static inline unsigned char *test_read_file(const char *path, size_t *len)
+{
+	struct stat sb;
+	unsigned char *buf;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	*len = (size_t)sb.st_size;
+	buf = malloc(*len ? *len : 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, *len), (ssize_t)*len);
+	close(fd);
+	return buf;
 }
 
 /* A minimal i386 executable into @img (ELF32_IMAGE_SIZE bytes). */

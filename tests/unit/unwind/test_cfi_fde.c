@@ -33,6 +33,8 @@
 #include "unwind/cfi_build.h"
 #include "unwind/cfi_table.h"
 
+#include "elf_image.h"
+
 #define LIB_DIR "/usr/lib/x86_64-linux-gnu"
 #define MAX_FILES 400
 
@@ -186,26 +188,6 @@ static void test_real_files(void **state)
 	assert_true(indexed >= files * 9 / 10);
 }
 
-/* The bytes of @path, *@len of them (free()). */
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 /* Where .eh_frame_hdr's table of @img starts (file offset), and its
  * count; fails the test if the header is not the usual one. */
 static size_t table_of(uint8_t *img, size_t len, uint32_t *count)
@@ -244,7 +226,7 @@ static void check_refused(const char *change, uint8_t *img, size_t len)
 static void test_refused_headers(void **state)
 {
 	size_t len, table;
-	uint8_t *orig = read_whole("/lib/x86_64-linux-gnu/libc.so.6", &len);
+	uint8_t *orig = test_read_file("/lib/x86_64-linux-gnu/libc.so.6", &len);
 	uint8_t *img = malloc(len), pair[8];
 	uint32_t count, less;
 

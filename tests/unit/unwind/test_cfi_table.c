@@ -55,6 +55,8 @@
 #include "unwind/cfi_walk.h"
 #include "unwind/unwind.h"
 
+#include "elf_image.h"
+
 #define STACK_COPY (64 * 1024)
 #define MAX_FRAMES 256
 #define NOFP __attribute__((noipa, optimize("omit-frame-pointer", "no-optimize-sibling-calls")))
@@ -2018,15 +2020,6 @@ static void test_debug_frame(void **state)
 	cfi_table_free(a);
 }
 
-static void write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	fclose(f);
-}
-
 /* File offset and size of section @name of @path. */
 static void section_range(const char *path, const char *name, uint64_t *off, uint64_t *size)
 {
@@ -2050,22 +2043,6 @@ static void section_range(const char *path, const char *name, uint64_t *off, uin
 	elf_end(elf);
 	close(fd);
 	assert_true(*size > 0);
-}
-
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-	struct stat sb;
-	uint8_t *buf;
-	FILE *f = fopen(path, "r");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &sb), 0);
-	*len = (size_t)sb.st_size;
-	buf = malloc(*len);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, *len, f), *len);
-	fclose(f);
-	return buf;
 }
 
 /* The result of building @path: 0 (table checked) or an allowed error. */
@@ -2101,28 +2078,28 @@ static void test_garbage(void **state)
 	for (k = 0; k < sizeof(junk); k++)
 		junk[k] = (uint8_t)rand_r(&seed);
 	snprintf(path, sizeof(path), "%s/junk", tmp_dir);
-	write_file(path, junk, sizeof(junk));
+	test_write_file(path, junk, sizeof(junk));
 	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOEXEC);
 	assert_int_equal(cfi_table_build_mem(junk, sizeof(junk), &t), -ENOEXEC);
 
 	snprintf(src, sizeof(src), "%s/workloads/nofp_paths", build_dir);
 	if (access(src, R_OK) != 0)
 		skip();
-	img = read_whole(src, &len);
+	img = test_read_file(src, &len);
 	copy = malloc(len);
 	assert_non_null(copy);
 	/* another machine, a relocatable object: not ours */
 	memcpy(copy, img, len);
 	copy[18] = 183;		/* e_machine = EM_AARCH64 */
-	write_file(path, copy, len);
+	test_write_file(path, copy, len);
 	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOTSUP);
 	memcpy(copy, img, len);
 	copy[16] = ET_REL;
-	write_file(path, copy, len);
+	test_write_file(path, copy, len);
 	assert_int_equal(cfi_table_build(path, NULL, &t), -ENOTSUP);
 	/* truncated files */
 	for (i = 0; i < 40; i++) {
-		write_file(path, img, (size_t)rand_r(&seed) % len);
+		test_write_file(path, img, (size_t)rand_r(&seed) % len);
 		errs += build_checked(path) != 0;
 	}
 	/* corrupted .eh_frame and .eh_frame_hdr */
@@ -2139,7 +2116,7 @@ static void test_garbage(void **state)
 
 			copy[at] = (uint8_t)rand_r(&seed);
 		}
-		write_file(path, copy, len);
+		test_write_file(path, copy, len);
 		if (build_checked(path) == 0)
 			ok++;
 		else
