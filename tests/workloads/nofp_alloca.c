@@ -6,19 +6,26 @@
  * pointers (nofp_), the main thread repeats rounds; each round draws a
  * pseudo-random chunk length L and spends
  *
- *   6 L iterations in leaf, as main -> alloca_round -> shallow -> level -> leaf (60%)
- *   4 L iterations in leaf, as main -> alloca_round -> deep -> level -> leaf    (40%)
+ *   6 L iterations in leaf_a, as
+ *     main -> alloca_round -> shallow -> level -> relay -> leaf_a (60%)
+ *   4 L iterations in leaf_b, as
+ *     main -> alloca_round -> deep -> level -> relay -> leaf_b    (40%)
  *
  * alloca_round calls both from one call instruction.  deep's frame is
  * 1 KiB larger than shallow's, so level is entered 1 KiB lower; level
  * (which keeps rbp as its frame pointer: alloca) then takes as much stack
- * as brings its sp to the same address under both, and calls leaf.  So
- * level's frame has the same pc and sp under both, its rbp (its CFA: rbp
- * + 16) 1 KiB apart, and deep's frame, written at its bottom only, keeps
- * above it what the shallow path left there: level's return address into
+ * as brings its sp to the same address under both, and calls relay.  So
+ * level's frame, and relay's (no frame pointer: it passes rbp on), have
+ * the same pc and sp under both, level's rbp (its CFA: rbp + 16) 1 KiB
+ * apart, and deep's frame, written at its bottom only, keeps above it
+ * what the shallow path left there: level's return address into
  * shallow, and shallow's into alloca_round, as alloca_round's own.  A
- * memo that took level's frame by pc and sp would find every word it
- * reads the same and give deep's samples shallow's callers.
+ * memo that took relay's or level's frame by pc and sp would find every
+ * word it reads the same and give deep's samples shallow's callers.
+ * relay calls the round's leaf through a pointer in memory, from one
+ * call instruction, so the leaf a sample is in tells which path it is
+ * on, and relay's frame is the same in every sample: a walk of leaf_b
+ * meets the memo of a walk of leaf_a there.
  *
  * Usage: nofp_alloca [-s SECONDS] [--wait] [--truth]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -43,12 +50,25 @@
 #define WEIGHT_B 4
 #define WEIGHTS (WEIGHT_A + WEIGHT_B)
 
-LCG_LEAF_RETURNING(leaf, x)
+/* Two leaves, the same work: which one runs says which path called. */
+LCG_LEAF_RETURNING(leaf_a, x)
+LCG_LEAF_RETURNING(leaf_b, x)
+
+/* The leaf of the path being called, set by alloca_round(). */
+static uint64_t (*volatile round_leaf)(uint64_t, uint64_t);
 
 /* Where level's sp is to be when it calls leaf: set once, below both. */
 static uintptr_t level_sp;
 
-/* Takes the stack down to level_sp, then calls leaf: the same pc and sp
+/* Calls the round's leaf, from one call instruction, leaving rbp alone. */
+NOIPA uint64_t relay(uint64_t x, uint64_t n)
+{
+	uint64_t r = round_leaf(x, n);
+
+	return r ^ (r >> 17);
+}
+
+/* Takes the stack down to level_sp, then calls relay: the same pc and sp
  * whoever called it, rbp where its caller's frame put it. */
 NOIPA uint64_t level(uint64_t x, uint64_t n)
 {
@@ -57,7 +77,7 @@ NOIPA uint64_t level(uint64_t x, uint64_t n)
 	uint64_t r;
 
 	room[0] = (char)x;	/* the rest of it keeps what was there */
-	r = leaf(x, n);
+	r = relay(x, n);
 	return r + (uint64_t)room[0];
 }
 
@@ -80,6 +100,7 @@ NOIPA uint64_t deep(uint64_t x, uint64_t n)
 static uint64_t round_rnd = RANDOM_SEED(0);
 static volatile uint64_t round_x = 1, rounds;
 static uint64_t (*volatile const paths[2])(uint64_t, uint64_t) = { shallow, deep };
+static uint64_t (*volatile const leaves[2])(uint64_t, uint64_t) = { leaf_a, leaf_b };
 
 /* One round: a chunk through shallow, then one through deep, both called
  * from the same call (their return addresses the same). */
@@ -87,8 +108,10 @@ NOIPA void alloca_round(void)
 {
 	uint64_t len = CHUNK_LENGTH(&round_rnd, CHUNK_MIN, CHUNK_MAX);
 
-	for (volatile int k = 0; k < 2; k++)	/* volatile: not unrolled into two calls */
+	for (volatile int k = 0; k < 2; k++) {	/* volatile: not unrolled into two calls */
+		round_leaf = leaves[k];
 		round_x = paths[k](round_x, (k ? WEIGHT_B : WEIGHT_A) * len);
+	}
 	rounds = rounds + 1;
 }
 
@@ -97,8 +120,8 @@ int main(int argc, char **argv)
 	double seconds = 2.0;
 
 	if (argc == 2 && !strcmp(argv[1], "--truth")) {
-		truth_line("path", "main;alloca_round;shallow;level;leaf", (double)WEIGHT_A / WEIGHTS);
-		truth_line("path", "main;alloca_round;deep;level;leaf", (double)WEIGHT_B / WEIGHTS);
+		truth_line("path", "main;alloca_round;shallow;level;relay;leaf_a", (double)WEIGHT_A / WEIGHTS);
+		truth_line("path", "main;alloca_round;deep;level;relay;leaf_b", (double)WEIGHT_B / WEIGHTS);
 		return 0;
 	}
 	start_seconds_wait(argc, argv, "nofp_alloca", &seconds);

@@ -6,8 +6,10 @@
  * -fomit-frame-pointer), the main thread repeats rounds; each round draws
  * a pseudo-random chunk length L and spends
  *
- *   6 L iterations in leaf, as main -> twins_round -> twin_a -> middle -> leaf (60%)
- *   4 L iterations in leaf, as main -> twins_round -> twin_b -> middle -> leaf (40%)
+ *   6 L iterations in leaf_a, as
+ *     main -> twins_round -> twin_a -> middle -> leaf_a (60%)
+ *   4 L iterations in leaf_b, as
+ *     main -> twins_round -> twin_b -> middle -> leaf_b (40%)
  *
  * A round lasts tens of microseconds, so one sample's path says little of
  * the next one's.  twin_a and twin_b have the same frame and keep nothing
@@ -15,7 +17,10 @@
  * (twins_round()), so middle's frame has the same registers under both
  * (pc, sp, rbp, rbx) in every round: a walk meets the memo of a walk
  * through the other twin there, and only the return address above
- * middle's frame tells them apart.
+ * middle's frame tells them apart.  middle calls the round's leaf through
+ * a pointer in memory, from one call instruction, so the leaf a sample is
+ * in tells which twin called it: a walk that gives leaf_b twin_a's
+ * callers (or leaf_a twin_b's) took a memo it should not have.
  *
  * Usage: nofp_twins [-s SECONDS] [--wait] [--truth]
  *   -s SECONDS  CPU seconds of work after the release (default 2)
@@ -39,12 +44,17 @@
 #define WEIGHT_B 4
 #define WEIGHTS (WEIGHT_A + WEIGHT_B)
 
-LCG_LEAF_RETURNING(leaf, x)
+/* Two leaves, the same work: which one runs says which twin called. */
+LCG_LEAF_RETURNING(leaf_a, x)
+LCG_LEAF_RETURNING(leaf_b, x)
+
+/* The leaf of the twin being called, set by twins_round(). */
+static uint64_t (*volatile round_leaf)(uint64_t, uint64_t);
 
 /* The callee both twins share: its frame is the one the memo meets. */
 NOIPA uint64_t middle(uint64_t x, uint64_t n)
 {
-	uint64_t r = leaf(x, n);
+	uint64_t r = round_leaf(x, n);
 
 	return r ^ (r >> 17);
 }
@@ -70,7 +80,9 @@ static volatile uint64_t round_len, round_x = 1, rounds;
 NOIPA void twins_round(void)
 {
 	round_len = CHUNK_LENGTH(&round_rnd, CHUNK_MIN, CHUNK_MAX);
+	round_leaf = leaf_a;
 	round_x = twin_a(round_x, WEIGHT_A * round_len);
+	round_leaf = leaf_b;
 	round_x = twin_b(round_x, WEIGHT_B * round_len);
 	rounds = rounds + 1;
 }
@@ -80,8 +92,8 @@ int main(int argc, char **argv)
 	double seconds = 2.0;
 
 	if (argc == 2 && !strcmp(argv[1], "--truth")) {
-		truth_line("path", "main;twins_round;twin_a;middle;leaf", (double)WEIGHT_A / WEIGHTS);
-		truth_line("path", "main;twins_round;twin_b;middle;leaf", (double)WEIGHT_B / WEIGHTS);
+		truth_line("path", "main;twins_round;twin_a;middle;leaf_a", (double)WEIGHT_A / WEIGHTS);
+		truth_line("path", "main;twins_round;twin_b;middle;leaf_b", (double)WEIGHT_B / WEIGHTS);
 		return 0;
 	}
 	start_seconds_wait(argc, argv, "nofp_twins", &seconds);
