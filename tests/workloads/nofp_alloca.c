@@ -57,7 +57,7 @@ LCG_LEAF_RETURNING(leaf_b, x)
 /* The leaf of the path being called, set by alloca_round(). */
 static uint64_t (*volatile round_leaf)(uint64_t, uint64_t);
 
-/* Where level's sp is to be when it calls leaf: set once, below both. */
+/* Where level's sp is to be when it calls relay: set once, below both. */
 static uintptr_t level_sp;
 
 /* Calls the round's leaf, from one call instruction, leaving rbp alone. */
