@@ -73,22 +73,20 @@ run() {
 check() {
 	PYTHONPATH=$LIB python3 - "$1" "$TMP/$1.txt" "$TMP/$1.forker" "$TMP/$1.err" $CHILDREN <<'EOF'
 import collections, math, re, sys
-import profdump
+import forker_summary, profdump
 
 AUTO_WHOLE_MIN = 85
 
 mode, dump, forker_err, bpfprof_err, children = sys.argv[1:6]
 children = int(children)
-text = open(forker_err).read()
-kids = {int(p) for p in re.findall(r"^forker: child (\d+)$", text, re.M)}
-m = re.search(r"^forker: children=(\d+) mode=exec failed=(\d+) child_cpu_seconds=([\d.]+)", text,
-              re.M)
-if not m or int(m.group(1)) != children or int(m.group(2)) or len(kids) != children:
-    print("FAIL: forker did not run %d children cleanly: %s" % (children, m and m.group(0)))
+fs = forker_summary.parse(open(forker_err).read())
+if not fs or fs.mode != "exec" or not fs.clean(children):
+    print("FAIL: forker did not run %d children cleanly: %s" % (children, fs and fs.line))
     sys.exit(1)
+kids = set(fs.kids)
 d = profdump.load(dump)
 freq, period_ns = int(d.run["freq"]), int(d.run["period"])
-expected = float(m.group(3)) * 1e9 / period_ns     # CPU time / sample period
+expected = fs.child_cpu * 1e9 / period_ns     # CPU time / sample period
 
 
 def outermost(frame):

@@ -66,15 +66,14 @@ perf script -i "$TMP/forker.data" -F pid,ip,sym,dso > "$TMP/forker.script" 2> /d
 # check DUMP FORKER-STDERR PERF-SCRIPT|- CHILDREN
 check() {
 	PYTHONPATH=$LIB python3 - "$@" $PRE_MS <<'EOF'
-import re, sys
-import profdump
+import sys
+import forker_summary, profdump
 
 dump, forker_err, script, children, pre_ms = sys.argv[1:6]
-text = open(forker_err).read()
-kids = {int(p) for p in re.findall(r"^forker: child (\d+)$", text, re.M)}
-m = re.search(r"^forker: children=(\d+) mode=exec failed=(\d+)", text, re.M)
-if not m or int(m.group(2)) or len(kids) != int(children):
+fs = forker_summary.parse(open(forker_err).read())
+if not fs or fs.mode != "exec" or not fs.clean(int(children)):
     sys.exit("FAIL: forker did not run %s children cleanly" % children)
+kids = set(fs.kids)
 d = profdump.load(dump)
 expected = int(children) * float(pre_ms) * 1e6 / int(d.run["period"])
 

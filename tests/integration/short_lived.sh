@@ -30,21 +30,19 @@ check_children() {
 	local dir=$1 err=$2 parent=$3
 	PYTHONPATH=$LIB python3 - "$WL/forker" "$dir" "$err" "$parent" <<'EOF'
 import os, re, subprocess, sys
-from profdump import sigma
+import forker_summary
 
 binary, d, errfile, parent = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-text = open(errfile).read()
-kids = [int(p) for p in re.findall(r"^forker: child (\d+)$", text, re.M)]
-m = re.search(r"^forker: children=(\d+) mode=(\w+) failed=(\d+) child_cpu_seconds=([\d.]+) "
-              r"self_cpu_seconds=[\d.]+ child_work_seconds=([\d.]+)", text, re.M)
+fs = forker_summary.parse(open(errfile).read())
+kids = fs.kids if fs else []
 bad = 0
 def check(ok, what):
     global bad
     print("%s: %s" % ("ok" if ok else "FAIL", what))
     bad += not ok
 
-check(m and int(m.group(1)) == 100 and int(m.group(3)) == 0 and len(kids) == 100,
-      "forker ran 100 children without failures (%s)" % (m.group(0) if m else "no summary"))
+check(fs and fs.clean(100),
+      "forker ran 100 children without failures (%s)" % (fs.line if fs else "no summary"))
 files = {int(f.rsplit(".", 1)[1]) for f in os.listdir(d) if re.match(r"out\.prof\.\d+$", f)}
 missing = [k for k in kids if k not in files]
 check(parent in files, "parent's file out.prof.%d" % parent)
@@ -77,16 +75,14 @@ total, cum = top(["go", "tool", "pprof", "-top", "-sample_index=samples", "-node
                   r"Showing nodes accounting for \d+, [\d.]+% of (\d+) total",
                   r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$")
 # The truth: the share of the children's CPU time they measured inside
-# child_work().  A profile's share may be off by sampling error (3 sigma)
-# and 2 points more (a child's exit and its samples' attribution at the
-# edges of child_work).
-cpu = float(m.group(4)) if m else 0
-truth = float(m.group(5)) / cpu if m and cpu > 0 else 1
+# child_work(); a profile's share within forker_summary's bound of it.
+cpu = fs.child_cpu if fs else 0
+truth = fs.truth() if fs else 1
 print("truth: the children spent %.3f of %.3f CPU seconds in child_work (%.1f%%)"
       % (truth * cpu, cpu, 100 * truth))
-mode = m.group(2) if m else "?"
+mode = fs.mode if fs else "?"
 def near_truth(cw, total, what):
-    tol = 3 * sigma(truth, total) + 0.02
+    tol = fs.bound(total) if fs else 0
     check(total > 0 and abs(cw / total - truth) <= tol, "%s: child_work %d of %d samples "
           "(%.1f%%, truth %.1f%% +-%.1f)" % (what, cw, total, 100 * cw / max(total, 1),
                                             100 * truth, 100 * tol))
@@ -143,15 +139,16 @@ cat "$TMP/exec.err" >> "$TMP/exec.forker.err"
 check_children "$TMP/exec" "$TMP/exec.forker.err" "$parent" || fail "exec children"
 
 PYTHONPATH=$LIB python3 - "$TMP/dump.txt" "$TMP/exec.forker.err" "$parent" "$WL/forker" <<'EOF' || { echo "FAIL: exec children in the dump"; failed+=" exec-dump"; }
-import re, sys
-import profdump
+import sys
+import forker_summary, profdump
 
 d = profdump.load(sys.argv[1])
-text = open(sys.argv[2]).read()
-kids = [int(p) for p in re.findall(r"^forker: child (\d+)$", text, re.M)]
+fs = forker_summary.parse(open(sys.argv[2]).read())
+if not fs:
+    sys.exit("FAIL: no forker summary in %s" % sys.argv[2])
+kids = fs.kids
 parent, exe = int(sys.argv[3]), sys.argv[4]
-m = re.search(r"child_cpu_seconds=([\d.]+) self_cpu_seconds=[\d.]+ child_work_seconds=([\d.]+)", text)
-truth = float(m.group(2)) / float(m.group(1)) if m and float(m.group(1)) > 0 else 1
+truth = fs.truth()
 bad = 0
 def check(ok, what):
     global bad
@@ -168,7 +165,7 @@ n = d.total(pids=set(kids))
 # child_work on the stack (kernel frames above it included), against the
 # children's own measure, as for the files above.
 cw, _ = d.share_where(lambda c: c.user_leaf() == "child_work", pids=set(kids))
-tol = 3 * profdump.sigma(truth, n) + 0.02
+tol = fs.bound(n)
 check(n > 0 and abs(cw / n - truth) <= tol, "children: child_work %d of %d samples "
       "(%.1f%%, truth %.1f%% +-%.1f)" % (cw, n, 100 * cw / max(n, 1), 100 * truth, 100 * tol))
 full, _ = d.share_where(lambda c: c.user_leaf() == "child_work" and
@@ -190,11 +187,14 @@ EOF
 	2> "$TMP/many.err" || { grep -v '^forker: child' "$TMP/many.err"; fail "bpfprof -- forker -n 4500 failed"; }
 grep -v '^forker: child' "$TMP/many.err" | head -4
 PYTHONPATH=$LIB python3 - "$TMP/many.txt" "$TMP/many.err" <<'EOF' || { echo "FAIL: late children are not followed"; failed+=" many-children"; }
-import re, sys
-import profdump
+import sys
+import forker_summary, profdump
 
 d = profdump.load(sys.argv[1])
-kids = [int(p) for p in re.findall(r"^forker: child (\d+)$", open(sys.argv[2]).read(), re.M)]
+fs = forker_summary.parse(open(sys.argv[2]).read())
+if not fs or not fs.clean(4500):
+    sys.exit("FAIL: forker did not run 4500 children cleanly: %s" % (fs.line if fs else "no summary"))
+kids = fs.kids
 bad = 0
 for name, part in (("children 1-500", kids[:500]), ("children 4001-4500", kids[4000:])):
     n = d.total(pids=set(part))
