@@ -34,7 +34,6 @@ import forker_summary
 
 binary, d, errfile, parent = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 fs = forker_summary.parse(open(errfile).read())
-kids = fs.kids if fs else []
 bad = 0
 def check(ok, what):
     global bad
@@ -43,6 +42,9 @@ def check(ok, what):
 
 check(fs and fs.clean(100),
       "forker ran 100 children without failures (%s)" % (fs.line if fs else "no summary"))
+if not fs:
+    sys.exit(1)
+kids = fs.kids
 files = {int(f.rsplit(".", 1)[1]) for f in os.listdir(d) if re.match(r"out\.prof\.\d+$", f)}
 missing = [k for k in kids if k not in files]
 check(parent in files, "parent's file out.prof.%d" % parent)
@@ -76,13 +78,11 @@ total, cum = top(["go", "tool", "pprof", "-top", "-sample_index=samples", "-node
                   r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$")
 # The truth: the share of the children's CPU time they measured inside
 # child_work(); a profile's share within forker_summary's bound of it.
-cpu = fs.child_cpu if fs else 0
-truth = fs.truth() if fs else 1
+cpu, truth = fs.child_cpu, fs.truth()
 print("truth: the children spent %.3f of %.3f CPU seconds in child_work (%.1f%%)"
       % (truth * cpu, cpu, 100 * truth))
-mode = fs.mode if fs else "?"
 def near_truth(cw, total, what):
-    tol = fs.bound(total) if fs else 0
+    tol = fs.bound(total)
     check(total > 0 and abs(cw / total - truth) <= tol, "%s: child_work %d of %d samples "
           "(%.1f%%, truth %.1f%% +-%.1f)" % (what, cw, total, 100 * cw / max(total, 1),
                                             100 * truth, 100 * tol))
@@ -92,7 +92,7 @@ check(abs(total - cpu * 999) <= 0.2 * cpu * 999,
       "children's samples %d vs their CPU time %.3f s x 999 Hz = %.0f (+-20%%)" % (total, cpu, cpu * 999))
 # google-pprof uses one address map for all files: all at once only where the
 # children share the parent's image (fork); else 10 of them, one by one.
-sets = [kid_files] if mode == "fork" else [[f] for f in kid_files[::10]]
+sets = [kid_files] if fs.mode == "fork" else [[f] for f in kid_files[::10]]
 total = cw = 0
 for s in sets:
     t, f = top(["google-pprof", "--text", binary] + s, r"Total: (\d+) samples",
