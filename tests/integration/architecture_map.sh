@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # architecture_map.sh - this file owns the check that docs/ARCHITECTURE.md
-# names every source file under user/ and plugins/, so that a newcomer who
-# reads it finds every room of the house (C, C++ and assembly sources,
-# headers): a file is named when the doc
-# holds its path (as "symbols/vdso.c" or "user/symbols/vdso.c"), or holds
-# its folder ("`perf/`") and its file name; a header is also named by its
-# .c twin followed by "/`.h`" ("`kernel/cpus.c`/`.h`").  Also that no source file in bpf/,
-# user/, plugins/ or include/ is over 800 lines, and that no plugin
-# includes another plugin's files (issue 14).
+# names every source file under user/ and plugins/ (C, C++ and assembly
+# sources, headers), so that a newcomer who reads it finds every room of
+# the house: a file is named when the doc holds its path (as
+# "symbols/vdso.c" or "user/symbols/vdso.c"), or holds its folder
+# ("`perf/`") and its file name; a header is also named by its .c twin
+# followed by "/`.h`" ("`kernel/cpus.c`/`.h`").  Also that no source file
+# in bpf/, user/, plugins/ or include/ is over 800 lines, and that no
+# plugin includes another plugin's files (issue 14).
 # No root needed.  Exit: 0 pass, 1 fail.
 . "$(dirname "$0")/../lib/common.sh"
 cd "$BPFPROF_SRC"
