@@ -189,6 +189,15 @@ struct {
 	__type(value, struct cfi_walk_vars);
 } cfi_vars SEC(".maps");
 
+/* This CPU's cfi_vars value (never NULL in practice: key 0 of a per-CPU
+ * array).  A BPF function: see cold_loop_flags (profile.bpf.c). */
+static __noinline struct cfi_walk_vars *cfi_vars_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cfi_vars, &zero);
+}
+
 /* The walk's state, shared by the frames of one walk (bpf_loop() data). */
 struct cfi_walk {
 	struct stack_trace *st;
@@ -579,7 +588,7 @@ static __always_inline long cfi_walk_user_stack(struct stack_trace *st, __u32 tg
 	struct pt_regs *regs;
 	__u32 zero = 0;
 
-	v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	v = cfi_vars_here();
 	/* read, not dereferenced: the verifier checks a dereference of a
 	 * task pointer with a search of the kernel's BTF by name (~2 ms) */
 	if (!v || !BPF_CORE_READ(task, mm))

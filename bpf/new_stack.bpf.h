@@ -250,7 +250,7 @@ static __always_inline bool py_new_code(struct stack_trace *st, __u32 tgid)
 	struct py_code_scan s = { .st = st, .nr = st->nr };
 	__u32 zero = 0;
 
-	s.p = process_entry(&py_procs, tgid);
+	s.p = py_process_entry(tgid);
 	s.v = bpf_map_lookup_elem(&py_vars, &zero);
 	if (!s.p || !s.v)
 		return false;		/* no interpreter: no Python frames */

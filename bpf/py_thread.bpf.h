@@ -245,7 +245,7 @@ __noinline __u64 py_thread_frame(const struct py_process *p, __u32 tgid, __u32 t
 	if (!ts)
 		return 0;
 	frame = py_current_frame(p, ts, bpf_map_lookup_elem(&py_last_thread, &zero),
-				 cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL);
+				 cfi_mode ? cfi_vars_here() : NULL);
 	if (!frame)
 		py_count(PY_STAT_NO_FRAME, 1);
 	return frame;

@@ -35,6 +35,13 @@ struct {
 	__type(value, struct py_process);
 } py_procs SEC(".maps");
 
+/* The "py_procs" entry of process @tgid or of its forked parent
+ * (process_entry()).  A BPF function: see cold_loop_flags (profile.bpf.c). */
+static __noinline struct py_process *py_process_entry(__u32 tgid)
+{
+	return process_entry(&py_procs, tgid);
+}
+
 /* False with --no-interpreters (set before load): no Python frames, and
  * the verifier drops the code that reads them. */
 const volatile bool interpreters = true;
@@ -65,8 +72,9 @@ struct {
 } py_no_interp SEC(".maps");
 
 /* Add @n to counter @slot (enum py_stat) of this CPU, where the splice's
- * value is not at hand: below, after "py_vars". */
-static __always_inline void py_count(__u32 slot, __u64 n);
+ * value is not at hand: below, after "py_vars".  A BPF function: see
+ * cold_loop_flags (profile.bpf.c). */
+static __noinline void py_count(__u32 slot, __u64 n);
 
 static __always_inline int py_read(__u64 addr, __u64 *val)
 {
@@ -204,7 +212,7 @@ struct {
 	__type(value, struct py_splice_vars);
 } py_vars SEC(".maps");
 
-static __always_inline void py_count(__u32 slot, __u64 n)
+static __noinline void py_count(__u32 slot, __u64 n)
 {
 	__u32 zero = 0;
 	struct py_splice_vars *v = bpf_map_lookup_elem(&py_vars, &zero);
@@ -583,7 +591,7 @@ static __always_inline const struct py_process *py_process_of(__u32 tgid)
 		py_count(PY_STAT_NOT_PYTHON, 1);
 		return NULL;
 	}
-	p = process_entry(&py_procs, tgid);
+	p = py_process_entry(tgid);
 	if (!p && no) {
 		no->tgid = tgid;
 		no->gen = gen;
@@ -626,7 +634,7 @@ static __always_inline bool py_splice_stack(struct stack_trace *st, __u32 tgid, 
 	frame = py_thread_frame(p, tgid, tid);
 	if (!frame)
 		return false;
-	s.cstack = cfi_mode ? bpf_map_lookup_elem(&cfi_vars, &zero) : NULL;
+	s.cstack = cfi_mode ? cfi_vars_here() : NULL;
 	sh.st = st;
 	sh.eval_ip = p->eval_start[0] + 1;
 	if (synthetic)

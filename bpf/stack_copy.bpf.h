@@ -199,8 +199,7 @@ static __always_inline int stream_dwarf_sample(struct bpf_perf_event_data *ctx,
  */
 __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key *key)
 {
-	__u32 zero = 0;
-	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	struct cfi_walk_vars *v = cfi_vars_here();
 
 	/* cfi_copies, a load-time constant, lets the verifier drop the body
 	 * where no copy is ever sent (-g, dwarf) */
@@ -229,8 +228,8 @@ __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key
  */
 static __always_inline bool cfi_copy_instead(void)
 {
-	__u64 record = sizeof(struct dwarf_sample_event) + user_stack_size, zero = 0;
-	struct cfi_walk_vars *v = bpf_map_lookup_elem(&cfi_vars, &zero);
+	__u64 record = sizeof(struct dwarf_sample_event) + user_stack_size;
+	struct cfi_walk_vars *v = cfi_vars_here();
 	__u64 start;
 
 	if (!cfi_copies || !v)
