@@ -382,7 +382,12 @@ enum cfi_walk_stop {
 							 * (bpf/cfi_memo.bpf.h) */
 #define CFI_MEMO_FAILS (CFI_WALK_STOP_NR + 8)	/* memo frames met whose stack
 						 * words had changed */
-#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 9)	/* walk counters, per CPU */
+#define CFI_COPIES_WITHHELD (CFI_WALK_STOP_NR + 9)	/* walks that would have gone
+							 * out as stack copies, but
+							 * the "samples" ring had no
+							 * room for two records
+							 * (cfi_copy_instead()) */
+#define CFI_WALK_COUNTERS (CFI_WALK_STOP_NR + 10)	/* walk counters, per CPU */
 
 /*
  * Step 3a of the walk (a leaf without CFI, above): whether the last @k

@@ -224,7 +224,7 @@ __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, struct count_key
  * stops early; the collector unwinds the copy once it knows the mappings
  * and has built the FDE's rows (user/profile/ingest.c), which later walks
  * then find.  Only while the ring has room for two records: else the
- * walk's frames stand.
+ * walk's frames stand (counted: CFI_COPIES_WITHHELD).
  */
 static __always_inline bool cfi_copy_instead(void)
 {
@@ -241,8 +241,11 @@ static __always_inline bool cfi_copy_instead(void)
 		if (bpf_ktime_get_ns() - start > CFI_COPY_YOUNG_NS)
 			return false;
 	}
-	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + 2 * record <=
-	       bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE);
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + 2 * record <=
+	    bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE))
+		return true;
+	v->counts[CFI_COPIES_WITHHELD]++;	/* the walk's frames stand */
+	return false;
 }
 
 #endif /* BPFPROF_STACK_COPY_BPF_H */

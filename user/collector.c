@@ -626,6 +626,7 @@ static int write_and_summarise(struct collector *c)
 				unwinder_stats(c->unwinder, &us);
 				c->ingest.unwind.leaf_guesses += us.leaf_guesses;
 			}
+			c->ingest.unwind.copies_withheld = c->stats.copies_withheld;
 			summary_print_unwind(stderr, &c->ingest.unwind,
 					     c->opts->call_graph == CALL_GRAPH_AUTO,
 					     c->opts->dwarf_stack_size);

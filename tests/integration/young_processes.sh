@@ -103,6 +103,13 @@
 #       cache, then measures with it: 0-4 unmapped of ~465 here.  On the
 #       KVM guest of session 29, disabling entries_current() left 3-8 of
 #       ~470 unmapped: the window the check closes no longer opens here.
+#   (g) copies the ring has no room for are counted: the collector is
+#       stopped (SIGSTOP) for 1.5 s while the shell keeps starting
+#       nofp_qsort children, so the copies of their first samples fill the
+#       "samples" ring (63 of them) and the program walks the rest without
+#       sending them (cfi_copy_instead()); -v's copies line must count at
+#       least 300 "more not copied" (1,409 of ~1,500 samples of the stop
+#       here), and the run must still write its profile.
 # A process older than a second never gets a copy (so that a stack whose
 # walk always meets an address in no mapping cannot cost a copy per
 # sample); not tested here.
@@ -282,3 +289,20 @@ read -r walks unmapped < <(sed -En 's/.*user stack walks: ([0-9]+);.*/\1/p' "$TM
 [ $((${unmapped:-0} * 100)) -le $((walks * 6)) ] ||
 	fail "execnode: ${unmapped} of $walks walks stopped unmapped (over 6%): the shell's mappings written for node's image?"
 ok "execnode: ${unmapped:-0} of $walks walks of a just-exec()ed node stopped unmapped"
+
+# (g)
+"$BPFPROF" -v -F 999 --format folded -o "$TMP/stopped.folded" -- sh -c \
+	"for i in \$(seq 60); do $WL/nofp_qsort -s 0.05 2>/dev/null; done" 2> "$TMP/stopped.err" &
+collector=$!
+sleep 0.7
+kill -STOP "$collector"
+sleep 1.5
+kill -CONT "$collector"
+wait "$collector" || { cat "$TMP/stopped.err"; fail "bpfprof (stopped for 1.5 s) failed"; }
+copies stopped
+echo "$COPIES_LINE"
+withheld=$(echo "$COPIES_LINE" | sed -n 's/.*; \([0-9]*\) more not copied, the ring lacking room.*/\1/p')
+[ "${withheld:-0}" -ge 300 ] ||
+	fail "stopped collector: ${withheld:-0} copies counted as withheld (expected >= 300)"
+[ -s "$TMP/stopped.folded" ] || fail "stopped collector: no profile written"
+ok "stopped collector: $withheld walks not sent as copies for want of room in the ring, counted"

@@ -674,6 +674,7 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *st)
 	st->common_steps = walk[CFI_COMMON_STEPS];
 	st->memo_frames = walk[CFI_MEMO_FRAMES_TAKEN];
 	st->memo_fails = walk[CFI_MEMO_FAILS];
+	st->copies_withheld = walk[CFI_COPIES_WITHHELD];
 	err = err ?: percpu_sum_counts(s->skel->maps.py_vars, n, PY_STAT_NR, st->python);
 	err = err ?: percpu_sum_array(efd, 2 * STACK_ERRNO_SLOTS, n, errnos);
 	memcpy(st->user_stack_errno, errnos, sizeof(st->user_stack_errno));

@@ -63,6 +63,9 @@ struct sampler_stats {
 					 * (bpf/cfi_memo.bpf.h) */
 	uint64_t memo_fails;		/* memo frames met whose stack words had
 					 * changed */
+	uint64_t copies_withheld;	/* walks that would have gone out as stack
+					 * copies but for the ring's room: their
+					 * frames stand (bpf/stack_copy.bpf.h) */
 	uint64_t user_stack_errno[STACK_ERRNO_SLOTS];	/* by -errno */
 	uint64_t kernel_stack_errno[STACK_ERRNO_SLOTS];
 	uint64_t python[PY_STAT_NR];	/* CPython stacks, by enum py_stat (bpf/python.h) */

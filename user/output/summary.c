@@ -324,7 +324,11 @@ void summary_print_unwind(FILE *out, const struct ingest_unwind_stats *st, bool 
 	if (st->leaf_guesses)	/* assembly without CFI, unwind.h */
 		fprintf(out, "; leaves without CFI continued from [sp] %llu",
 			(unsigned long long)st->leaf_guesses);
-	fprintf(out, "; backlog at most %.1f ms\n", st->lag_max_ns / 1e6);
+	fprintf(out, "; backlog at most %.1f ms", st->lag_max_ns / 1e6);
+	if (st->copies_withheld)	/* their walks' frames stand */
+		fprintf(out, "; %llu more not copied, the ring lacking room",
+			(unsigned long long)st->copies_withheld);
+	fputc('\n', out);
 	if (st->stops[UNWIND_TRUNCATED] && copy_bytes < BPFPROF_MAX_USER_STACK)
 		fprintf(out, "bpfprof: %llu of those stacks went deeper than the %u bytes copied; "
 			"--call-graph %s,%d copies more\n",

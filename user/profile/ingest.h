@@ -35,6 +35,10 @@ struct ingest_unwind_stats {
 	uint64_t leaf_guesses;			/* leaves without CFI continued from [sp]
 						 * (struct unwind_stats), set before the
 						 * summary */
+	uint64_t copies_withheld;		/* auto: copies the BPF program did not
+						 * send for want of room in the ring
+						 * (struct sampler_stats), set before
+						 * the summary */
 };
 
 struct ingest {
