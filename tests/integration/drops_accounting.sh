@@ -107,10 +107,7 @@ run_stalled() {	# name reasons-csv bpfprof-options...
 	local name=$1 reasons=$2 pid; shift 2
 	"$BPFPROF" -p "$ms" -F 999 -d 5 --plugin "$TMP/dump.so" -o "$TMP/tiny.txt" "$@" 2> "$TMP/tiny.err" &
 	pid=$!
-	sleep 1
-	kill -STOP "$pid"
-	sleep 3
-	kill -CONT "$pid"
+	stall "$pid" 1 3
 	wait "$pid" || { cat "$TMP/tiny.err"; fail "$name: bpfprof failed"; }
 	account "$name" "$TMP/tiny.err" "$TMP/tiny.txt" 200 ${reasons//,/ } || fail "$name does not add up"
 }

@@ -294,10 +294,7 @@ ok "execnode: ${unmapped:-0} of $walks walks of a just-exec()ed node stopped unm
 "$BPFPROF" -v -F 999 --format folded -o "$TMP/stopped.folded" -- sh -c \
 	"for i in \$(seq 60); do $WL/nofp_qsort -s 0.05 2>/dev/null; done" 2> "$TMP/stopped.err" &
 collector=$!
-sleep 0.7
-kill -STOP "$collector"
-sleep 1.5
-kill -CONT "$collector"
+stall "$collector" 0.7 1.5
 wait "$collector" || { cat "$TMP/stopped.err"; fail "bpfprof (stopped for 1.5 s) failed"; }
 copies stopped
 echo "$COPIES_LINE"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/lib/common.sh - shared helpers of the integration tests (sourced).
 # Provides: $BPFPROF (the binary), $WL (workloads dir), a per-test $TMP that is
-# removed on exit, fail/skip/need_root, start_workload/release_workload, and
+# removed on exit, fail/skip/need_root, start_workload/release_workload,
+# stall (a collector stopped a while), and
 # fs and perf_folded (tests/lib/folded_stacks.py).
 set -u
 BPFPROF_BUILD=${BPFPROF_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}
@@ -101,6 +102,16 @@ warm_unwind_cache() {
 			> /dev/null 2> "$TMP/warm-cache.err" ||
 			{ cat "$TMP/warm-cache.err"; fail "bpfprof -- $* (filling the unwind cache) failed"; }
 	done
+}
+
+# stall PID SETTLE_S STOP_S: let the collector PID run SETTLE_S seconds,
+# then stop it (SIGSTOP) for STOP_S and let it go on.  Its BPF program
+# keeps sampling meanwhile, with nobody draining its maps and rings.
+stall() {
+	sleep "$2"
+	kill -STOP "$1"
+	sleep "$3"
+	kill -CONT "$1"
 }
 
 # find_pythons VERSION...: set the array pythons to Debian's python3.11 and
