@@ -124,7 +124,9 @@ static bool chunk_fits(struct cfi_loader *l, uint32_t size, const char *path)
 }
 
 /*
- * Copy @n bytes of rows from @src to @dst in a chunk's mapping: through
+ * Copy @n bytes of a table's rows, loaded for the first time, from @src
+ * to @dst in a chunk's mapping (relayouts, whose pages were mostly written
+ * before, use memcpy(): cfi_relayout.c): through
  * the kernel (process_vm_writev() of our own pages), which writes the
  * chunk's pages through its own mapping of them.  Our first write to each
  * page of a mapped BPF array costs a trap on a guest whose page tables are
@@ -133,7 +135,7 @@ static bool chunk_fits(struct cfi_loader *l, uint32_t size, const char *path)
  * 40).  What the call did not copy (it is refused, say by a seccomp
  * filter) is copied here.
  */
-void cfi_loader_copy_rows(void *dst, const void *src, size_t n)
+static void copy_rows(void *dst, const void *src, size_t n)
 {
 	struct iovec from = { (void *)src, n }, to = { dst, n };
 	ssize_t done = process_vm_writev(getpid(), &from, 1, &to, 1, 0);
@@ -182,7 +184,7 @@ static int load_table(struct cfi_loader *l, struct file_entry *e, const struct c
 
 	if ((err = cfi_loader_reserve_rows(l, e->lazy ? cfi_loader_lazy_room(t->nr) : t->nr, path, &r)))
 		return err;
-	cfi_loader_copy_rows(l->chunks[r.chunk].rows + r.first, t->rows, (size_t)t->nr * sizeof(struct cfi_row));
+	copy_rows(l->chunks[r.chunk].rows + r.first, t->rows, (size_t)t->nr * sizeof(struct cfi_row));
 	e->table = r.chunk;
 	e->first = r.first;
 	e->rows = t->nr;

@@ -120,9 +120,6 @@ static inline uint32_t cfi_loader_lazy_room(uint32_t nr)
  * *@r.  0, -ENOSPC (over the budget) or another negative errno. */
 int cfi_loader_reserve_rows(struct cfi_loader *l, uint32_t n, const char *path, struct region *r);
 
-/* Copy @n bytes of rows from @src to @dst in a chunk's mapping. */
-void cfi_loader_copy_rows(void *dst, const void *src, size_t n);
-
 /* A "cfi_procs" value was written or deleted: after it, the generation
  * (cfi_loader_set_generation()). */
 void cfi_loader_procs_changed(struct cfi_loader *l);

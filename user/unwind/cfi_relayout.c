@@ -154,7 +154,7 @@ static bool relayout(struct cfi_loader *l, struct file_entry *e)
 		return false;
 	}
 	from = r->stale_from < t->nr ? r->stale_from : t->nr;
-	/* memcpy(), not cfi_loader_copy_rows(): a table's two regions are
+	/* memcpy(), not cfi_loader.c's copy_rows(): a table's two regions are
 	 * written again and again, mostly through pages this process wrote
 	 * before; a cold pyburn run's ~50 relayouts (~4 MB) took 1.2-1.3 ms
 	 * so, 1.6-1.9 through the kernel (docs/PERFORMANCE.md, session 47) */
