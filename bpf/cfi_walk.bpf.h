@@ -190,7 +190,7 @@ struct {
 } cfi_vars SEC(".maps");
 
 /* This CPU's cfi_vars value (never NULL in practice: key 0 of a per-CPU
- * array).  A BPF function: see cold_loop_flags (profile.bpf.c). */
+ * array).  A BPF function: see stat_add() (profile.bpf.c). */
 static __noinline struct cfi_walk_vars *cfi_vars_here(void)
 {
 	__u32 zero = 0;

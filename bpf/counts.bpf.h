@@ -54,7 +54,7 @@ static __always_inline int count_sample_in(void *counts, const struct count_key 
 	return 0;
 }
 
-/* A BPF function: see cold_loop_flags (profile.bpf.c). */
+/* A BPF function: see stat_add() (profile.bpf.c). */
 static __noinline int count_sample_in_maps(const struct count_key *key, __u64 n)
 {
 	/* Separate call sites: each lookup/update instruction sees one map. */

@@ -111,18 +111,6 @@ volatile __u64 cold_loop_flags = 0;
 #define bpf_loop_cold(nr, callback, data) bpf_loop(nr, callback, data, cold_loop_flags)
 
 /*
- * The verifier inlines each look-up of an array, per-CPU array or hash map
- * (bpf_map_lookup_elem()), one rewrite of the program per look-up
- * instruction, and C inlining multiplies those instructions.  So the small
- * helpers that look up one map from many places are BPF functions of their
- * own (__noinline, a direct call of a few ns): stat_add(), py_count(),
- * scratch_stack(), cfi_vars_here(), py_process_entry(),
- * count_sample_in_maps().  on_sample went from 6,181 to 5,683
- * instructions, its verification ~0.5-1 ms shorter (docs/PERFORMANCE.md,
- * session 47).
- */
-
-/*
  * The stacks being built, two per CPU (scratch_stack()).  A plain array
  * indexed by CPU rather than a per-CPU one: per-CPU values stop at 32 KiB,
  * and a stack of BPFPROF_MAX_STACK_DEPTH frames is 8 bytes more.
@@ -159,8 +147,20 @@ struct {
 	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
-/* Add @n to statistic @slot (wrapping: the collector sums the CPUs').
- * A BPF function: see cold_loop_flags. */
+/*
+ * The verifier inlines each look-up of an array, per-CPU array or hash map
+ * (bpf_map_lookup_elem()), one rewrite of the program per look-up
+ * instruction, and C inlining multiplies those instructions.  So the small
+ * helpers that look up one map from many places are BPF functions of their
+ * own (__noinline, a direct call of a few ns): stat_add(), py_count(),
+ * scratch_stack(), cfi_vars_here(), py_process_entry(),
+ * count_sample_in_maps().  on_sample went from 6,181 to 5,683
+ * instructions, its verification ~0.5-1 ms shorter (docs/PERFORMANCE.md,
+ * session 47).
+ *
+ * stat_add(): add @n to statistic @slot (wrapping: the collector sums
+ * the CPUs').
+ */
 static __noinline void stat_add(__u32 slot, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
@@ -434,7 +434,7 @@ static __always_inline void *process_entry(void *map, __u32 tgid)
  * room for max_depth frames.  Programs do not nest on a CPU, so it is
  * ours until the sample is done.  NULL never happens (a CPU id is below
  * the possible CPUs the map was sized for).  A BPF function: see
- * cold_loop_flags.
+ * stat_add().
  */
 static __noinline struct stack_trace *scratch_stack(int kernel)
 {

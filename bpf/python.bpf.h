@@ -36,7 +36,7 @@ struct {
 } py_procs SEC(".maps");
 
 /* The "py_procs" entry of process @tgid or of its forked parent
- * (process_entry()).  A BPF function: see cold_loop_flags (profile.bpf.c). */
+ * (process_entry()).  A BPF function: see stat_add() (profile.bpf.c). */
 static __noinline struct py_process *py_process_entry(__u32 tgid)
 {
 	return process_entry(&py_procs, tgid);
@@ -73,7 +73,7 @@ struct {
 
 /* Add @n to counter @slot (enum py_stat) of this CPU, where the splice's
  * value is not at hand: below, after "py_vars".  A BPF function: see
- * cold_loop_flags (profile.bpf.c). */
+ * stat_add() (profile.bpf.c). */
 static __noinline void py_count(__u32 slot, __u64 n);
 
 static __always_inline int py_read(__u64 addr, __u64 *val)
