@@ -141,6 +141,22 @@ struct pending_count {
 	__u64 samples;
 };
 
+/*
+ * A CPU's slots BPFPROF_PENDING_GROUP_SLOTS at a time: the value of the
+ * per-CPU "pending_counts" array, whose key is a slot's number shifted
+ * right by BPFPROF_PENDING_GROUP_BITS.  A per-CPU value is at most 32 KiB
+ * (the per-CPU allocator's unit); the kernel allocates each one apart, so
+ * two values of 20 KiB cost a start-up far less than 1,024 of 40 bytes
+ * (0.02 against 0.5-0.7 ms; docs/PERFORMANCE.md, "Session 48").
+ */
+#define BPFPROF_PENDING_GROUP_BITS 9
+#define BPFPROF_PENDING_GROUP_SLOTS (1u << BPFPROF_PENDING_GROUP_BITS)
+#define BPFPROF_PENDING_GROUPS (BPFPROF_PENDING_COUNT_SLOTS / BPFPROF_PENDING_GROUP_SLOTS)
+
+struct pending_count_group {
+	struct pending_count slot[BPFPROF_PENDING_GROUP_SLOTS];
+};
+
 /* What a "samples" record is (struct sample_event, kind). */
 enum sample_kind {
 	SAMPLE_KIND_SAMPLE = 0,		/* a sample: the stream's, or a stack copy */

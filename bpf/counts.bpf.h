@@ -64,7 +64,8 @@ static __noinline int count_sample_in_maps(const struct count_key *key, __u64 n)
 }
 
 /*
- * Each CPU's pending counts (struct pending_count): a sample adds one to
+ * Each CPU's pending counts (struct pending_count, held in groups of
+ * BPFPROF_PENDING_GROUP_SLOTS; bpfprof.h): a sample adds one to
  * its key's slot, chosen by a hash of the key; a sample of another key
  * takes the slot, and the count it held joins the CPU's moved counts,
  * which go to the collector BPFPROF_MOVED_BATCH at a time in one
@@ -78,9 +79,9 @@ static __noinline int count_sample_in_maps(const struct count_key *key, __u64 n)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BPFPROF_PENDING_COUNT_SLOTS);	/* 1 in stream mode */
-	__type(key, __u32);
-	__type(value, struct pending_count);
+	__uint(max_entries, BPFPROF_PENDING_GROUPS);	/* 1 in stream mode */
+	__type(key, __u32);				/* slot >> BPFPROF_PENDING_GROUP_BITS */
+	__type(value, struct pending_count_group);
 } pending_counts SEC(".maps");
 
 struct {
@@ -162,11 +163,13 @@ static __always_inline void pending_count_out(struct pending_count *pc)
 
 static __always_inline int count_sample(struct count_key *key)
 {
-	__u32 slot = pending_count_slot(key);
-	struct pending_count *pc = bpf_map_lookup_elem(&pending_counts, &slot);
+	__u32 slot = pending_count_slot(key), group = slot >> BPFPROF_PENDING_GROUP_BITS;
+	struct pending_count_group *g = bpf_map_lookup_elem(&pending_counts, &group);
+	struct pending_count *pc;
 
-	if (!pc)
+	if (!g)
 		return count_sample_in_maps(key, 1);
+	pc = &g->slot[slot & (BPFPROF_PENDING_GROUP_SLOTS - 1)];
 	if (pc->samples && same_count_key(&pc->key, key)) {
 		pc->samples++;		/* per-CPU: no other writer */
 		return 0;

@@ -564,34 +564,28 @@ bool sampler_counts_filling(const struct sampler *s)
 }
 
 /* Hand @fn the counts of each CPU's pending-count slots
- * (bpf/counts.bpf.h, count_sample()), PENDING_BATCH slots a call. */
-#define PENDING_BATCH 64
+ * (bpf/counts.bpf.h, count_sample()): each group of slots is one value of
+ * the per-CPU array, read for all CPUs at once. */
 static int drain_pending_counts(struct sampler *s,
 				int (*fn)(void *ctx, const struct count_key *k, uint64_t samples),
 				void *ctx)
 {
 	struct bpf_map *map = s->skel->maps.pending_counts;
 	int fd = bpf_map__fd(map), ncpus = s->nr_possible_cpus, err = 0;
-	__u32 slots = bpf_map__max_entries(map), keys[PENDING_BATCH], token = 0, *in = NULL;
-	struct pending_count *v = calloc((size_t)PENDING_BATCH * ncpus, sizeof(*v));
+	__u32 groups = bpf_map__max_entries(map);
+	struct pending_count_group *v = calloc((size_t)ncpus, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	for (__u32 done = 0; done < slots && !err;) {
-		__u32 n = PENDING_BATCH;
-		int rc = bpf_map_lookup_batch(fd, in, &token, keys, v, &n, NULL);
-
-		if (rc && errno != ENOENT) {
+	for (__u32 g = 0; g < groups && !err; g++) {
+		if (bpf_map_lookup_elem(fd, &g, v)) {
 			err = -errno;
 			break;
 		}
-		for (size_t i = 0; i < (size_t)n * ncpus && !err; i++)
-			if (v[i].samples)
-				err = fn(ctx, &v[i].key, v[i].samples);
-		done += n;
-		if (rc || n == 0)
-			break;
-		in = &token;
+		for (int c = 0; c < ncpus && !err; c++)
+			for (__u32 i = 0; i < BPFPROF_PENDING_GROUP_SLOTS && !err; i++)
+				if (v[c].slot[i].samples)
+					err = fn(ctx, &v[c].slot[i].key, v[c].slot[i].samples);
 	}
 	free(v);
 	return err;
