@@ -49,8 +49,14 @@ const volatile __u32 user_stack_size = 8192;	/* bytes copied, <= BPFPROF_MAX_USE
 /* --call-graph auto: copies of young processes' stacks (cfi_copy_instead()) */
 const volatile bool cfi_copies = false;
 
+/* Not preallocated: 4,096 elements made at load cost every start 0.6 ms
+ * (docs/PERFORMANCE.md, "Session 48"); a lookup costs the same.  A fork's
+ * insert takes an element from the CPU's cache, which the collector fills
+ * before sampling (user/kernel/map_warm.h) and an irq_work refills right
+ * after (a fork runs with interrupts on). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);		/* set before load; 1 with TARGET_ALL */
 	__type(key, __u32);			/* tgid (TARGET_TGIDS) or tid (TARGET_TIDS) */
 	__type(value, __u8);			/* BPFPROF_TARGET_NAMED, _FOLLOWED */

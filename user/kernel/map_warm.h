@@ -2,7 +2,8 @@
 /*
  * map_warm.h - filling the kernel's per-CPU element caches of the hash maps
  * that the BPF program inserts into and that are not preallocated
- * (BPF_F_NO_PREALLOC: "stacks", "counts0", "counts1"), before sampling.
+ * (BPF_F_NO_PREALLOC: "stacks", "counts0", "counts1", "targets"), before
+ * sampling.
  *
  * Such a map takes an element for an insert from the current CPU's cache
  * (the kernel's bpf_mem_alloc), which holds one element per CPU when the

@@ -230,11 +230,13 @@ static int open_ring_buffers(struct sampler *s)
 }
 
 /* The maps the program inserts into without preallocation: each sampled
- * CPU's element cache filled before its first sample (map_warm.h). */
+ * CPU's element cache filled before its first sample (map_warm.h), and
+ * before the first fork of a target ("targets": its forks run on the
+ * sampled CPUs too). */
 static void warm_maps(struct sampler *s, const int *cpus, size_t nr)
 {
 	struct bpf_map *maps[] = { s->skel->maps.stacks, s->skel->maps.counts0,
-				   s->skel->maps.counts1 };
+				   s->skel->maps.counts1, s->skel->maps.targets };
 	struct map_warm_target t[sizeof(maps) / sizeof(maps[0])];
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
