@@ -7,18 +7,30 @@
  * collector's process metadata (user/targets/tracker.c).
  *
  * Needs from profile.bpf.c: is_target(), task_in_cgroup(), the "targets"
- * and "exec_ids" maps, task_event_reserve(), task_event_submit() and
- * task_event_submit_lazy(); from its other headers cfi_forget_process(),
- * py_forget_process() and "threads_seen".
+ * and "exec_ids" maps, task_event_try(), stat_add_here(),
+ * task_event_submit() and task_event_submit_lazy(); from its other headers
+ * cfi_forget_process(), py_forget_process() and "threads_seen".
  */
 #ifndef BPFPROF_LIFECYCLE_BPF_H
 #define BPFPROF_LIFECYCLE_BPF_H
 
+/* task_event_reserve() for these programs: a lost record counted with
+ * stat_add_here(), so that none of them has a BPF function to compile. */
+static __always_inline struct task_event *lifecycle_event_reserve(__u32 type, __u32 tgid,
+								 __u32 tid)
+{
+	struct task_event *e = task_event_try(type, tgid, tid);
+
+	if (!e)
+		stat_add_here(STAT_EVENTS_LOST, 1);
+	return e;
+}
+
 /* A lifecycle record of @type about task @p, with its name. */
 static __always_inline struct task_event *task_event_new(__u32 type, struct task_struct *p)
 {
-	struct task_event *e = task_event_reserve(type, BPF_CORE_READ(p, tgid),
-						  BPF_CORE_READ(p, pid));
+	struct task_event *e = lifecycle_event_reserve(type, BPF_CORE_READ(p, tgid),
+						       BPF_CORE_READ(p, pid));
 
 	if (e)
 		BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
@@ -109,7 +121,7 @@ int BPF_PROG(on_rename, struct task_struct *p, const char *comm)
 		return 0;
 	__sync_fetch_and_add(&threads_gen, 1);	/* note_thread() looks again */
 	bpf_map_update_elem(&threads_seen, &tid, &tgid, BPF_ANY);
-	e = task_event_reserve(TASK_EVENT_RENAME, tgid, tid);
+	e = lifecycle_event_reserve(TASK_EVENT_RENAME, tgid, tid);
 	if (!e) {
 		/* lost: the thread's next sample announces its name instead */
 		bpf_map_delete_elem(&threads_seen, &tid);
