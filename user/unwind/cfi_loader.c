@@ -355,21 +355,21 @@ static struct file_entry *file_entry(struct cfi_loader *l, uint32_t pid,
 	struct file_key key;
 	uint64_t t0 = monotonic_ns();
 	bool cached;
-	int fd;
+	int fd = -1;
 
 	file_key_of(m, &key);
 	if (find_or_new(l, &key, &e))
 		return e;
 	cached = key.build_id_size &&
 		 cfi_cache_get(l->cache, key.build_id, key.build_id_size, &t) == 0;
-	if (!cached && (fd = procmaps_open_file(pid, m)) >= 0) {
+	if (!cached && (fd = procmaps_open_file(pid, m)) >= 0)
 		t = table_of_file(l, fd, &key, &cached);
-		close(fd);
-	}
-	if (cached && cfi_table_count_unbuilt(t) && (fd = procmaps_open_file(pid, m)) >= 0) {
+	/* a lazy table from the cache, by build-id or by the file read */
+	if (cached && cfi_table_count_unbuilt(t) &&
+	    (fd >= 0 || (fd = procmaps_open_file(pid, m)) >= 0))
 		complete_table(l, t, fd);
+	if (fd >= 0)
 		close(fd);
-	}
 	entry_take_table(l, e, t, t0, m->path, cached);
 	HASH_ADD(hh, l->files, key, sizeof(e->key), e);
 	return e;
