@@ -230,9 +230,10 @@ static int open_ring_buffers(struct sampler *s)
 }
 
 /* The maps the program inserts into without preallocation: each sampled
- * CPU's element cache filled before its first sample (map_warm.h), and
- * before the first fork of a target ("targets": its forks run on the
- * sampled CPUs too). */
+ * CPU's element cache filled before its first sample or a target's first
+ * fork there ("targets"; map_warm.h).  A fork on a CPU not sampled takes
+ * one of the few elements the cache starts with, and the irq_work refills
+ * it after. */
 static void warm_maps(struct sampler *s, const int *cpus, size_t nr)
 {
 	struct bpf_map *maps[] = { s->skel->maps.stacks, s->skel->maps.counts0,
